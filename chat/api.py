@@ -1,0 +1,127 @@
+"""The conversation endpoints of the REST sidecar: conversations, messages, responses."""
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from chat.models import Role
+from chat.selectors import conversation_list, message_list
+from chat.services import conversation_get_or_create, message_add
+from memory.api.base import AppAPIView, StrictSerializer
+
+MAX_BATCH = 500
+
+
+class ConversationOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    subject = serializers.CharField(source="subject.external_id")
+    external_id = serializers.CharField()
+    mode = serializers.CharField()
+    scope = serializers.CharField()
+    working_dir = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class MessageOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    conversation = serializers.IntegerField(source="conversation_id")
+    role = serializers.CharField()
+    text = serializers.CharField()
+    occurred_at = serializers.DateTimeField()
+    external_id = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ConversationsApi(AppAPIView):
+    class InputSerializer(StrictSerializer):
+        subject = serializers.CharField(max_length=200)
+        external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+        mode = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
+        scope = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+        working_dir = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+
+    class QuerySerializer(serializers.Serializer):
+        subject = serializers.CharField(max_length=200)
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
+
+    @extend_schema(parameters=[QuerySerializer], responses={200: ConversationOut(many=True)})
+    def get(self, request):
+        params = self.validated(self.QuerySerializer, request.query_params)
+        conversations = conversation_list(subject=self.subject(params["subject"]), limit=params["limit"])
+        return Response({"conversations": ConversationOut(conversations, many=True).data})
+
+    @extend_schema(request=InputSerializer, responses={201: ConversationOut, 200: ConversationOut},
+                   summary="Open a conversation (or get the one with this external id)")
+    def post(self, request):
+        data = self.validated(self.InputSerializer, request.data)
+        subject = self.subject(data.pop("subject"), create=True)
+        conversation, created = conversation_get_or_create(subject=subject, actor=self.actor, **data)
+        return Response(
+            ConversationOut(conversation).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+class ConversationApi(AppAPIView):
+    @extend_schema(responses={200: ConversationOut})
+    def get(self, request, conversation_id):
+        conversation = self.conversation(conversation_id)
+        data = ConversationOut(conversation).data
+        data["message_count"] = conversation.messages.count()
+        return Response(data)
+
+
+class MessageIn(StrictSerializer):
+    role = serializers.ChoiceField(choices=Role.choices, required=False, default=Role.USER)
+    text = serializers.CharField(max_length=100_000, trim_whitespace=False)
+    occurred_at = serializers.DateTimeField(required=False)
+    external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+
+
+class MessagesApi(AppAPIView):
+    class BatchSerializer(StrictSerializer):
+        messages = MessageIn(many=True, max_length=MAX_BATCH, allow_empty=False)
+
+    class QuerySerializer(serializers.Serializer):
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)
+        before = serializers.IntegerField(required=False, min_value=1)
+
+    @extend_schema(parameters=[QuerySerializer], responses={200: MessageOut(many=True)})
+    def get(self, request, conversation_id):
+        params = self.validated(self.QuerySerializer, request.query_params)
+        messages = message_list(
+            conversation=self.conversation(conversation_id), limit=params["limit"], before_id=params.get("before")
+        )
+        return Response({"messages": MessageOut(messages, many=True).data})
+
+    @extend_schema(request=MessageIn, responses={201: MessageOut},
+                   summary='Post a message, or a batch as {"messages": [...]} (all or nothing)')
+    def post(self, request, conversation_id):
+        conversation = self.conversation(conversation_id)
+        if isinstance(request.data, dict) and "messages" in request.data:
+            items = self.validated(self.BatchSerializer, request.data)["messages"]
+        else:
+            items = [self.validated(MessageIn, request.data)]
+        with transaction.atomic():  # a batch is written whole or not at all
+            results = [message_add(conversation=conversation, actor=self.actor, **item) for item in items]
+        created = any(c for _, c in results)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        if len(items) == 1 and "messages" not in request.data:
+            return Response(MessageOut(results[0][0]).data, status=code)
+        return Response({"messages": MessageOut([m for m, _ in results], many=True).data}, status=code)
+
+
+class ResponsesApi(AppAPIView):
+    class InputSerializer(StrictSerializer):
+        text = serializers.CharField(max_length=100_000, trim_whitespace=False)
+        occurred_at = serializers.DateTimeField(required=False)
+        external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+
+    @extend_schema(request=InputSerializer, responses={201: MessageOut}, summary="Post the assistant's reply")
+    def post(self, request, conversation_id):
+        data = self.validated(self.InputSerializer, request.data)
+        message, created = message_add(
+            conversation=self.conversation(conversation_id), role=Role.ASSISTANT, actor=self.actor, **data
+        )
+        return Response(MessageOut(message).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -1,0 +1,56 @@
+"""Conversations and their messages."""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Conversation(models.Model):
+    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="conversations")
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    mode = models.CharField(max_length=50, blank=True, default="")
+    scope = models.CharField(max_length=200, blank=True, default="")
+    working_dir = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "external_id"],
+                condition=~Q(external_id=""),
+                name="conversation_external_id_unique",
+            )
+        ]
+
+    def __str__(self):
+        return f"c:{self.pk} {self.external_id}"
+
+
+class Role(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+
+
+class Message(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    text = models.TextField()
+    occurred_at = models.DateTimeField(default=timezone.now)
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "external_id"],
+                condition=~Q(external_id=""),
+                name="message_external_id_unique",
+            )
+        ]
+        indexes = [models.Index(fields=["conversation", "occurred_at"], name="message_timeline")]
+        ordering = ["occurred_at", "id"]
+
+    def __str__(self):
+        return f"{self.role}: {self.text[:40]}"

@@ -1,0 +1,49 @@
+"""API keys: `Authorization: Bearer mw_<prefix>_<secret>`, scoped to their App."""
+
+import hmac
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions, permissions
+
+from memory.models import ApiKey
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode(errors="replace")
+        if not header:
+            return None
+        scheme, _, raw_key = header.partition(" ")
+        if scheme.lower() != "bearer" or not raw_key.strip():
+            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <api key>'")
+        return self.authenticate_key(raw_key.strip())
+
+    def authenticate_key(self, raw_key):
+        parts = raw_key.split("_")
+        if len(parts) != 3 or parts[0] != "mw":
+            raise exceptions.AuthenticationFailed("invalid API key")
+        key = ApiKey.objects.select_related("app").filter(prefix=parts[1], revoked_at=None).first()
+        if key is None or not hmac.compare_digest(key.key_hash, ApiKey.hash_secret(raw_key)):
+            raise exceptions.AuthenticationFailed("invalid API key")
+        now = timezone.now()
+        if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+            # at most one write a minute per key: the hot path stays a read
+            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        return (None, key)
+
+    def authenticate_header(self, request):
+        return self.keyword
+
+
+class HasAppKey(permissions.BasePermission):
+    message = "this app is paused"
+
+    def has_permission(self, request, view):
+        key = request.auth
+        if not isinstance(key, ApiKey):
+            raise exceptions.NotAuthenticated("missing API key: send 'Authorization: Bearer <api key>'")
+        if key.app.paused:
+            raise exceptions.PermissionDenied("this app is paused")
+        return True

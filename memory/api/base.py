@@ -1,0 +1,64 @@
+"""What every sidecar endpoint shares: the caller's App, its config, and tenant-scoped lookups."""
+
+from functools import cached_property
+
+from rest_framework import serializers
+from rest_framework.views import APIView
+
+from memory.config import get_config
+from memory.errors import InvalidInput
+from memory.models import App
+from memory.selectors import subject_get
+from memory.services import Actor, subject_get_or_create
+
+
+class AppAPIView(APIView):
+    """Base view: `self.app` is the API key's App; every lookup is scoped to it."""
+
+    @cached_property
+    def app(self) -> App:
+        return self.request.auth.app
+
+    @cached_property
+    def actor(self) -> Actor:
+        return Actor.api_key(self.request.auth)
+
+    @cached_property
+    def config(self):
+        return get_config(self.app)
+
+    def subject(self, external_id: str, *, create: bool = False):
+        if create:
+            return subject_get_or_create(app=self.app, external_id=external_id)
+        return subject_get(app=self.app, external_id=external_id)
+
+    def conversation(self, conversation_id, *, subject=None):
+        from chat.selectors import conversation_get
+
+        return conversation_get(app=self.app, conversation_id=conversation_id, subject=subject)
+
+    @staticmethod
+    def validated(serializer_class, data, **kwargs) -> dict:
+        serializer = serializer_class(data=data, **kwargs)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know, naming them, instead of silently dropping them."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({unknown[0]: ["unknown field"]})
+        return super().to_internal_value(data)
+
+
+def parse_item_ref(ref: str) -> tuple[str, int]:
+    """'n:12' → ('note', 12); 'f:3' → ('fact', 3)."""
+    kinds = {"n": "note", "f": "fact"}
+    prefix, _, number = (ref or "").partition(":")
+    if prefix not in kinds or not number.isdigit():
+        raise InvalidInput("item must look like n:ID (note) or f:ID (fact)", field="item")
+    return kinds[prefix], int(number)

@@ -1,0 +1,60 @@
+"""One place that turns errors into JSON: `{"error": {"code", "message", "field", "fields"}}`."""
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from memory.errors import MemorywebError
+
+
+def _flatten(detail, prefix=""):
+    """DRF error detail → {"field.path": "message"}."""
+    out = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else ""
+            out.update(_flatten(value, f"{prefix}.{name}" if prefix and name else prefix or name))
+    elif isinstance(detail, list):
+        if detail and all(not isinstance(d, (dict, list)) for d in detail):
+            out[prefix] = " ".join(str(d) for d in detail)
+        else:
+            for i, value in enumerate(detail):
+                if value:
+                    out.update(_flatten(value, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = str(detail)
+    return out
+
+
+def _body(code, message, field=None, fields=None):
+    error = {"code": code, "message": message}
+    if field:
+        error["field"] = field
+    if fields:
+        error["fields"] = fields
+    return {"error": error}
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, MemorywebError):
+        fields = {exc.field: exc.message} if exc.field else None
+        return Response(_body(exc.code, exc.message, exc.field, fields), status=exc.status_code)
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _flatten(exc.detail)
+        first = next(iter(fields.items()), ("", "invalid input"))
+        message = f"{first[0]}: {first[1]}" if first[0] else first[1]
+        return Response(
+            _body("invalid", message, first[0] or None, fields), status=status.HTTP_400_BAD_REQUEST
+        )
+    if isinstance(exc, Http404):
+        return Response(_body("not_found", str(exc) or "not found"), status=404)
+    if isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc))
+    if isinstance(exc, exceptions.APIException):
+        headers = {}
+        if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+            headers["WWW-Authenticate"] = "Bearer"
+        code = exc.default_code if isinstance(exc.default_code, str) else "error"
+        return Response(_body(code, str(exc.detail)), status=exc.status_code, headers=headers)
+    return None

@@ -1,0 +1,40 @@
+"""System checks: report the storage engine's capabilities and a broken MEMORY tree."""
+
+from django.core import checks
+from django.db import connection
+
+from memory.errors import ConfigError
+
+
+@checks.register()
+def storage_engine(app_configs=None, databases=None, **kwargs):
+    if connection.vendor != "sqlite":
+        return [checks.Info(f"database: {connection.vendor}; full-text search via tsvector", id="memoryweb.I002")]
+    from memoryweb.db.sqlite.base import EXTENSION_STATUS
+
+    try:
+        connection.ensure_connection()
+    except Exception as exc:  # report, don't crash the check run
+        return [checks.Error(f"cannot open the SQLite database: {exc}", id="memoryweb.E002")]
+    status = EXTENSION_STATUS
+    summary = f"SQLite {status['sqlite_version']} via {status['driver']}; FTS5 built in"
+    if status.get("vec"):
+        return [checks.Info(f"{summary}; sqlite-vec {status['vec']} loaded", id="memoryweb.I001")]
+    return [
+        checks.Warning(
+            f"{summary}; sqlite-vec NOT loaded ({status.get('vec_error')}): vector search uses brute force",
+            id="memoryweb.W001",
+        )
+    ]
+
+
+@checks.register()
+def memory_config(app_configs=None, **kwargs):
+    from memory.config import base_config, reset_cache
+
+    reset_cache()
+    try:
+        base_config()
+    except ConfigError as exc:
+        return [checks.Error(str(exc), id="memoryweb.E001")]
+    return []

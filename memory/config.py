@@ -1,0 +1,201 @@
+"""The MEMORY configuration tree (DESIGN §7).
+
+Keys are addressed with dots from the `memory` root: `memory.profile.maxTokens`,
+`memory.notes.maxEntries`, … Values come, later layers winning, from:
+
+1. the seed defaults below,
+2. the JSON file named by `MEMORYWEB_CONFIG` (shaped like `{"memory": {"notes": {...}}}`),
+3. environment variables `MEMORY__<SECTION>__<KEY>` (case-insensitive; values parsed as JSON,
+   else taken as a string), e.g. `MEMORY__NOTES__MAXENTRIES=500`,
+4. the App's own `config` (same shape as the file).
+
+An unknown key is an error that names it and suggests the nearest valid key; a value of the
+wrong type is an error that names the key and the expected type. Nothing is silently ignored.
+"""
+
+import copy
+import difflib
+import json
+import os
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+
+from memory.errors import ConfigError
+
+DEFAULTS: dict[str, Any] = {
+    "notes": {
+        # false turns the whole context off: /context answers empty without touching the DB
+        "enabled": True,
+        "maxEntries": 10000,
+        "maxChars": 4000,
+        "maxTags": 16,
+    },
+    "profile": {"maxTokens": 512},
+    "recallInjection": {"k": 3, "maxTokens": 400, "candidates": 40},
+    "memoryIndex": {"maxTokens": 300, "maxEntries": 12, "gistChars": 72},
+    "stablePrefix": {"maxTokens": 400},
+    "dedup": {"enabled": True, "fts5Threshold": 0.8, "candidates": 8},
+    "eviction": {"utilityWeighted": False},
+    "voting": {"maxVotePerItem": 5.0},
+    "scoring": {
+        "relevance": 1.0,
+        "votes": 0.1,
+        "recency": 0.15,
+        "recencyHalfLifeDays": 30.0,
+    },
+}
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _suggest(name: str, choices: list[str]) -> str:
+    lowered = {c.lower(): c for c in choices}
+    for low, original in lowered.items():
+        if name.lower() and (name.lower() in low or low in name.lower()):
+            return original
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.5)
+    return lowered[close[0]] if close else ""
+
+
+def _unknown(path: str, name: str, choices: list[str]) -> ConfigError:
+    hint = _suggest(name, choices)
+    message = f"unknown configuration key {path}"
+    if hint:
+        message += f" — did you mean {hint}?"
+    else:
+        message += f" (valid keys here: {', '.join(sorted(choices))})"
+    return ConfigError(message, key=path)
+
+
+def _coerce(path: str, default: Any, value: Any) -> Any:
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+    raise ConfigError(
+        f"{path} must be a {_type_name(default)}, got {json.dumps(value)}", key=path
+    )
+
+
+def merge(base: dict, override: dict, *, path: str = "memory") -> dict:
+    """Return `base` updated with `override`, checking every key and type against DEFAULTS."""
+    if not isinstance(override, dict):
+        raise ConfigError(f"{path} must be an object, got {json.dumps(override)}", key=path)
+    result = copy.deepcopy(base)
+    for key, value in override.items():
+        here = f"{path}.{key}"
+        if key not in base:
+            raise _unknown(here, key, list(base))
+        if isinstance(base[key], dict):
+            result[key] = merge(base[key], value, path=here)
+        else:
+            result[key] = _coerce(here, base[key], value)
+    return result
+
+
+def unwrap(document: Any, *, source: str) -> dict:
+    """A config document is `{"memory": {...}}`; anything else at the top is an error."""
+    if not isinstance(document, dict):
+        raise ConfigError(f"{source}: the configuration must be a JSON object")
+    extra = [k for k in document if k != "memory"]
+    if extra:
+        raise _unknown(extra[0], extra[0], ["memory"])
+    return document.get("memory", {})
+
+
+def _from_env(environ: dict[str, str]) -> dict:
+    tree: dict = {}
+    for name, raw in environ.items():
+        if not name.upper().startswith("MEMORY__"):
+            continue
+        segments = name.split("__")[1:]
+        node_defaults: Any = DEFAULTS
+        node = tree
+        path = "memory"
+        for i, segment in enumerate(segments):
+            if not isinstance(node_defaults, dict):
+                raise ConfigError(f"environment variable {name}: {path} is not a section", key=path)
+            match = {k.lower(): k for k in node_defaults}.get(segment.lower())
+            if match is None:
+                raise _unknown(f"{path}.{segment} (from {name})", segment, list(node_defaults))
+            path = f"{path}.{match}"
+            node_defaults = node_defaults[match]
+            if i == len(segments) - 1:
+                try:
+                    value = json.loads(raw)
+                except json.JSONDecodeError:
+                    value = raw
+                node[match] = value
+            else:
+                node = node.setdefault(match, {})
+    return tree
+
+
+@lru_cache(maxsize=1)
+def base_config() -> dict:
+    """Defaults + settings.MEMORY + the JSON file + env, validated; cached per process."""
+    config = copy.deepcopy(DEFAULTS)
+    config = merge(config, getattr(settings, "MEMORY", {}) or {})
+    path = getattr(settings, "MEMORYWEB_CONFIG", "")
+    if path:
+        try:
+            with open(path) as f:
+                document = json.load(f)
+        except OSError as exc:
+            raise ConfigError(f"MEMORYWEB_CONFIG={path}: cannot read the file ({exc})") from exc
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"MEMORYWEB_CONFIG={path}: invalid JSON ({exc})") from exc
+        config = merge(config, unwrap(document, source=path))
+    return merge(config, _from_env(dict(os.environ)))
+
+
+class MemoryConfig:
+    """The resolved tree for one App; read it as `config["notes.maxEntries"]`."""
+
+    def __init__(self, tree: dict):
+        self.tree = tree
+
+    def __getitem__(self, dotted: str) -> Any:
+        node: Any = self.tree
+        for part in dotted.removeprefix("memory.").split("."):
+            node = node[part]
+        return node
+
+    def as_dict(self) -> dict:
+        return {"memory": copy.deepcopy(self.tree)}
+
+    def with_overrides(self, tree: dict) -> "MemoryConfig":
+        """A copy with some keys replaced (checked like any other layer)."""
+        return MemoryConfig(merge(self.tree, tree))
+
+
+def validate_app_config(document: Any) -> dict:
+    """Check an App's override document; return its `memory` part. Raises ConfigError."""
+    tree = unwrap(document or {}, source="app config")
+    merge(DEFAULTS, tree)
+    return tree
+
+
+def get_config(app=None) -> MemoryConfig:
+    tree = base_config()
+    if app is not None and app.config:
+        tree = merge(tree, unwrap(app.config, source=f"app {app.name}"))
+    return MemoryConfig(tree)
+
+
+def reset_cache() -> None:
+    base_config.cache_clear()

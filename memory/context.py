@@ -1,0 +1,280 @@
+"""The context builder (DESIGN §5): what the model gets for one message.
+
+Serves the REST sidecar, and later the dashboard preview, the playground and the MCP server.
+Reads candidates, ranks them, renders each section under its token cap, then records a
+RetrievalEvent and which blocks the conversation now holds.
+"""
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+from django.utils import timezone
+
+from memory.config import MemoryConfig
+from memory.models import Note, ProfileFact, Subject
+from memory.search.lexical import NoteFilter, fact_keyword_search, note_search, query_terms, word_set
+from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
+from memory.tokens import estimate_tokens, truncate_to_tokens
+
+SECTION_ORDER = ["profile", "recalled", "memory-index"]
+
+GUIDANCE = (
+    "## Memory\n"
+    "You have long-term memory about the user you are talking to. Below the conversation's "
+    "memory sections come in this order: `### profile` (facts the user has told you; trust the "
+    "newest), `### recalled` (earlier notes that match this message, with their date), and "
+    "`### memory-index` (pointers `n:ID \"gist\"` to other notes that may matter). Use what "
+    "helps with this message and ignore the rest. Do not recite memory back unless asked, and "
+    "say so when memory is missing rather than guessing."
+)
+
+
+@dataclass
+class Item:
+    id: str
+    kind: str
+    section: str
+    score: float
+    reason: str
+    tokens: int = 0
+    expanded: bool = False
+    source: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        data = {
+            "id": self.id,
+            "kind": self.kind,
+            "section": self.section,
+            "score": round(self.score, 4),
+            "reason": self.reason,
+            "tokens": self.tokens,
+            "expanded": self.expanded,
+        }
+        if self.source:
+            data["source"] = self.source
+        return data
+
+
+@dataclass
+class Block:
+    name: str
+    text: str
+    cap: int
+    unchanged: bool = False
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+@dataclass
+class Context:
+    query: str
+    rewritten_query: str
+    stable_prefix: Block
+    sections: list[Block]
+    items: list[Item]
+    enabled: bool = True
+    retrieval_event_id: int | None = None
+    latency_ms: float = 0.0
+
+    def tokens(self) -> dict[str, int]:
+        tokens = {"stable_prefix": self.stable_prefix.tokens}
+        tokens.update({b.name: b.tokens for b in self.sections})
+        tokens["total"] = sum(tokens.values())
+        return tokens
+
+    def as_dict(self, *, full: bool = False) -> dict:
+        sent = [b for b in self.sections if full or not b.unchanged]
+        blocks = [self.stable_prefix, *self.sections]
+        return {
+            "enabled": self.enabled,
+            "stable_prefix": self.stable_prefix.text if full or not self.stable_prefix.unchanged else "",
+            "tail": "\n\n".join(b.text for b in sent if b.text),
+            "blocks": [
+                {
+                    "name": b.name,
+                    "text": b.text if full or not b.unchanged else None,
+                    "tokens": b.tokens,
+                    "cap": b.cap,
+                    "unchanged": b.unchanged,
+                    "digest": b.digest,
+                }
+                for b in blocks
+            ],
+            "unchanged": all(b.unchanged for b in blocks),
+            "items": [i.as_dict() for i in self.items],
+            "tokens": self.tokens(),
+            "query": self.query,
+            "rewritten_query": self.rewritten_query,
+            "retrieval_event_id": self.retrieval_event_id,
+            "from_cache": False,
+            "staleness": 0,
+            "latency_ms": round(self.latency_ms, 3),
+        }
+
+
+def _section(name: str, lines: list[str]) -> str:
+    return f"### {name}\n" + "\n".join(lines) if lines else ""
+
+
+def _fit(name: str, lines: list[str], line: str, cap: int) -> bool:
+    return estimate_tokens(_section(name, [*lines, line])) <= cap
+
+
+def _profile(subject: Subject, terms: list[str], cap: int) -> tuple[list[str], list[Item]]:
+    pinned = list(ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=True).order_by("key", "id"))
+    keyword_hits = fact_keyword_search(subject.pk, terms)
+    contextual = ProfileFact.objects.in_bulk([h.id for h in keyword_hits])
+    chosen: list[tuple[ProfileFact, float, str]] = [(f, 1.0, "pinned") for f in pinned]
+    terms_set = set(terms)
+    for hit in keyword_hits:
+        fact = contextual.get(hit.id)
+        if fact is not None:
+            matched = [k for k in fact.keywords if set(k.split()) & terms_set] or fact.keywords[:1]
+            chosen.append((fact, hit.score, f"keyword: {', '.join(matched)}"))
+    lines, items = [], []
+    for fact, score, reason in chosen:
+        qualifiers = ", ".join(q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q)
+        line = f"- {fact.key}: {fact.value}" + (f" ({qualifiers})" if qualifiers else "")
+        if not _fit("profile", lines, line, cap):
+            continue  # a later, shorter fact may still fit
+        lines.append(line)
+        items.append(Item(id=f"f:{fact.pk}", kind="fact", section="profile", score=score, reason=reason,
+                          tokens=estimate_tokens(line)))
+    return lines, items
+
+
+def _note_line(note: Note) -> str:
+    when = note.occurred_at or note.created_at
+    return f"- [n:{note.pk} · {when:%Y-%m-%d}] {note.content}"
+
+
+def _rank_notes(subject, terms, conversation, config, now) -> list[tuple[Note, float, str]]:
+    filters = NoteFilter(scopes=sorted({"", conversation.scope}) if conversation else None)
+    hits = note_search(subject.pk, terms, limit=config["recallInjection.candidates"], filters=filters)
+    if not hits:
+        return []
+    notes = Note.objects.in_bulk([h.id for h in hits])
+    top = max(h.score for h in hits)
+    w_rel, w_votes, w_rec = config["scoring.relevance"], config["scoring.votes"], config["scoring.recency"]
+    half_life = config["scoring.recencyHalfLifeDays"]
+    max_vote = config["voting.maxVotePerItem"] or 1.0
+    terms_set = set(terms)
+    ranked = []
+    for hit in hits:
+        note = notes.get(hit.id)
+        if note is None:
+            continue
+        relevance = hit.score / top
+        votes = note.vote_score / max_vote
+        age_days = max((now - (note.occurred_at or note.created_at)).total_seconds() / 86400, 0.0)
+        recency = 0.5 ** (age_days / half_life) if half_life > 0 else 0.0
+        score = w_rel * relevance + w_votes * votes + w_rec * recency
+        matched = sorted(terms_set & word_set(note.content + " " + " ".join(note.tags)))
+        reason = f"matched {', '.join(matched[:6])}" if matched else "matched stemmed terms"
+        if note.vote_score:
+            reason += f"; votes {note.vote_score:+g}"
+        ranked.append((note, score, reason))
+    ranked.sort(key=lambda r: (-r[1], -r[0].pk))
+    return ranked
+
+
+def _recalled_and_index(ranked, config) -> tuple[list[str], list[str], list[Item]]:
+    k = config["recallInjection.k"]
+    recall_cap, index_cap = config["recallInjection.maxTokens"], config["memoryIndex.maxTokens"]
+    recalled, index, items = [], [], []
+    for note, score, reason in ranked:
+        if len(recalled) < k:
+            line = _note_line(note)
+            if not _fit("recalled", recalled, line, recall_cap):
+                room = recall_cap - estimate_tokens(_section("recalled", recalled)) - 2
+                line = truncate_to_tokens(line, room) if room >= 24 else ""
+            if line:
+                recalled.append(line)
+                items.append(Item(id=f"n:{note.pk}", kind="note", section="recalled", score=score,
+                                  reason=reason, tokens=estimate_tokens(line), source=_source(note)))
+                continue
+        if len(index) >= config["memoryIndex.maxEntries"]:
+            continue
+        gist = truncate_to_tokens(" ".join(note.content.split()), config["memoryIndex.gistChars"] // 4)
+        line = f'- n:{note.pk} "{gist}"'
+        if _fit("memory-index", index, line, index_cap):
+            index.append(line)
+            items.append(Item(id=f"n:{note.pk}", kind="note", section="memory-index", score=score,
+                              reason=reason, tokens=estimate_tokens(line), source=_source(note)))
+    return recalled, index, items
+
+
+def _source(note: Note) -> dict:
+    source = {}
+    if note.source_message_id:
+        source["message_id"] = note.source_message_id
+    if note.conversation_id:
+        source["conversation_id"] = note.conversation_id
+    return source
+
+
+def context_build(
+    *,
+    subject: Subject,
+    message: str,
+    config: MemoryConfig,
+    conversation=None,
+    k: int | None = None,
+    record: bool = True,
+) -> Context:
+    """Build the context for `message`. With `record`, writes a RetrievalEvent, counts recalls
+    and updates which blocks the conversation holds (so `unchanged` is right next time)."""
+    started = time.perf_counter()
+    query = message.strip()
+    if not config["notes.enabled"]:
+        # zero cost: no query, no event, no write
+        return Context(query=query, rewritten_query=query, enabled=False,
+                       stable_prefix=Block("stable_prefix", "", config["stablePrefix.maxTokens"]),
+                       sections=[], items=[])
+    if k is not None:
+        config = config.with_overrides({"recallInjection": {"k": k}})
+    rewritten = query
+    terms = query_terms(rewritten)
+    now = timezone.now()
+
+    profile_lines, profile_items = _profile(subject, terms, config["profile.maxTokens"])
+    ranked = _rank_notes(subject, terms, conversation, config, now) if terms else []
+    recalled, index, note_items = _recalled_and_index(ranked, config)
+
+    prefix_cap = config["stablePrefix.maxTokens"]
+    stable_prefix = Block("stable_prefix", truncate_to_tokens(GUIDANCE, prefix_cap), prefix_cap)
+    sections = [
+        Block("profile", _section("profile", profile_lines), config["profile.maxTokens"]),
+        Block("recalled", _section("recalled", recalled), config["recallInjection.maxTokens"]),
+        Block("memory-index", _section("memory-index", index), config["memoryIndex.maxTokens"]),
+    ]
+    context = Context(query=query, rewritten_query=rewritten, stable_prefix=stable_prefix,
+                      sections=sections, items=profile_items + note_items)
+    context.latency_ms = (time.perf_counter() - started) * 1000
+    if record:
+        if conversation is not None:
+            blocks = [stable_prefix, *sections]
+            unchanged = context_deliveries_update(
+                conversation=conversation, digests={b.name: b.digest for b in blocks}
+            )
+            for block in blocks:
+                block.unchanged = unchanged[block.name]
+        notes_mark_recalled(note_ids=[int(i.id[2:]) for i in note_items if i.section == "recalled"])
+        event = retrieval_event_record(
+            subject=subject,
+            conversation=conversation,
+            query=query,
+            rewritten_query=rewritten if rewritten != query else "",
+            items=[i.as_dict() for i in context.items],
+            tokens=context.tokens(),
+            latency_ms=context.latency_ms,
+        )
+        context.retrieval_event_id = event.pk
+    return context

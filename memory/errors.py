@@ -1,0 +1,37 @@
+"""The project's own exception types. Services raise these; one API handler maps them to HTTP."""
+
+
+class MemorywebError(Exception):
+    status_code = 400
+    code = "error"
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class InvalidInput(MemorywebError):
+    """Bad input; `field` names the offending field."""
+
+    code = "invalid"
+
+
+class NotFound(MemorywebError):
+    status_code = 404
+    code = "not_found"
+
+
+class AppPaused(MemorywebError):
+    status_code = 403
+    code = "app_paused"
+
+
+class ConfigError(MemorywebError):
+    """An unknown key or a value of the wrong type in the MEMORY tree."""
+
+    code = "config"
+
+    def __init__(self, message: str, *, key: str | None = None):
+        super().__init__(message, field=key)
+        self.key = key

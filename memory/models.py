@@ -1,0 +1,308 @@
+"""The memory data model (DESIGN §3). Fields, choices, constraints and pure methods only."""
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class App(models.Model):
+    """A chat app or agent using the sidecar: the tenant boundary."""
+
+    name = models.CharField(max_length=100, unique=True)
+    paused = models.BooleanField(default=False)
+    config = models.JSONField(default=dict, blank=True, help_text='Overrides, shaped {"memory": {...}}')
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return self.name
+
+
+class ApiKey(models.Model):
+    """An app's API key. Only a SHA-256 of the secret is stored; the key is shown once."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.app.name}:{self.prefix}"
+
+    @staticmethod
+    def hash_secret(raw_key: str) -> str:
+        return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+class Subject(models.Model):
+    """The person a memory is about, within one App."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="subjects")
+    external_id = models.CharField(max_length=200)
+    display_name = models.CharField(max_length=200, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="subjects",
+        help_text="The dashboard login that may curate this memory.",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "external_id"], name="subject_unique_per_app")
+        ]
+
+    def __str__(self):
+        return f"{self.app.name}/{self.external_id}"
+
+
+class Origin(models.TextChoices):
+    API = "api"
+    REFLECTION = "reflection"
+    DASHBOARD = "dashboard"
+    IMPORT = "import"
+    TASK = "task"
+
+
+class ProfileFact(models.Model):
+    """A key/value fact. Bi-temporal: every set writes a new row and closes the active one."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="facts")
+    key = models.CharField(max_length=100)
+    value = models.TextField()
+    pinned = models.BooleanField(default=True, help_text="Pinned facts always render.")
+    keywords = models.JSONField(default=list, blank=True, help_text="Contextual facts render on these.")
+    mode = models.CharField(max_length=50, blank=True, default="")
+    scope = models.CharField(max_length=200, blank=True, default="")
+    confidence = models.FloatField(default=1.0)
+    confirmations = models.PositiveIntegerField(default=0)
+    vote_score = models.FloatField(default=0.0)
+    category = models.CharField(max_length=40, blank=True, default="")
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.API)
+    source_message = models.ForeignKey(
+        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "key", "mode", "scope"],
+                condition=Q(valid_to__isnull=True),
+                name="fact_one_active_version",
+            )
+        ]
+        indexes = [models.Index(fields=["subject", "key", "valid_from"], name="fact_history")]
+
+    def __str__(self):
+        return f"{self.key}={self.value[:40]}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.valid_to is None
+
+
+class Note(models.Model):
+    """Freeform memory. Content is append-only: an edit writes a NoteVersion."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="notes")
+    content = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    scope = models.CharField(max_length=200, blank=True, default="")
+    working_dir = models.CharField(max_length=500, blank=True, default="")
+    conversation = models.ForeignKey(
+        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_message = models.ForeignKey(
+        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    vote_score = models.FloatField(default=0.0)
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    category = models.CharField(max_length=40, blank=True, default="")
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.API)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["subject", "archived_at", "created_at"], name="note_fifo"),
+        ]
+
+    def __str__(self):
+        return f"n:{self.pk} {self.content[:40]}"
+
+
+class NoteVersion(models.Model):
+    """Every version of a note's content and tags, including the first."""
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    content = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.API)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["note", "version"], name="note_version_unique")]
+        ordering = ["version"]
+
+
+class NoteSource(models.Model):
+    """Provenance: each message a note came from (a merged note keeps all of them)."""
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="sources")
+    conversation = models.ForeignKey(
+        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    message = models.ForeignKey(
+        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["note", "message"], name="note_source_unique")
+        ]
+
+
+class LinkKind(models.TextChoices):
+    RELATED = "related"
+    ELABORATES = "elaborates"
+    CONTRADICTS = "contradicts"
+    CAUSES = "causes"
+    SAME_TOPIC = "same_topic"
+
+
+class NoteLink(models.Model):
+    src = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_out")
+    dst = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_in")
+    kind = models.CharField(max_length=20, choices=LinkKind.choices, default=LinkKind.RELATED)
+    weight = models.FloatField(default=1.0)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.API)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["src", "dst", "kind"], name="note_link_unique"),
+            models.CheckConstraint(condition=~Q(src=models.F("dst")), name="note_link_not_self"),
+        ]
+
+
+class ItemKind(models.TextChoices):
+    NOTE = "note"
+    FACT = "fact"
+
+
+class Signal(models.TextChoices):
+    UP = "up"
+    DOWN = "down"
+    USED = "used"
+    USEFUL = "useful"
+    IRRELEVANT = "irrelevant"
+    INTRUSIVE = "intrusive"
+    STALE = "stale"
+
+
+# How much each signal moves an item's vote_score.
+SIGNAL_WEIGHTS = {
+    Signal.UP: 1.0,
+    Signal.DOWN: -1.0,
+    Signal.USED: 0.25,
+    Signal.USEFUL: 0.5,
+    Signal.IRRELEVANT: -0.5,
+    Signal.INTRUSIVE: -1.0,
+    Signal.STALE: -0.5,
+}
+
+
+class VoteEvent(models.Model):
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="votes")
+    item_kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    item_id = models.BigIntegerField()
+    signal = models.CharField(max_length=20, choices=Signal.choices)
+    delta = models.FloatField()
+    actor = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["item_kind", "item_id"], name="vote_item")]
+
+
+class RetrievalEvent(models.Model):
+    """One context build: what was asked, what was chosen and why, what it cost."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="retrievals")
+    conversation = models.ForeignKey(
+        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    query = models.TextField()
+    rewritten_query = models.TextField(blank=True)
+    items = models.JSONField(default=list)
+    tokens = models.JSONField(default=dict)
+    latency_ms = models.FloatField()
+    from_cache = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["subject", "created_at"], name="retrieval_recent")]
+
+
+class ContextDelivery(models.Model):
+    """The digest of each context block a conversation last received (for `unchanged`)."""
+
+    conversation = models.ForeignKey("chat.Conversation", on_delete=models.CASCADE, related_name="+")
+    block = models.CharField(max_length=40)
+    digest = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "block"], name="context_delivery_unique")
+        ]
+
+
+class ActorKind(models.TextChoices):
+    API_KEY = "api_key"
+    USER = "user"
+    TASK = "task"
+    SYSTEM = "system"
+
+
+class AuditEvent(models.Model):
+    """Who changed or deleted what, from where. Survives the deletion of what it describes."""
+
+    app = models.ForeignKey(App, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    subject = models.ForeignKey(
+        Subject, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_kind = models.CharField(max_length=20, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=200, blank=True)
+    action = models.CharField(max_length=60)
+    object_kind = models.CharField(max_length=40, blank=True)
+    object_id = models.CharField(max_length=64, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["app", "created_at"], name="audit_recent")]
+
+    def __str__(self):
+        return f"{self.actor_kind}:{self.actor_id} {self.action} {self.object_kind}:{self.object_id}"

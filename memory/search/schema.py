@@ -1,0 +1,92 @@
+"""DDL for the full-text indexes, per database vendor. Used by the migrations and `reindex`.
+
+SQLite: FTS5 external-content tables (porter tokenizer) over notes and facts, kept in sync by
+triggers. The update triggers fire only when the indexed columns change, so recall counters and
+votes never touch the index. PostgreSQL: GIN indexes over the same tsvector expressions that
+the search queries use.
+"""
+
+FTS_TABLES = {
+    # fts table: (content table, indexed columns)
+    "memory_note_fts": ("memory_note", ["content", "tags"]),
+    "memory_profilefact_fts": ("memory_profilefact", ["key", "value", "keywords"]),
+}
+
+PG_VECTORS = {
+    "memory_note": "to_tsvector('english', content || ' ' || tags::text)",
+    "memory_profilefact": "to_tsvector('english', key || ' ' || value || ' ' || keywords::text)",
+}
+
+
+def sqlite_statements() -> list[str]:
+    statements = []
+    for fts, (table, columns) in FTS_TABLES.items():
+        cols = ", ".join(columns)
+        new = ", ".join(f"new.{c}" for c in columns)
+        old = ", ".join(f"old.{c}" for c in columns)
+        statements += [
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({cols}, content='{table}', "
+            f"content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')",
+            f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON {table} BEGIN "
+            f"INSERT INTO {fts}(rowid, {cols}) VALUES (new.id, {new}); END",
+            f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON {table} BEGIN "
+            f"INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.id, {old}); END",
+            f"CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE OF {cols} ON {table} BEGIN "
+            f"INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.id, {old}); "
+            f"INSERT INTO {fts}(rowid, {cols}) VALUES (new.id, {new}); END",
+        ]
+    return statements
+
+
+def sqlite_drop_statements() -> list[str]:
+    statements = []
+    for fts in FTS_TABLES:
+        statements += [f"DROP TRIGGER IF EXISTS {fts}_{s}" for s in ("ai", "ad", "au")]
+        statements.append(f"DROP TABLE IF EXISTS {fts}")
+    return statements
+
+
+def postgres_statements() -> list[str]:
+    return [
+        f"CREATE INDEX IF NOT EXISTS {table}_fts ON {table} USING GIN ({expr})"
+        for table, expr in PG_VECTORS.items()
+    ]
+
+
+def postgres_drop_statements() -> list[str]:
+    return [f"DROP INDEX IF EXISTS {table}_fts" for table in PG_VECTORS]
+
+
+def install(connection) -> None:
+    statements = sqlite_statements() if connection.vendor == "sqlite" else postgres_statements()
+    with connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+
+
+def uninstall(connection) -> None:
+    statements = (
+        sqlite_drop_statements() if connection.vendor == "sqlite" else postgres_drop_statements()
+    )
+    with connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+
+
+def rebuild(connection) -> None:
+    """Recreate triggers that a table rebuild dropped and re-fill the indexes from the tables."""
+    install(connection)
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            for fts in FTS_TABLES:
+                cursor.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
+
+
+def missing_triggers(connection) -> list[str]:
+    if connection.vendor != "sqlite":
+        return []
+    expected = {f"{fts}_{s}" for fts in FTS_TABLES for s in ("ai", "ad", "au")}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        present = {row[0] for row in cursor.fetchall()}
+    return sorted(expected - present)

@@ -1,0 +1,223 @@
+import re
+
+from django.db import connection, models, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memory.config import MemoryConfig
+from memory.errors import InvalidInput
+from memory.models import Note, NoteSource, NoteVersion, Origin, Subject
+from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
+from memory.services.audit import Actor, audit_record
+
+TAG_RE = re.compile(r"^[\w][\w:./-]{0,49}$", re.UNICODE)
+
+
+def _clean_content(content, config: MemoryConfig) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput("content must be a non-empty string", field="content")
+    content = content.strip()
+    limit = config["notes.maxChars"]
+    if len(content) > limit:
+        raise InvalidInput(f"content must be at most {limit} characters (got {len(content)})", field="content")
+    return content
+
+
+def _clean_tags(tags, config: MemoryConfig) -> list[str]:
+    if tags is None:
+        return []
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise InvalidInput("tags must be a list of strings", field="tags")
+    cleaned: list[str] = []
+    for tag in tags:
+        tag = tag.strip().lower().replace(" ", "-")
+        if not tag:
+            continue
+        if not TAG_RE.match(tag):
+            raise InvalidInput(
+                f"tag {tag!r} must be 1–50 characters: letters, digits and : . / - _", field="tags"
+            )
+        if tag not in cleaned:
+            cleaned.append(tag)
+    limit = config["notes.maxTags"]
+    if len(cleaned) > limit:
+        raise InvalidInput(f"at most {limit} tags (got {len(cleaned)})", field="tags")
+    return cleaned
+
+
+def _duplicate_of(subject: Subject, content: str, tags: list[str], scope: str, working_dir: str, config):
+    """An existing note this one repeats: FTS candidates, Jaccard ≥ threshold, tags ⊇ new tags."""
+    terms = query_terms(content)
+    filters = NoteFilter(scope=scope, working_dir=working_dir)
+    hits = note_search(subject.pk, terms, limit=config["dedup.candidates"], filters=filters)
+    if not hits:
+        return None
+    words = word_set(content)
+    threshold = config["dedup.fts5Threshold"]
+    candidates = Note.objects.filter(pk__in=[h.id for h in hits])
+    best, best_score = None, 0.0
+    for note in candidates:
+        if not set(tags) <= set(note.tags):
+            continue
+        score = jaccard(words, word_set(note.content))
+        if score >= threshold and score > best_score:
+            best, best_score = note, score
+    return best
+
+
+def _add_source(note: Note, conversation, message) -> None:
+    if conversation is None and message is None:
+        return
+    if message is not None and NoteSource.objects.filter(note=note, message=message).exists():
+        return
+    NoteSource.objects.create(note=note, conversation=conversation, message=message)
+
+
+@transaction.atomic
+def note_store(
+    *,
+    subject: Subject,
+    content: str,
+    tags=None,
+    conversation=None,
+    source_message=None,
+    occurred_at=None,
+    category: str = "",
+    origin: str = Origin.API,
+    actor: Actor,
+    config: MemoryConfig,
+) -> tuple[Note, bool]:
+    """Store a note for the subject; returns (note, created).
+
+    Scope and working_dir come from the conversation, never from the caller. A note that
+    repeats an existing one (see `_duplicate_of`) is merged into it: the existing note gains
+    the new provenance and nothing else is written, so storing the same thing twice is safe.
+    After a new note, the subject's oldest notes beyond `notes.maxEntries` are evicted.
+    """
+    content = _clean_content(content, config)
+    tags = _clean_tags(tags, config)
+    if conversation is not None and conversation.subject_id != subject.pk:
+        raise InvalidInput("conversation belongs to another subject", field="conversation")
+    if source_message is not None and conversation is None:
+        conversation = source_message.conversation
+    scope = conversation.scope if conversation else ""
+    working_dir = conversation.working_dir if conversation else ""
+
+    if config["dedup.enabled"]:
+        existing = _duplicate_of(subject, content, tags, scope, working_dir, config)
+        if existing is not None:
+            _add_source(existing, conversation, source_message)
+            Note.objects.filter(pk=existing.pk).update(updated_at=timezone.now())
+            audit_record(
+                actor=actor, action="note.merged", subject=subject, object_kind="note", object_id=existing.pk
+            )
+            existing.refresh_from_db()
+            return existing, False
+
+    now = timezone.now()
+    note = Note.objects.create(
+        subject=subject,
+        content=content,
+        tags=tags,
+        scope=scope,
+        working_dir=working_dir,
+        conversation=conversation,
+        source_message=source_message,
+        occurred_at=occurred_at or (source_message.occurred_at if source_message else None),
+        category=category,
+        origin=origin,
+        created_at=now,
+        updated_at=now,
+    )
+    NoteVersion.objects.create(note=note, version=1, content=content, tags=tags, origin=origin, created_at=now)
+    _add_source(note, conversation, source_message)
+    audit_record(actor=actor, action="note.stored", subject=subject, object_kind="note", object_id=note.pk)
+    notes_evict_overflow(subject=subject, config=config, actor=actor)
+    return note, True
+
+
+@transaction.atomic
+def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, actor: Actor, config) -> Note:
+    """Write a new version of the note; the previous content stays readable in its versions."""
+    new_content = _clean_content(content, config) if content is not None else note.content
+    new_tags = _clean_tags(tags, config) if tags is not None else note.tags
+    if new_content == note.content and new_tags == note.tags:
+        return note
+    note.content, note.tags, note.version = new_content, new_tags, note.version + 1
+    note.updated_at = timezone.now()
+    note.save(update_fields=["content", "tags", "version", "updated_at"])
+    NoteVersion.objects.create(note=note, version=note.version, content=new_content, tags=new_tags, origin=origin)
+    audit_record(
+        actor=actor,
+        action="note.edited",
+        subject=note.subject,
+        object_kind="note",
+        object_id=note.pk,
+        data={"version": note.version},
+    )
+    return note
+
+
+@transaction.atomic
+def note_forget(*, note: Note, actor: Actor) -> None:
+    """Delete the note, its versions, provenance and links. The audit keeps only its id."""
+    note_id, subject = note.pk, note.subject
+    note.delete()
+    audit_record(actor=actor, action="note.forgotten", subject=subject, object_kind="note", object_id=note_id)
+
+
+def _eviction_order(config: MemoryConfig) -> str:
+    if config["eviction.utilityWeighted"]:
+        # least useful first: low votes, rarely recalled, long ago recalled, long untouched
+        nulls_first = "" if connection.vendor == "sqlite" else " NULLS FIRST"
+        return (
+            f"vote_score ASC, recall_count ASC, last_recalled_at ASC{nulls_first}, updated_at ASC, id ASC"
+        )
+    return "created_at ASC, id ASC"
+
+
+@transaction.atomic
+def notes_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Actor) -> int:
+    """Delete the subject's live notes beyond `notes.maxEntries`; returns how many. Safe to repeat.
+
+    Archived notes (consolidated into a lesson) do not count and are never evicted here. The
+    victims are chosen and deleted by one DELETE … WHERE id IN (SELECT … ORDER BY … LIMIT n);
+    their dependent rows go first by the same subquery, all in this transaction.
+    """
+    limit = config["notes.maxEntries"]
+    live = Note.objects.filter(subject=subject, archived_at__isnull=True).count()
+    overflow = live - limit
+    if overflow <= 0:
+        return 0
+    victims = (
+        "SELECT id FROM memory_note WHERE subject_id = %s AND archived_at IS NULL "
+        f"ORDER BY {_eviction_order(config)} LIMIT %s"
+    )
+    params = [subject.pk, overflow]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM ({victims}) v", params)
+        evicted_ids = [row[0] for row in cursor.fetchall()]
+        for rel in Note._meta.related_objects:  # versions, sources, links in and out, …
+            table, column = rel.related_model._meta.db_table, rel.field.column
+            if rel.on_delete is models.CASCADE:
+                cursor.execute(f"DELETE FROM {table} WHERE {column} IN ({victims})", params)
+            else:  # SET_NULL
+                cursor.execute(f"UPDATE {table} SET {column} = NULL WHERE {column} IN ({victims})", params)
+        cursor.execute(f"DELETE FROM memory_note WHERE id IN ({victims})", params)
+        deleted = cursor.rowcount
+    audit_record(
+        actor=actor,
+        action="notes.evicted",
+        subject=subject,
+        object_kind="note",
+        data={"count": deleted, "ids": evicted_ids[:100], "utility_weighted": config["eviction.utilityWeighted"]},
+    )
+    return deleted
+
+
+def notes_mark_recalled(*, note_ids: list[int]) -> None:
+    """Count a recall of each note (feeds utility-weighted eviction). Not idempotent by design."""
+    if note_ids:
+        Note.objects.filter(pk__in=note_ids).update(
+            recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
+        )

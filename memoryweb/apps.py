@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MemorywebConfig(AppConfig):
+    name = "memoryweb"
+    verbose_name = "memoryweb runtime"

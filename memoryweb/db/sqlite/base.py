@@ -1,0 +1,116 @@
+"""SQLite backend that can load extensions (FTS5 is built in; sqlite-vec is loaded).
+
+The stdlib `sqlite3` of a pyenv-built Python often lacks `enable_load_extension`. Then this
+backend uses `pysqlite3` (a wheel bundling a recent SQLite with extension loading). When
+neither can load sqlite-vec, vector search falls back to brute-force cosine in Python and
+`manage.py check` says so.
+"""
+
+import datetime
+import decimal
+import logging
+import sqlite3 as stdlib_sqlite3
+from collections.abc import Mapping
+from itertools import tee
+
+from django.db.backends.sqlite3 import base as sqlite_base
+from django.db.backends.sqlite3._functions import register as register_functions
+from django.utils.asyncio import async_unsafe
+from django.utils.dateparse import parse_date, parse_datetime, parse_time
+
+logger = logging.getLogger(__name__)
+
+
+def _pick_driver():
+    if hasattr(stdlib_sqlite3.Connection, "enable_load_extension"):
+        return stdlib_sqlite3, "sqlite3"
+    try:
+        from pysqlite3 import dbapi2
+    except ImportError:
+        return stdlib_sqlite3, "sqlite3"
+    return dbapi2, "pysqlite3"
+
+
+Database, DRIVER_NAME = _pick_driver()
+
+if Database is not stdlib_sqlite3:
+    # The converters and adapters Django registers on the stdlib module, on ours too.
+    Database.register_converter("bool", b"1".__eq__)
+    Database.register_converter("date", sqlite_base.decoder(parse_date))
+    Database.register_converter("time", sqlite_base.decoder(parse_time))
+    Database.register_converter("datetime", sqlite_base.decoder(parse_datetime))
+    Database.register_converter("timestamp", sqlite_base.decoder(parse_datetime))
+    Database.register_adapter(decimal.Decimal, str)
+    Database.register_adapter(datetime.date, sqlite_base.adapt_date)
+    Database.register_adapter(datetime.datetime, sqlite_base.adapt_datetime)
+
+
+class SQLiteCursorWrapper(Database.Cursor):
+    """Django's format/pyformat → qmark/named conversion, on the driver's own cursor class."""
+
+    def execute(self, query, params=None):
+        if params is None:
+            return super().execute(query)
+        param_names = list(params) if isinstance(params, Mapping) else None
+        query = self.convert_query(query, param_names=param_names)
+        return super().execute(query, params)
+
+    def executemany(self, query, param_list):
+        peekable, param_list = tee(iter(param_list))
+        if (params := next(peekable, None)) and isinstance(params, Mapping):
+            param_names = list(params)
+        else:
+            param_names = None
+        query = self.convert_query(query, param_names=param_names)
+        return super().executemany(query, param_list)
+
+    def convert_query(self, query, *, param_names=None):
+        if param_names is None:
+            return sqlite_base.FORMAT_QMARK_REGEX.sub("?", query).replace("%%", "%")
+        return query % {name: f":{name}" for name in param_names}
+
+
+# Filled on the first connection; read by the system check and the vector search.
+EXTENSION_STATUS = {"driver": DRIVER_NAME, "sqlite_version": Database.sqlite_version, "vec": None}
+
+
+def load_sqlite_vec(conn) -> str | None:
+    """Load sqlite-vec into `conn`; return its version, or None when it cannot be loaded."""
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+        return conn.execute("select vec_version()").fetchone()[0]
+    except Exception as exc:  # any driver, any platform: degrade, never crash
+        if EXTENSION_STATUS.get("vec_error") is None:
+            logger.warning("sqlite-vec not loaded (%s); vector search falls back to brute force", exc)
+        EXTENSION_STATUS["vec_error"] = str(exc)
+        return None
+
+
+class DatabaseWrapper(sqlite_base.DatabaseWrapper):
+    Database = Database
+
+    def get_connection_params(self):
+        params = super().get_connection_params()
+        params["detect_types"] = Database.PARSE_DECLTYPES | Database.PARSE_COLNAMES
+        return params
+
+    @async_unsafe
+    def get_new_connection(self, conn_params):
+        conn = Database.connect(**conn_params)
+        register_functions(conn)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA legacy_alter_table = OFF")
+        for init_command in self.init_commands:
+            if init_command := init_command.strip():
+                conn.execute(init_command)
+        EXTENSION_STATUS["vec"] = load_sqlite_vec(conn)
+        return conn
+
+    def create_cursor(self, name=None):
+        return self.connection.cursor(factory=SQLiteCursorWrapper)

@@ -1,0 +1,306 @@
+"""`manage.py runall`: the whole embedded stack from one terminal.
+
+Migrates, then runs the web server (daphne) and the Celery worker with beat embedded, each as
+its own process group. A child that dies is restarted with backoff; Ctrl-C or SIGTERM stops
+every group and exits 0.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+
+def restart_delay(failures: int, *, initial: float = 1.0, cap: float = 30.0) -> float:
+    """Seconds to wait before restarting a child that has died `failures` times in a row."""
+    return min(cap, initial * 2 ** min(failures, 30))
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes in a process group.
+
+    Zombies are left out on purpose: an orphaned grandchild is reaped by PID 1, and in a
+    container PID 1 may never do it, yet a zombie holds no resources and needs no signal.
+    """
+    proc = Path("/proc")
+    if not proc.is_dir():  # not Linux: ask the kernel whether anything is left in the group
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            pass
+        return [pgid]
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # exited while we looked
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+@dataclass
+class ChildSpec:
+    """A program the supervisor keeps running: a name for the log and its argv."""
+
+    name: str
+    argv: Sequence[str]
+
+
+@dataclass
+class _Child:
+    spec: ChildSpec
+    process: subprocess.Popen | None = None
+    pgid: int | None = None
+    started_at: float = 0.0
+    failures: int = 0  # deaths in a row, each before the child had been up `stable_after`
+    restart_at: float | None = None
+
+
+class Supervisor:
+    """Runs each child in its own session (so its own process group) and keeps it running.
+
+    `run()` is the whole life cycle for a command; `start()`, `poll()` and `stop()` are its
+    steps, for a caller (or a test) that drives the loop itself.
+    """
+
+    def __init__(
+        self,
+        children: Sequence[ChildSpec],
+        *,
+        cwd: str | os.PathLike | None = None,
+        env: Mapping[str, str] | None = None,
+        log: Callable[[str], None] | None = None,
+        backoff_initial: float = 1.0,
+        backoff_max: float = 30.0,
+        stable_after: float = 60.0,
+        stop_timeout: float = 10.0,
+        poll_interval: float = 0.2,
+    ):
+        self.children = [_Child(spec) for spec in children]
+        self.cwd = cwd
+        self.env = dict(env) if env is not None else None
+        self.log = log or _log_to_stderr
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.stable_after = stable_after
+        self.stop_timeout = stop_timeout
+        self.poll_interval = poll_interval
+        # Plain flags, not threading.Event: a signal handler that takes a lock the main thread
+        # already holds would deadlock.
+        self.stopping = False
+        self.force = False
+
+    # --- life cycle ---------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Start every child, keep them running until SIGINT or SIGTERM, then stop them all."""
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.start()
+            while not self.stopping:
+                self.poll()
+                time.sleep(self.poll_interval)
+        finally:
+            self.stop()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def start(self) -> None:
+        for child in self.children:
+            self._spawn(child)
+
+    def poll(self) -> None:
+        """One supervision step: notice children that died, restart those whose wait is over."""
+        now = time.monotonic()
+        for child in self.children:
+            if child.process is not None:
+                code = child.process.poll()
+                if code is None:
+                    continue
+                self._on_exit(child, code, now)
+            if not self.stopping and child.restart_at is not None and now >= child.restart_at:
+                self._spawn(child)
+
+    def stop(self) -> None:
+        """SIGTERM every child, give each group up to `stop_timeout` to empty, then SIGKILL it.
+
+        The leader gets SIGTERM first and the rest of its group only once the leader is gone:
+        a Celery worker shuts its pool down itself (finishing the running tasks), whereas pool
+        processes signalled directly would die mid-task.
+        """
+        self.stopping = True
+        running = [child for child in self.children if child.process is not None]
+        for child in running:
+            self.log(f"stopping {child.spec.name} (pid {child.process.pid})")
+            try:
+                child.process.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + self.stop_timeout
+        leader_gone: set[int] = set()
+        pending = list(running)
+        while pending and time.monotonic() < deadline and not self.force:
+            for child in list(pending):
+                if child.process.poll() is None:
+                    continue
+                if id(child) not in leader_gone:
+                    leader_gone.add(id(child))
+                    _signal_group(child.pgid, signal.SIGTERM)
+                if not group_members(child.pgid):
+                    pending.remove(child)
+            if pending:
+                time.sleep(0.05)
+        for child in pending:
+            self.log(f"{child.spec.name} did not stop within {self.stop_timeout:g}s: killing its process group")
+            _signal_group(child.pgid, signal.SIGKILL)
+        for child in running:
+            code = child.process.wait()
+            child.process = None
+            child.restart_at = None
+            self.log(f"{child.spec.name} stopped ({_describe_exit(code)})")
+
+    # --- steps --------------------------------------------------------------------------
+
+    def _spawn(self, child: _Child) -> None:
+        if child.pgid is not None:
+            # Whatever the previous run left in its group (say, a crashed worker's pool
+            # processes) must not live on beside the new one.
+            _signal_group(child.pgid, signal.SIGKILL)
+        child.restart_at = None
+        child.started_at = time.monotonic()
+        try:
+            child.process = subprocess.Popen(
+                list(child.spec.argv), cwd=self.cwd, env=self.env, start_new_session=True
+            )
+        except OSError as exc:
+            child.process = None
+            delay = self._next_delay(child, uptime=0.0)
+            self.log(f"cannot start {child.spec.name}: {exc}: retrying in {delay:g}s")
+            child.restart_at = time.monotonic() + delay
+            return
+        child.pgid = child.process.pid  # a new session's leader leads its own group
+        self.log(f"started {child.spec.name}: pid {child.process.pid}")
+
+    def _on_exit(self, child: _Child, code: int, now: float) -> None:
+        child.process = None
+        uptime = now - child.started_at
+        # The group may still hold processes the leader started; ask them to go now, and
+        # _spawn kills whatever is left before the next run.
+        _signal_group(child.pgid, signal.SIGTERM)
+        if self.stopping:
+            return
+        delay = self._next_delay(child, uptime=uptime)
+        self.log(
+            f"{child.spec.name} {_describe_exit(code)} after {uptime:.1f}s: restarting in {delay:g}s"
+        )
+        child.restart_at = now + delay
+
+    def _next_delay(self, child: _Child, *, uptime: float) -> float:
+        if uptime >= self.stable_after:
+            child.failures = 0
+        delay = restart_delay(child.failures, initial=self.backoff_initial, cap=self.backoff_max)
+        child.failures += 1
+        return delay
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.stopping:
+            self.force = True
+            self.log(f"{signal.Signals(signum).name} again: killing the children now")
+        else:
+            self.log(f"{signal.Signals(signum).name} received: stopping")
+        self.stopping = True
+
+
+def _log_to_stderr(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} runall: {message}", file=sys.stderr, flush=True)
+
+
+def web_argv(host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "memoryweb.asgi:application"]
+
+
+def worker_argv() -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "memoryweb",
+        "worker",
+        "-B",
+        "--scheduler",
+        "django_celery_beat.schedulers:DatabaseScheduler",
+        "--concurrency",
+        "2",
+        "--loglevel",
+        "INFO",
+    ]
+
+
+class Command(BaseCommand):
+    help = "Migrate, then run the web server and the Celery worker (beat embedded) until Ctrl-C."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1", help="address daphne binds (default 127.0.0.1)")
+        parser.add_argument("--port", type=int, default=8000, help="port daphne listens on (default 8000)")
+        parser.add_argument("--no-worker", action="store_true", help="run the web server only")
+        parser.add_argument("--no-web", action="store_true", help="run the Celery worker only")
+
+    def handle(self, *args, host, port, no_worker, no_web, verbosity, **options):
+        if no_web and no_worker:
+            raise CommandError("--no-web and --no-worker together leave nothing to run")
+        call_command("migrate", interactive=False, verbosity=verbosity, stdout=self.stdout)
+
+        children = []
+        if not no_web:
+            children.append(ChildSpec("web", web_argv(host, port)))
+        if not no_worker:
+            children.append(ChildSpec("worker", worker_argv()))
+
+        if not no_web:
+            shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host
+            if ":" in shown:
+                shown = f"[{shown}]"
+            base = f"http://{shown}:{port}"
+            self.stdout.write(f"memoryweb     {base}/")
+            self.stdout.write(f"API docs      {base}/api/docs/")
+            self.stdout.write(f"admin         {base}/admin/")
+        self.stdout.write("Press Ctrl-C to stop.")
+        self.stdout.flush()
+
+        env = dict(os.environ)
+        env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
+        env["PYTHONUNBUFFERED"] = "1"
+        Supervisor(children, cwd=settings.BASE_DIR, env=env).run()

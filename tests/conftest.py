@@ -1,0 +1,98 @@
+import os
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from memory.config import get_config, reset_cache
+from memory.services import Actor, api_key_create
+from tests.factories import AppFactory, SubjectFactory
+
+
+def _postgres_unreachable_reason() -> str | None:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        return None
+    try:
+        import psycopg
+
+        from memoryweb.settings import parse_database_url
+
+        db = parse_database_url(url)
+        psycopg.connect(
+            host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"] or None, dbname=db["NAME"], connect_timeout=3
+        ).close()
+    except Exception as exc:
+        return f"PostgreSQL at {url} is not reachable: {exc}"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = _postgres_unreachable_reason()
+    if reason:
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_config():
+    reset_cache()
+    yield
+    reset_cache()
+
+
+@pytest.fixture
+def actor():
+    return Actor.system("test")
+
+
+@pytest.fixture
+def app(db):
+    return AppFactory()
+
+
+@pytest.fixture
+def subject(app):
+    return SubjectFactory(app=app, external_id="alice")
+
+
+@pytest.fixture
+def config(app):
+    return get_config(app)
+
+
+@pytest.fixture
+def api_key(app, actor):
+    _, raw = api_key_create(app=app, actor=actor)
+    return raw
+
+
+@pytest.fixture
+def client(api_key):
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    return c
+
+
+@pytest.fixture
+def anon_client():
+    return APIClient()
+
+
+@pytest.fixture
+def other_app(db):
+    return AppFactory(name="other-app")
+
+
+@pytest.fixture
+def other_client(other_app, actor):
+    _, raw = api_key_create(app=other_app, actor=actor)
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return c
+
+
+@pytest.fixture
+def vendor():
+    return connection.vendor

@@ -1,0 +1,63 @@
+import factory
+from django.utils import timezone
+
+from chat.models import Conversation, Message
+from memory.models import App, Note, NoteVersion, ProfileFact, Subject
+
+
+class AppFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = App
+
+    name = factory.Sequence(lambda n: f"app-{n}")
+
+
+class SubjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Subject
+
+    app = factory.SubFactory(AppFactory)
+    external_id = factory.Sequence(lambda n: f"user-{n}")
+
+
+class ConversationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Conversation
+
+    subject = factory.SubFactory(SubjectFactory)
+    external_id = factory.Sequence(lambda n: f"conv-{n}")
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Message
+
+    conversation = factory.SubFactory(ConversationFactory)
+    role = "user"
+    text = factory.Faker("sentence")
+    occurred_at = factory.LazyFunction(timezone.now)
+
+
+class FactFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ProfileFact
+
+    subject = factory.SubFactory(SubjectFactory)
+    key = factory.Sequence(lambda n: f"key{n}")
+    value = "value"
+
+
+class NoteFactory(factory.django.DjangoModelFactory):
+    """A note written straight to the table (FTS triggers index it); use the service to test storing."""
+
+    class Meta:
+        model = Note
+
+    subject = factory.SubFactory(SubjectFactory)
+    content = factory.Faker("sentence")
+    tags = factory.LazyFunction(list)
+
+    @factory.post_generation
+    def first_version(obj, create, extracted, **kwargs):
+        if create:
+            NoteVersion.objects.create(note=obj, version=1, content=obj.content, tags=obj.tags)
