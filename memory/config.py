@@ -56,8 +56,10 @@ def _type_name(value: Any) -> str:
 
 def _suggest(name: str, choices: list[str]) -> str:
     lowered = {c.lower(): c for c in choices}
+    low_name = name.lower()
     for low, original in lowered.items():
-        if name.lower() and (name.lower() in low or low in name.lower()):
+        shorter = min(low, low_name, key=len)
+        if len(shorter) >= 4 and (low_name in low or low in low_name):
             return original
     close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.5)
     return lowered[close[0]] if close else ""

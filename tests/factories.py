@@ -52,6 +52,7 @@ class NoteFactory(factory.django.DjangoModelFactory):
 
     class Meta:
         model = Note
+        skip_postgeneration_save = True
 
     subject = factory.SubFactory(SubjectFactory)
     content = factory.Faker("sentence")

@@ -1,0 +1,126 @@
+import pytest
+
+from chat.services import conversation_get_or_create
+from memory.context import context_build
+from memory.models import Note, RetrievalEvent
+from memory.services import fact_set, note_store
+from memory.tokens import estimate_tokens, truncate_to_tokens
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def filled(subject, actor, config):
+    fact_set(subject=subject, key="name", value="Alice", actor=actor)
+    fact_set(subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["food", "restaurant"], actor=actor)
+    fact_set(subject=subject, key="employer", value="Acme", pinned=False, keywords=["office"], actor=actor)
+    for text in [
+        "Alice's favourite restaurant is Taberna do Mar in Lisbon",
+        "Alice had sushi with Bob at a Lisbon restaurant in May",
+        "Alice's cat Miso hates the vacuum cleaner",
+        "Lisbon trip: Alice booked the flight for March 3rd",
+        "The team restaurant outing was cancelled because of rain",
+    ]:
+        note_store(subject=subject, content=text, actor=actor, config=config)
+    return subject
+
+
+def test_profile_shows_pinned_facts_and_contextual_facts_whose_keywords_hit(filled, config):
+    context = context_build(subject=filled, message="Any restaurant tips for Lisbon?", config=config)
+
+    profile = context.sections[0].text
+    assert "- name: Alice" in profile
+    assert "- allergy: peanuts" in profile
+    assert "employer" not in profile
+
+
+def test_contextual_keywords_match_other_word_forms(filled, config):
+    context = context_build(subject=filled, message="which restaurants are good?", config=config)
+
+    assert "allergy" in context.sections[0].text
+
+
+def test_recalled_holds_the_top_k_and_the_index_points_to_the_rest(filled, config):
+    context = context_build(subject=filled, message="restaurant in Lisbon", config=config, k=2)
+
+    data = context.as_dict()
+    recalled = [i for i in data["items"] if i["section"] == "recalled"]
+    index = [i for i in data["items"] if i["section"] == "memory-index"]
+    assert len(recalled) == 2
+    assert index and all(i["id"].startswith("n:") for i in index)
+    assert data["tail"].index("### profile") < data["tail"].index("### recalled") < data["tail"].index("### memory-index")
+    assert all(item["reason"] for item in data["items"])
+
+
+def test_every_section_stays_under_its_cap(subject, actor, config):
+    for i in range(30):
+        fact_set(subject=subject, key=f"fact{i}", value="a rather long value " * 8, actor=actor)
+        note_store(subject=subject, content=f"Lisbon memory {i}: " + "words about Lisbon trams " * 60,
+                   actor=actor, config=config)
+
+    context = context_build(subject=subject, message="Lisbon trams", config=config, k=3)
+
+    for block in [context.stable_prefix, *context.sections]:
+        assert block.tokens <= block.cap, block.name
+    assert context.sections[1].tokens > 0
+
+
+def test_a_retrieval_event_records_each_build(filled, config):
+    context = context_build(subject=filled, message="restaurant", config=config)
+
+    event = RetrievalEvent.objects.get(pk=context.retrieval_event_id)
+    assert event.query == "restaurant"
+    assert event.tokens["total"] == context.tokens()["total"]
+    assert [i["id"] for i in event.items] == [i.id for i in context.items]
+
+
+def test_building_counts_a_recall_of_each_recalled_note(filled, config):
+    context = context_build(subject=filled, message="cat vacuum", config=config)
+
+    recalled = [int(i.id[2:]) for i in context.items if i.section == "recalled"]
+    assert recalled
+    assert all(n.recall_count == 1 and n.last_recalled_at for n in Note.objects.filter(pk__in=recalled))
+
+
+def test_blocks_the_conversation_already_received_are_marked_unchanged(filled, config, actor):
+    conversation, _ = conversation_get_or_create(subject=filled, external_id="c", actor=actor)
+    first = context_build(subject=filled, message="restaurant", config=config, conversation=conversation)
+    second = context_build(subject=filled, message="restaurant", config=config, conversation=conversation)
+    third = context_build(subject=filled, message="cat", config=config, conversation=conversation)
+
+    assert not any(b.unchanged for b in first.sections)
+    assert second.as_dict()["unchanged"] is True and second.as_dict()["tail"] == ""
+    assert third.stable_prefix.unchanged is True
+    assert third.sections[1].unchanged is False and "Miso" in third.as_dict()["tail"]
+
+
+def test_notes_in_another_scope_stay_out_of_the_context(subject, actor, config):
+    work, _ = conversation_get_or_create(subject=subject, external_id="w", scope="work", actor=actor)
+    home, _ = conversation_get_or_create(subject=subject, external_id="h", scope="home", actor=actor)
+    note_store(subject=subject, content="quarterly budget review in Lisbon", conversation=work, actor=actor, config=config)
+
+    in_home = context_build(subject=subject, message="Lisbon budget", config=config, conversation=home)
+    in_work = context_build(subject=subject, message="Lisbon budget", config=config, conversation=work)
+
+    assert "budget" not in in_home.as_dict(full=True)["tail"]
+    assert "budget" in in_work.as_dict(full=True)["tail"]
+
+
+def test_notes_disabled_turns_the_context_off_without_touching_the_database(
+    filled, config, django_assert_num_queries
+):
+    off = config.with_overrides({"notes": {"enabled": False}})
+
+    with django_assert_num_queries(0):
+        context = context_build(subject=filled, message="restaurant", config=off)
+
+    assert context.as_dict()["tail"] == "" and context.as_dict()["enabled"] is False
+    assert not RetrievalEvent.objects.exists()
+
+
+def test_the_token_estimate_is_a_quarter_of_the_characters():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+    cut = truncate_to_tokens("word " * 100, 10)
+    assert estimate_tokens(cut) <= 10 and cut.endswith("…")
