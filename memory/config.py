@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "dedup": {"enabled": True, "fts5Threshold": 0.8, "candidates": 8},
     "eviction": {"utilityWeighted": False},
     "voting": {"maxVotePerItem": 5.0},
+    "retention": {"retrievalEventDays": 30},
     "scoring": {
         "relevance": 1.0,
         "votes": 0.1,

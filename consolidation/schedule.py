@@ -1,0 +1,46 @@
+"""Every periodic job, defined in one place and installed into django-celery-beat.
+
+Installing is idempotent: a missing entry is created; an existing one is left as the operator
+may have edited it in the admin (interval, enabled). Each entry expires just under its period,
+so a backlog never runs a stale tick on top of a fresh one.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    name: str
+    task: str
+    every: timedelta
+
+    @property
+    def expires_seconds(self) -> int:
+        return max(int(self.every.total_seconds() * 0.9), 1)
+
+
+SCHEDULE = [
+    PeriodicJob("memory: eviction sweep", "memory.notes_evict_sweep", timedelta(hours=1)),
+    PeriodicJob("memory: prune retrieval events", "memory.retrieval_events_prune", timedelta(days=1)),
+]
+
+
+@transaction.atomic
+def schedule_install() -> list[str]:
+    """Create the beat entries that do not exist yet; return the names created."""
+    created = []
+    for job in SCHEDULE:
+        if PeriodicTask.objects.filter(name=job.name).exists():
+            continue
+        interval, _ = IntervalSchedule.objects.get_or_create(
+            every=int(job.every.total_seconds()), period=IntervalSchedule.SECONDS
+        )
+        PeriodicTask.objects.create(
+            name=job.name, task=job.task, interval=interval, expire_seconds=job.expires_seconds
+        )
+        created.append(job.name)
+    return created

@@ -1,0 +1,5 @@
+"""The project's benchmarks (DESIGN §9), run by `manage.py bench`.
+
+- `context`: ingest throughput and context-build latency at 1k/10k/100k synthetic notes.
+- `locomo`: retrieval recall on the LoCoMo dataset (the data is never copied into the package).
+"""

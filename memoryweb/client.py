@@ -1,0 +1,392 @@
+"""A small Python client for the memoryweb REST sidecar (`/api/v1/`), over httpx.
+
+The loop of a chat app, one model call per user turn::
+
+    from memoryweb.client import MemoryWeb, MemoryWebError
+
+    with MemoryWeb("http://localhost:8000", api_key="mw_…") as memory:
+        conversation = memory.conversation("alice", external_id="chat-42")
+        while True:
+            text = input("> ")
+            memory.add_message(conversation["id"], text)
+            context = memory.context("alice", text, conversation_id=conversation["id"])
+            reply = call_model(system=context.prompt, user=text)  # your LLM call
+            memory.respond(conversation["id"], reply)
+            print(reply)
+
+`context.prompt` is the whole memory text (the stable prefix, then the tail sections). The
+server does not resend a block the conversation already received unchanged; this client keeps
+the last text of each block per conversation and puts the prompt back together, so the
+prompt is always complete. `context.stable_prefix` and `context.tail` are the two halves, for
+apps that cache the prefix with their model provider.
+
+Every failure is a `MemoryWebError` with the HTTP status, the error code, the message and the
+offending field; a server that cannot be reached gives status 0, code "unreachable", so an
+app that treats memory as optional needs one `except`.
+
+Only httpx here: a chat app installs this file without Django.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from collections import OrderedDict
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+__all__ = ["Context", "MemoryWeb", "MemoryWebError"]
+
+API_PREFIX = "/api/v1"
+# Conversations whose block texts are kept; the oldest is dropped beyond this. A dropped
+# conversation costs one extra full fetch, never a wrong prompt.
+MAX_CACHED_CONVERSATIONS = 1000
+
+Datetime = datetime.datetime | str | None
+
+
+class MemoryWebError(Exception):
+    """An error answer from the sidecar, parsed from `{"error": {"code", "message", "field"}}`."""
+
+    def __init__(
+        self, status: int, code: str, message: str, field: str | None = None, fields: dict | None = None
+    ):
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.fields = fields or {}
+
+    def __repr__(self):
+        return f"MemoryWebError(status={self.status}, code={self.code!r}, field={self.field!r})"
+
+    @classmethod
+    def from_response(cls, response: httpx.Response) -> MemoryWebError:
+        try:
+            error = response.json()["error"]
+            return cls(
+                response.status_code,
+                str(error.get("code") or "error"),
+                str(error.get("message") or response.reason_phrase),
+                error.get("field"),
+                error.get("fields"),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # not our JSON (a proxy's page, an unknown URL, a crash): keep a short excerpt
+            return cls(response.status_code, f"http_{response.status_code}", response.text[:200].strip())
+
+
+class Context:
+    """The memory context for one message.
+
+    `data` is the raw response (blocks already held by the conversation have `text: null`).
+    `prompt`, `stable_prefix` and `tail` are the full texts, filled in from the client's cache.
+    """
+
+    def __init__(self, data: dict, texts: dict[str, str]):
+        self.data = data
+        self._texts = texts  # block name → full text, for this response
+
+    def __repr__(self):
+        return f"<Context {self.tokens.get('total', 0)} tokens, unchanged={self.unchanged}>"
+
+    def text(self, block: str) -> str:
+        """The full text of one block (`stable_prefix`, `profile`, `recalled`, `memory-index`)."""
+        return self._texts.get(block, "")
+
+    @property
+    def stable_prefix(self) -> str:
+        return self.text("stable_prefix")
+
+    @property
+    def tail(self) -> str:
+        names = [b["name"] for b in self.data.get("blocks", []) if b["name"] != "stable_prefix"]
+        return "\n\n".join(t for t in (self.text(n) for n in names) if t)
+
+    @property
+    def prompt(self) -> str:
+        """stable_prefix + blank line + the tail sections in order; '' when memory is off."""
+        return "\n\n".join(t for t in (self.stable_prefix, self.tail) if t)
+
+    @property
+    def unchanged(self) -> bool:
+        return bool(self.data.get("unchanged"))
+
+    @property
+    def items(self) -> list[dict]:
+        return self.data.get("items", [])
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        return self.data.get("tokens", {})
+
+    @property
+    def retrieval_event_id(self) -> int | None:
+        return self.data.get("retrieval_event_id")
+
+
+def _iso(value: Datetime) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    raise TypeError(f"expected a datetime or an ISO 8601 string, got {type(value).__name__}")
+
+
+def _seg(value: Any) -> str:
+    """One URL path segment: a subject name or a fact key may hold spaces, ':' or '.'."""
+    return quote(str(value), safe="")
+
+
+def _drop_none(data: dict) -> dict:
+    return {k: v for k, v in data.items() if v is not None}
+
+
+class MemoryWeb:
+    """The sidecar for a chat app. Thread-safe; use one instance per process."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        base = base_url.rstrip("/")
+        if not base.endswith(API_PREFIX):
+            base += API_PREFIX
+        self._http = httpx.Client(
+            base_url=base,
+            headers={"Authorization": f"Bearer {api_key}", "User-Agent": "memoryweb-client/1"},
+            timeout=timeout,
+            transport=transport,
+        )
+        self._blocks: OrderedDict[int, dict[str, tuple[str, str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # --- plumbing ---------------------------------------------------------------------------
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> MemoryWeb:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, *, json: Any = None, params: dict | None = None) -> Any:
+        try:
+            response = self._http.request(method, path, json=json, params=params)
+        except httpx.HTTPError as exc:
+            raise MemoryWebError(0, "unreachable", f"{type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise MemoryWebError.from_response(response)
+        if response.status_code == 204 or not response.content:
+            return None
+        return response.json()
+
+    # --- conversations and messages -----------------------------------------------------------
+    def conversation(
+        self, subject: str, external_id: str = "", mode: str = "", scope: str = "", working_dir: str = ""
+    ) -> dict:
+        """Open a conversation, or get the subject's one with this `external_id`."""
+        body = {
+            "subject": subject,
+            "external_id": external_id,
+            "mode": mode,
+            "scope": scope,
+            "working_dir": working_dir,
+        }
+        return self._request("POST", "/conversations", json=body)
+
+    def conversations(self, subject: str, limit: int | None = None) -> list[dict]:
+        """The subject's conversations, most recently active first."""
+        params = _drop_none({"subject": subject, "limit": limit})
+        return self._request("GET", "/conversations", params=params)["conversations"]
+
+    def conversation_get(self, conversation_id: int) -> dict:
+        """One conversation, with its `message_count`."""
+        return self._request("GET", f"/conversations/{int(conversation_id)}")
+
+    def messages(self, conversation_id: int, limit: int | None = None, before: int | None = None) -> list[dict]:
+        """The conversation's messages, oldest first (the last `limit`, before message id `before`)."""
+        params = _drop_none({"limit": limit, "before": before})
+        return self._request("GET", f"/conversations/{int(conversation_id)}/messages", params=params)["messages"]
+
+    def add_message(
+        self,
+        conversation_id: int,
+        text: str,
+        role: str = "user",
+        occurred_at: Datetime = None,
+        external_id: str = "",
+    ) -> dict:
+        """Post one message. Posting again with the same `external_id` returns the first one."""
+        body = _drop_none(
+            {"role": role, "text": text, "occurred_at": _iso(occurred_at), "external_id": external_id}
+        )
+        return self._request("POST", f"/conversations/{int(conversation_id)}/messages", json=body)
+
+    def add_messages(self, conversation_id: int, messages: list[dict]) -> list[dict]:
+        """Post a batch of `{"text", "role"?, "occurred_at"?, "external_id"?}`: all or nothing."""
+        items = []
+        for message in messages:
+            item = dict(message)
+            if "occurred_at" in item:
+                item["occurred_at"] = _iso(item["occurred_at"])
+            items.append(_drop_none(item))
+        path = f"/conversations/{int(conversation_id)}/messages"
+        return self._request("POST", path, json={"messages": items})["messages"]
+
+    def respond(self, conversation_id: int, text: str, occurred_at: Datetime = None, external_id: str = "") -> dict:
+        """Post the assistant's reply."""
+        body = _drop_none({"text": text, "occurred_at": _iso(occurred_at), "external_id": external_id})
+        return self._request("POST", f"/conversations/{int(conversation_id)}/responses", json=body)
+
+    # --- context ----------------------------------------------------------------------------
+    def context(
+        self, subject: str, message: str, conversation_id: int | None = None, k: int | None = None, full: bool = False
+    ) -> Context:
+        """The memory context for `message`; see `Context.prompt`.
+
+        Blocks the server left out as unchanged come from this client's cache. If one is
+        missing there (another process received it, or this client was restarted), the
+        context is asked for again with `full: true`, once.
+        """
+        body = _drop_none({"subject": subject, "message": message, "conversation": conversation_id, "k": k})
+        if full:
+            body["full"] = True
+        data = self._request("POST", "/context", json=body)
+        texts = self._texts(conversation_id, data)
+        if texts is None:
+            data = self._request("POST", "/context", json={**body, "full": True})
+            texts = self._texts(conversation_id, data)
+        return Context(data, texts or {})
+
+    def _texts(self, conversation_id: int | None, data: dict) -> dict[str, str] | None:
+        """Every block's full text (None if one cannot be filled in); updates the cache."""
+        blocks = data.get("blocks", [])
+        if conversation_id is None:
+            return {b["name"]: b["text"] or "" for b in blocks}
+        with self._lock:
+            held = self._blocks.get(conversation_id, {})
+            texts = {}
+            for block in blocks:
+                name, text = block["name"], block["text"]
+                if text is None:
+                    cached = held.get(name)
+                    if cached is None or cached[0] != block["digest"]:
+                        return None
+                    text = cached[1]
+                texts[name] = text
+            self._blocks[conversation_id] = {b["name"]: (b["digest"], texts[b["name"]]) for b in blocks}
+            self._blocks.move_to_end(conversation_id)
+            while len(self._blocks) > MAX_CACHED_CONVERSATIONS:
+                self._blocks.popitem(last=False)
+        return texts
+
+    # --- profile ----------------------------------------------------------------------------
+    def profile_set(
+        self,
+        subject: str,
+        key: str,
+        value: str,
+        pinned: bool = True,
+        keywords: list[str] | None = None,
+        mode: str = "",
+        scope: str = "",
+        confidence: float | None = None,
+    ) -> dict:
+        """Set a fact. Unpinned (contextual) facts need `keywords`; they render when one matches."""
+        body = _drop_none(
+            {
+                "key": key,
+                "value": value,
+                "pinned": pinned,
+                "keywords": keywords,
+                "mode": mode,
+                "scope": scope,
+                "confidence": confidence,
+            }
+        )
+        return self._request("POST", f"/subjects/{_seg(subject)}/profile", json=body)
+
+    def profile(self, subject: str) -> list[dict]:
+        """The subject's active facts."""
+        return self._request("GET", f"/subjects/{_seg(subject)}/profile")["facts"]
+
+    def profile_history(self, subject: str, key: str) -> list[dict]:
+        """Every version of the fact `key`, oldest first."""
+        return self._request("GET", f"/subjects/{_seg(subject)}/profile/{_seg(key)}/history")["versions"]
+
+    def profile_remove(self, subject: str, key: str, mode: str = "", scope: str = "") -> dict:
+        """Close the active version of `key` (its history stays)."""
+        params = {k: v for k, v in {"mode": mode, "scope": scope}.items() if v}
+        return self._request("DELETE", f"/subjects/{_seg(subject)}/profile/{_seg(key)}", params=params)
+
+    # --- notes ------------------------------------------------------------------------------
+    def note_store(
+        self,
+        subject: str,
+        content: str,
+        tags: list[str] | None = None,
+        conversation_id: int | None = None,
+        message_id: int | None = None,
+        occurred_at: Datetime = None,
+    ) -> dict:
+        """Store a note (`merged: true` when it repeated an existing one). Scope comes from the conversation."""
+        body = _drop_none(
+            {
+                "content": content,
+                "tags": tags,
+                "conversation": conversation_id,
+                "message": message_id,
+                "occurred_at": _iso(occurred_at),
+            }
+        )
+        return self._request("POST", f"/subjects/{_seg(subject)}/notes", json=body)
+
+    def notes_recall(
+        self,
+        subject: str,
+        query: str = "",
+        k: int = 10,
+        tags: list[str] | None = None,
+        scope: str | None = None,
+        working_dir: str | None = None,
+        archived: bool = False,
+    ) -> list[dict]:
+        """The best `k` notes for `query` (newest first without one), each with a `score`."""
+        params = _drop_none(
+            {
+                "query": query,
+                "k": k,
+                "tags": ",".join(tags) if tags else None,
+                "scope": scope,
+                "working_dir": working_dir,
+                "archived": "true" if archived else None,
+            }
+        )
+        return self._request("GET", f"/subjects/{_seg(subject)}/notes", params=params)["notes"]
+
+    def note(self, subject: str, id: int) -> dict:
+        """One note by id (archived ones too), with its versions and sources."""
+        return self._request("GET", f"/subjects/{_seg(subject)}/notes/{int(id)}")
+
+    def note_edit(self, subject: str, id: int, content: str | None = None, tags: list[str] | None = None) -> dict:
+        """Write a new version of a note."""
+        body = _drop_none({"content": content, "tags": tags})
+        return self._request("PATCH", f"/subjects/{_seg(subject)}/notes/{int(id)}", json=body)
+
+    def note_forget(self, subject: str, id: int) -> None:
+        """Delete a note and its versions."""
+        self._request("DELETE", f"/subjects/{_seg(subject)}/notes/{int(id)}")
+
+    # --- feedback ---------------------------------------------------------------------------
+    def vote(self, subject: str, item: str, signal: str) -> dict:
+        """Vote on an item of a context (`n:ID` or `f:ID`): up, down, used, useful, irrelevant, …"""
+        return self._request("POST", f"/subjects/{_seg(subject)}/votes", json={"item": item, "signal": signal})
