@@ -52,14 +52,18 @@ class ConversationsApi(AppAPIView):
         conversations = conversation_list(subject=self.subject(params["subject"]), limit=params["limit"])
         return Response({"conversations": ConversationOut(conversations, many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: ConversationOut, 200: ConversationOut},
-                   summary="Open a conversation (or get the one with this external id)")
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: ConversationOut, 200: ConversationOut},
+        summary="Open a conversation (or get the one with this external id)",
+    )
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)
         subject = self.subject(data.pop("subject"), create=True)
         conversation, created = conversation_get_or_create(subject=subject, actor=self.actor, **data)
         return Response(
-            ConversationOut(conversation).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+            ConversationOut(conversation).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
 
@@ -78,6 +82,13 @@ class MessageIn(StrictSerializer):
     occurred_at = serializers.DateTimeField(required=False)
     external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
 
+    def validate_text(self, value):
+        # text keeps its whitespace, but a blank one is refused here, where the error names
+        # the batch item (messages.3.text), not later by the service
+        if not value.strip():
+            raise serializers.ValidationError("This field may not be blank.")
+        return value
+
 
 class MessagesApi(AppAPIView):
     class BatchSerializer(StrictSerializer):
@@ -91,12 +102,17 @@ class MessagesApi(AppAPIView):
     def get(self, request, conversation_id):
         params = self.validated(self.QuerySerializer, request.query_params)
         messages = message_list(
-            conversation=self.conversation(conversation_id), limit=params["limit"], before_id=params.get("before")
+            conversation=self.conversation(conversation_id),
+            limit=params["limit"],
+            before_id=params.get("before"),
         )
         return Response({"messages": MessageOut(messages, many=True).data})
 
-    @extend_schema(request=MessageIn, responses={201: MessageOut},
-                   summary='Post a message, or a batch as {"messages": [...]} (all or nothing)')
+    @extend_schema(
+        request=MessageIn,
+        responses={201: MessageOut},
+        summary='Post a message, or a batch as {"messages": [...]} (all or nothing)',
+    )
     def post(self, request, conversation_id):
         conversation = self.conversation(conversation_id)
         if isinstance(request.data, dict) and "messages" in request.data:
@@ -124,4 +140,6 @@ class ResponsesApi(AppAPIView):
         message, created = message_add(
             conversation=self.conversation(conversation_id), role=Role.ASSISTANT, actor=self.actor, **data
         )
-        return Response(MessageOut(message).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(
+            MessageOut(message).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )

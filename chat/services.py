@@ -54,7 +54,10 @@ def conversation_get_or_create(
     except IntegrityError:  # a concurrent request created it
         return Conversation.objects.get(subject=subject, external_id=external_id), False
     audit_record(
-        actor=actor, action="conversation.created", subject=subject, object_kind="conversation",
+        actor=actor,
+        action="conversation.created",
+        subject=subject,
+        object_kind="conversation",
         object_id=conversation.pk,
     )
     return conversation, True

@@ -57,7 +57,15 @@ class NoteVersionInline(admin.TabularInline):
 
 @admin.register(models.Note)
 class NoteAdmin(ReadOnlyAdmin):
-    list_display = ["id", "subject", "short_content", "vote_score", "recall_count", "archived_at", "created_at"]
+    list_display = [
+        "id",
+        "subject",
+        "short_content",
+        "vote_score",
+        "recall_count",
+        "archived_at",
+        "created_at",
+    ]
     list_filter = ["origin", "subject__app", ("archived_at", admin.EmptyFieldListFilter)]
     search_fields = ["content", "subject__external_id"]
     inlines = [NoteVersionInline]

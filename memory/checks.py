@@ -9,7 +9,9 @@ from memory.errors import ConfigError
 @checks.register()
 def storage_engine(app_configs=None, databases=None, **kwargs):
     if connection.vendor != "sqlite":
-        return [checks.Info(f"database: {connection.vendor}; full-text search via tsvector", id="memoryweb.I002")]
+        return [
+            checks.Info(f"database: {connection.vendor}; full-text search via tsvector", id="memoryweb.I002")
+        ]
     from memoryweb.db.sqlite.base import EXTENSION_STATUS
 
     try:

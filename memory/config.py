@@ -89,9 +89,7 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
     elif isinstance(default, str):
         if isinstance(value, str):
             return value
-    raise ConfigError(
-        f"{path} must be a {_type_name(default)}, got {json.dumps(value)}", key=path
-    )
+    raise ConfigError(f"{path} must be a {_type_name(default)}, got {json.dumps(value)}", key=path)
 
 
 def merge(base: dict, override: dict, *, path: str = "memory") -> dict:

@@ -24,7 +24,7 @@ GUIDANCE = (
     "You have long-term memory about the user you are talking to. Below the conversation's "
     "memory sections come in this order: `### profile` (facts the user has told you; trust the "
     "newest), `### recalled` (earlier notes that match this message, with their date), and "
-    "`### memory-index` (pointers `n:ID \"gist\"` to other notes that may matter). Use what "
+    '`### memory-index` (pointers `n:ID "gist"` to other notes that may matter). Use what '
     "helps with this message and ignore the rest. Do not recite memory back unless asked, and "
     "say so when memory is missing rather than guessing."
 )
@@ -128,7 +128,9 @@ def _fit(name: str, lines: list[str], line: str, cap: int) -> bool:
 
 
 def _profile(subject: Subject, terms: list[str], cap: int) -> tuple[list[str], list[Item]]:
-    pinned = list(ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=True).order_by("key", "id"))
+    pinned = list(
+        ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=True).order_by("key", "id")
+    )
     keyword_hits = fact_keyword_search(subject.pk, terms)
     contextual = ProfileFact.objects.in_bulk([h.id for h in keyword_hits])
     chosen: list[tuple[ProfileFact, float, str]] = [(f, 1.0, "pinned") for f in pinned]
@@ -140,13 +142,23 @@ def _profile(subject: Subject, terms: list[str], cap: int) -> tuple[list[str], l
             chosen.append((fact, hit.score, f"keyword: {', '.join(matched)}"))
     lines, items = [], []
     for fact, score, reason in chosen:
-        qualifiers = ", ".join(q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q)
+        qualifiers = ", ".join(
+            q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
+        )
         line = f"- {fact.key}: {fact.value}" + (f" ({qualifiers})" if qualifiers else "")
         if not _fit("profile", lines, line, cap):
             continue  # a later, shorter fact may still fit
         lines.append(line)
-        items.append(Item(id=f"f:{fact.pk}", kind="fact", section="profile", score=score, reason=reason,
-                          tokens=estimate_tokens(line)))
+        items.append(
+            Item(
+                id=f"f:{fact.pk}",
+                kind="fact",
+                section="profile",
+                score=score,
+                reason=reason,
+                tokens=estimate_tokens(line),
+            )
+        )
     return lines, items
 
 
@@ -193,12 +205,21 @@ def _recalled_and_index(ranked, config) -> tuple[list[str], list[str], list[Item
         if len(recalled) < k:
             line = _note_line(note)
             if not _fit("recalled", recalled, line, recall_cap):
-                room = recall_cap - estimate_tokens(_section("recalled", recalled)) - 2
+                room = recall_cap - estimate_tokens(_section("recalled", [*recalled, ""]))
                 line = truncate_to_tokens(line, room) if room >= 24 else ""
             if line:
                 recalled.append(line)
-                items.append(Item(id=f"n:{note.pk}", kind="note", section="recalled", score=score,
-                                  reason=reason, tokens=estimate_tokens(line), source=_source(note)))
+                items.append(
+                    Item(
+                        id=f"n:{note.pk}",
+                        kind="note",
+                        section="recalled",
+                        score=score,
+                        reason=reason,
+                        tokens=estimate_tokens(line),
+                        source=_source(note),
+                    )
+                )
                 continue
         if len(index) >= config["memoryIndex.maxEntries"]:
             continue
@@ -206,8 +227,17 @@ def _recalled_and_index(ranked, config) -> tuple[list[str], list[str], list[Item
         line = f'- n:{note.pk} "{gist}"'
         if _fit("memory-index", index, line, index_cap):
             index.append(line)
-            items.append(Item(id=f"n:{note.pk}", kind="note", section="memory-index", score=score,
-                              reason=reason, tokens=estimate_tokens(line), source=_source(note)))
+            items.append(
+                Item(
+                    id=f"n:{note.pk}",
+                    kind="note",
+                    section="memory-index",
+                    score=score,
+                    reason=reason,
+                    tokens=estimate_tokens(line),
+                    source=_source(note),
+                )
+            )
     return recalled, index, items
 
 
@@ -235,9 +265,14 @@ def context_build(
     query = message.strip()
     if not config["notes.enabled"]:
         # zero cost: no query, no event, no write
-        return Context(query=query, rewritten_query=query, enabled=False,
-                       stable_prefix=Block("stable_prefix", "", config["stablePrefix.maxTokens"]),
-                       sections=[], items=[])
+        return Context(
+            query=query,
+            rewritten_query=query,
+            enabled=False,
+            stable_prefix=Block("stable_prefix", "", config["stablePrefix.maxTokens"]),
+            sections=[],
+            items=[],
+        )
     if k is not None:
         config = config.with_overrides({"recallInjection": {"k": k}})
     rewritten = query
@@ -255,8 +290,13 @@ def context_build(
         Block("recalled", _section("recalled", recalled), config["recallInjection.maxTokens"]),
         Block("memory-index", _section("memory-index", index), config["memoryIndex.maxTokens"]),
     ]
-    context = Context(query=query, rewritten_query=rewritten, stable_prefix=stable_prefix,
-                      sections=sections, items=profile_items + note_items)
+    context = Context(
+        query=query,
+        rewritten_query=rewritten,
+        stable_prefix=stable_prefix,
+        sections=sections,
+        items=profile_items + note_items,
+    )
     context.latency_ms = (time.perf_counter() - started) * 1000
     if record:
         if conversation is not None:

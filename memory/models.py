@@ -57,9 +57,7 @@ class Subject(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["app", "external_id"], name="subject_unique_per_app")
-        ]
+        constraints = [models.UniqueConstraint(fields=["app", "external_id"], name="subject_unique_per_app")]
 
     def __str__(self):
         return f"{self.app.name}/{self.external_id}"
@@ -164,6 +162,9 @@ class NoteVersion(models.Model):
         constraints = [models.UniqueConstraint(fields=["note", "version"], name="note_version_unique")]
         ordering = ["version"]
 
+    def __str__(self):
+        return f"n:{self.note_id} v{self.version}"
+
 
 class NoteSource(models.Model):
     """Provenance: each message a note came from (a merged note keeps all of them)."""
@@ -178,9 +179,10 @@ class NoteSource(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["note", "message"], name="note_source_unique")
-        ]
+        constraints = [models.UniqueConstraint(fields=["note", "message"], name="note_source_unique")]
+
+    def __str__(self):
+        return f"n:{self.note_id} ← m:{self.message_id}"
 
 
 class LinkKind(models.TextChoices):
@@ -204,6 +206,9 @@ class NoteLink(models.Model):
             models.UniqueConstraint(fields=["src", "dst", "kind"], name="note_link_unique"),
             models.CheckConstraint(condition=~Q(src=models.F("dst")), name="note_link_not_self"),
         ]
+
+    def __str__(self):
+        return f"n:{self.src_id} -{self.kind}-> n:{self.dst_id}"
 
 
 class ItemKind(models.TextChoices):
@@ -245,6 +250,9 @@ class VoteEvent(models.Model):
     class Meta:
         indexes = [models.Index(fields=["item_kind", "item_id"], name="vote_item")]
 
+    def __str__(self):
+        return f"{self.signal} {self.item_kind}:{self.item_id}"
+
 
 class RetrievalEvent(models.Model):
     """One context build: what was asked, what was chosen and why, what it cost."""
@@ -264,6 +272,9 @@ class RetrievalEvent(models.Model):
     class Meta:
         indexes = [models.Index(fields=["subject", "created_at"], name="retrieval_recent")]
 
+    def __str__(self):
+        return f"retrieval {self.pk}: {self.query[:40]}"
+
 
 class ContextDelivery(models.Model):
     """The digest of each context block a conversation last received (for `unchanged`)."""
@@ -278,6 +289,9 @@ class ContextDelivery(models.Model):
             models.UniqueConstraint(fields=["conversation", "block"], name="context_delivery_unique")
         ]
 
+    def __str__(self):
+        return f"c:{self.conversation_id} {self.block}"
+
 
 class ActorKind(models.TextChoices):
     API_KEY = "api_key"
@@ -290,9 +304,7 @@ class AuditEvent(models.Model):
     """Who changed or deleted what, from where. Survives the deletion of what it describes."""
 
     app = models.ForeignKey(App, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    subject = models.ForeignKey(
-        Subject, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    subject = models.ForeignKey(Subject, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     actor_kind = models.CharField(max_length=20, choices=ActorKind.choices)
     actor_id = models.CharField(max_length=200, blank=True)
     action = models.CharField(max_length=60)

@@ -212,10 +212,14 @@ class MemoryWeb:
         """One conversation, with its `message_count`."""
         return self._request("GET", f"/conversations/{int(conversation_id)}")
 
-    def messages(self, conversation_id: int, limit: int | None = None, before: int | None = None) -> list[dict]:
+    def messages(
+        self, conversation_id: int, limit: int | None = None, before: int | None = None
+    ) -> list[dict]:
         """The conversation's messages, oldest first (the last `limit`, before message id `before`)."""
         params = _drop_none({"limit": limit, "before": before})
-        return self._request("GET", f"/conversations/{int(conversation_id)}/messages", params=params)["messages"]
+        return self._request("GET", f"/conversations/{int(conversation_id)}/messages", params=params)[
+            "messages"
+        ]
 
     def add_message(
         self,
@@ -242,14 +246,21 @@ class MemoryWeb:
         path = f"/conversations/{int(conversation_id)}/messages"
         return self._request("POST", path, json={"messages": items})["messages"]
 
-    def respond(self, conversation_id: int, text: str, occurred_at: Datetime = None, external_id: str = "") -> dict:
+    def respond(
+        self, conversation_id: int, text: str, occurred_at: Datetime = None, external_id: str = ""
+    ) -> dict:
         """Post the assistant's reply."""
         body = _drop_none({"text": text, "occurred_at": _iso(occurred_at), "external_id": external_id})
         return self._request("POST", f"/conversations/{int(conversation_id)}/responses", json=body)
 
     # --- context ----------------------------------------------------------------------------
     def context(
-        self, subject: str, message: str, conversation_id: int | None = None, k: int | None = None, full: bool = False
+        self,
+        subject: str,
+        message: str,
+        conversation_id: int | None = None,
+        k: int | None = None,
+        full: bool = False,
     ) -> Context:
         """The memory context for `message`; see `Context.prompt`.
 
@@ -377,7 +388,9 @@ class MemoryWeb:
         """One note by id (archived ones too), with its versions and sources."""
         return self._request("GET", f"/subjects/{_seg(subject)}/notes/{int(id)}")
 
-    def note_edit(self, subject: str, id: int, content: str | None = None, tags: list[str] | None = None) -> dict:
+    def note_edit(
+        self, subject: str, id: int, content: str | None = None, tags: list[str] | None = None
+    ) -> dict:
         """Write a new version of a note."""
         body = _drop_none({"content": content, "tags": tags})
         return self._request("PATCH", f"/subjects/{_seg(subject)}/notes/{int(id)}", json=body)
@@ -389,4 +402,6 @@ class MemoryWeb:
     # --- feedback ---------------------------------------------------------------------------
     def vote(self, subject: str, item: str, signal: str) -> dict:
         """Vote on an item of a context (`n:ID` or `f:ID`): up, down, used, useful, irrelevant, …"""
-        return self._request("POST", f"/subjects/{_seg(subject)}/votes", json={"item": item, "signal": signal})
+        return self._request(
+            "POST", f"/subjects/{_seg(subject)}/votes", json={"item": item, "signal": signal}
+        )

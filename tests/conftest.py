@@ -20,7 +20,11 @@ def _postgres_unreachable_reason() -> str | None:
 
         db = parse_database_url(url)
         psycopg.connect(
-            host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"] or None, dbname=db["NAME"], connect_timeout=3
+            host=db["HOST"],
+            port=db["PORT"] or 5432,
+            user=db["USER"] or None,
+            dbname=db["NAME"],
+            connect_timeout=3,
         ).close()
     except Exception as exc:
         return f"PostgreSQL at {url} is not reachable: {exc}"

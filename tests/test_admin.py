@@ -3,8 +3,18 @@ from django.urls import reverse
 
 from tests.factories import ConversationFactory, FactFactory, MessageFactory, NoteFactory
 
-PAGES = ["memory_app", "memory_subject", "memory_profilefact", "memory_note", "memory_notelink",
-         "memory_voteevent", "memory_retrievalevent", "memory_auditevent", "chat_conversation", "chat_message"]
+PAGES = [
+    "memory_app",
+    "memory_subject",
+    "memory_profilefact",
+    "memory_note",
+    "memory_notelink",
+    "memory_voteevent",
+    "memory_retrievalevent",
+    "memory_auditevent",
+    "chat_conversation",
+    "chat_message",
+]
 
 
 @pytest.mark.parametrize("page", PAGES)

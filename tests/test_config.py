@@ -42,7 +42,10 @@ def test_a_misspelt_key_gets_a_did_you_mean(db):
     with pytest.raises(ConfigError) as error:
         validate_app_config({"memory": {"recallInjection": {"maxToken": 10}}})
 
-    assert str(error.value) == "unknown configuration key memory.recallInjection.maxToken — did you mean maxTokens?"
+    assert (
+        str(error.value)
+        == "unknown configuration key memory.recallInjection.maxToken — did you mean maxTokens?"
+    )
     assert error.value.key == "memory.recallInjection.maxToken"
 
 

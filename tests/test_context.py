@@ -12,7 +12,14 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture
 def filled(subject, actor, config):
     fact_set(subject=subject, key="name", value="Alice", actor=actor)
-    fact_set(subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["food", "restaurant"], actor=actor)
+    fact_set(
+        subject=subject,
+        key="allergy",
+        value="peanuts",
+        pinned=False,
+        keywords=["food", "restaurant"],
+        actor=actor,
+    )
     fact_set(subject=subject, key="employer", value="Acme", pinned=False, keywords=["office"], actor=actor)
     for text in [
         "Alice's favourite restaurant is Taberna do Mar in Lisbon",
@@ -48,15 +55,23 @@ def test_recalled_holds_the_top_k_and_the_index_points_to_the_rest(filled, confi
     index = [i for i in data["items"] if i["section"] == "memory-index"]
     assert len(recalled) == 2
     assert index and all(i["id"].startswith("n:") for i in index)
-    assert data["tail"].index("### profile") < data["tail"].index("### recalled") < data["tail"].index("### memory-index")
+    assert (
+        data["tail"].index("### profile")
+        < data["tail"].index("### recalled")
+        < data["tail"].index("### memory-index")
+    )
     assert all(item["reason"] for item in data["items"])
 
 
 def test_every_section_stays_under_its_cap(subject, actor, config):
     for i in range(30):
         fact_set(subject=subject, key=f"fact{i}", value="a rather long value " * 8, actor=actor)
-        note_store(subject=subject, content=f"Lisbon memory {i}: " + "words about Lisbon trams " * 60,
-                   actor=actor, config=config)
+        note_store(
+            subject=subject,
+            content=f"Lisbon memory {i}: " + "words about Lisbon trams " * 60,
+            actor=actor,
+            config=config,
+        )
 
     context = context_build(subject=subject, message="Lisbon trams", config=config, k=3)
 
@@ -97,7 +112,13 @@ def test_blocks_the_conversation_already_received_are_marked_unchanged(filled, c
 def test_notes_in_another_scope_stay_out_of_the_context(subject, actor, config):
     work, _ = conversation_get_or_create(subject=subject, external_id="w", scope="work", actor=actor)
     home, _ = conversation_get_or_create(subject=subject, external_id="h", scope="home", actor=actor)
-    note_store(subject=subject, content="quarterly budget review in Lisbon", conversation=work, actor=actor, config=config)
+    note_store(
+        subject=subject,
+        content="quarterly budget review in Lisbon",
+        conversation=work,
+        actor=actor,
+        config=config,
+    )
 
     in_home = context_build(subject=subject, message="Lisbon budget", config=config, conversation=home)
     in_work = context_build(subject=subject, message="Lisbon budget", config=config, conversation=work)

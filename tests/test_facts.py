@@ -66,7 +66,9 @@ def test_a_contextual_fact_needs_keywords(subject, actor):
 
 def test_list_marks_pinned_and_contextual_facts(subject, actor):
     fact_set(subject=subject, key="name", value="Alice", actor=actor)
-    fact_set(subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["Food", "food"], actor=actor)
+    fact_set(
+        subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["Food", "food"], actor=actor
+    )
 
     facts = {f.key: f for f in fact_list(subject=subject)}
 

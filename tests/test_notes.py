@@ -19,11 +19,14 @@ def store(subject, content, actor, config, **kwargs):
 
 
 def test_store_writes_the_note_its_first_version_and_provenance(subject, actor, config):
-    conversation, _ = conversation_get_or_create(subject=subject, external_id="c", scope="work", working_dir="/src", actor=actor)
+    conversation, _ = conversation_get_or_create(
+        subject=subject, external_id="c", scope="work", working_dir="/src", actor=actor
+    )
     message, _ = message_add(conversation=conversation, role="user", text="hi", actor=actor)
 
-    note, created = store(subject, "Deploys go out on Tuesdays", actor, config, tags=["Ops", "ops"],
-                          source_message=message)
+    note, created = store(
+        subject, "Deploys go out on Tuesdays", actor, config, tags=["Ops", "ops"], source_message=message
+    )
 
     assert created is True
     assert note.tags == ["ops"]
@@ -36,8 +39,13 @@ def test_store_writes_the_note_its_first_version_and_provenance(subject, actor, 
 
 @pytest.mark.parametrize(
     "content,tags,field",
-    [("", None, "content"), ("x" * 4001, None, "content"), ("ok", ["t"] * 0 + [f"t{i}" for i in range(17)], "tags"),
-     ("ok", ["bad tag!"], "tags"), ("ok", "notalist", "tags")],
+    [
+        ("", None, "content"),
+        ("x" * 4001, None, "content"),
+        ("ok", ["t"] * 0 + [f"t{i}" for i in range(17)], "tags"),
+        ("ok", ["bad tag!"], "tags"),
+        ("ok", "notalist", "tags"),
+    ],
 )
 def test_invalid_notes_are_refused_and_nothing_is_written(subject, actor, config, content, tags, field):
     with pytest.raises(InvalidInput) as error:
@@ -50,16 +58,29 @@ def test_a_near_duplicate_merges_into_the_existing_note_keeping_every_source(sub
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c", actor=actor)
     first_msg, _ = message_add(conversation=conversation, role="user", text="a", actor=actor)
     second_msg, _ = message_add(conversation=conversation, role="user", text="b", actor=actor)
-    original, _ = store(subject, "Alice is allergic to peanuts and shellfish", actor, config,
-                        tags=["health", "food"], source_message=first_msg)
+    original, _ = store(
+        subject,
+        "Alice is allergic to peanuts and shellfish",
+        actor,
+        config,
+        tags=["health", "food"],
+        source_message=first_msg,
+    )
 
-    merged, created = store(subject, "alice is allergic to shellfish and peanuts!", actor, config,
-                            tags=["health"], source_message=second_msg)
+    merged, created = store(
+        subject,
+        "alice is allergic to shellfish and peanuts!",
+        actor,
+        config,
+        tags=["health"],
+        source_message=second_msg,
+    )
 
     assert created is False and merged.pk == original.pk
     assert Note.objects.count() == 1
     assert set(NoteSource.objects.filter(note=original).values_list("message_id", flat=True)) == {
-        first_msg.pk, second_msg.pk
+        first_msg.pk,
+        second_msg.pk,
     }
 
 
@@ -90,7 +111,9 @@ def test_fifo_eviction_keeps_the_newest_notes(subject, actor, app):
 
 def test_eviction_removes_links_of_the_evicted_notes(subject, actor, app):
     config = get_config(app).with_overrides({"notes": {"maxEntries": 1}, "dedup": {"enabled": False}})
-    a, _ = store(subject, "first note about gardens", actor, config.with_overrides({"notes": {"maxEntries": 10}}))
+    a, _ = store(
+        subject, "first note about gardens", actor, config.with_overrides({"notes": {"maxEntries": 10}})
+    )
     b = NoteFactory(subject=subject, content="second note about kitchens")
     NoteLink.objects.create(src=a, dst=b)
 
@@ -102,14 +125,22 @@ def test_eviction_removes_links_of_the_evicted_notes(subject, actor, app):
 
 
 def test_utility_weighted_eviction_drops_the_least_useful_note(subject, actor, app):
-    config = get_config(app).with_overrides({"eviction": {"utilityWeighted": True}, "dedup": {"enabled": False}})
+    config = get_config(app).with_overrides(
+        {"eviction": {"utilityWeighted": True}, "dedup": {"enabled": False}}
+    )
     old_but_loved, _ = store(subject, "the wifi password hint is the cat's name", actor, config)
-    vote_cast(subject=subject, item_kind="note", item_id=old_but_loved.pk, signal="up", actor=actor, config=config)
+    vote_cast(
+        subject=subject, item_kind="note", item_id=old_but_loved.pk, signal="up", actor=actor, config=config
+    )
     unloved, _ = store(subject, "it rained on a Tuesday once", actor, config)
-    vote_cast(subject=subject, item_kind="note", item_id=unloved.pk, signal="down", actor=actor, config=config)
+    vote_cast(
+        subject=subject, item_kind="note", item_id=unloved.pk, signal="down", actor=actor, config=config
+    )
     store(subject, "Alice prefers window seats", actor, config)
 
-    notes_evict_overflow(subject=subject, config=config.with_overrides({"notes": {"maxEntries": 2}}), actor=actor)
+    notes_evict_overflow(
+        subject=subject, config=config.with_overrides({"notes": {"maxEntries": 2}}), actor=actor
+    )
 
     assert not Note.objects.filter(pk=unloved.pk).exists()
     assert Note.objects.filter(pk=old_but_loved.pk).exists()
@@ -139,8 +170,16 @@ def test_recall_finds_notes_by_any_term_and_ranks_the_best_first(subject, actor,
 
 @pytest.mark.parametrize(
     "query",
-    ['"unbalanced', "NEAR(a b)", "title:cat OR", "cat AND NOT dog", "*", "a'); DROP TABLE memory_note; --",
-     "^cat", "c++ -dog"],
+    [
+        '"unbalanced',
+        "NEAR(a b)",
+        "title:cat OR",
+        "cat AND NOT dog",
+        "*",
+        "a'); DROP TABLE memory_note; --",
+        "^cat",
+        "c++ -dog",
+    ],
 )
 def test_user_text_never_reaches_match_as_syntax(subject, actor, config, query):
     store(subject, "Alice's cat is called Miso", actor, config)
@@ -158,8 +197,12 @@ def test_stemming_matches_other_forms_of_a_word(subject, actor, config):
 
 
 def test_recall_filters_by_tags_scope_and_working_dir(subject, actor, config):
-    work, _ = conversation_get_or_create(subject=subject, external_id="w", scope="work", working_dir="/repo", actor=actor)
-    tagged, _ = store(subject, "deploy checklist for the api", actor, config, tags=["ops", "api"], conversation=work)
+    work, _ = conversation_get_or_create(
+        subject=subject, external_id="w", scope="work", working_dir="/repo", actor=actor
+    )
+    tagged, _ = store(
+        subject, "deploy checklist for the api", actor, config, tags=["ops", "api"], conversation=work
+    )
     store(subject, "deploy the garden sprinkler", actor, config, tags=["home"])
 
     by_tag = note_recall(subject=subject, query="deploy", k=5, filters=NoteFilter(tags=["ops"]))
@@ -187,7 +230,10 @@ def test_archived_notes_are_left_out_of_recall_unless_asked_for(subject, actor, 
     Note.objects.filter(pk=note.pk).update(archived_at=timezone.now())
 
     assert note_recall(subject=subject, query="sailing", k=5) == []
-    assert len(note_recall(subject=subject, query="sailing", k=5, filters=NoteFilter(include_archived=True))) == 1
+    assert (
+        len(note_recall(subject=subject, query="sailing", k=5, filters=NoteFilter(include_archived=True)))
+        == 1
+    )
 
 
 def test_edit_writes_a_new_version_and_the_index_follows(subject, actor, config):
@@ -196,7 +242,8 @@ def test_edit_writes_a_new_version_and_the_index_follows(subject, actor, config)
     note_edit(note=note, content="Alice drives a red bicycle", actor=actor, config=config)
 
     assert list(note.versions.values_list("version", "content")) == [
-        (1, "Alice drives a blue car"), (2, "Alice drives a red bicycle")
+        (1, "Alice drives a blue car"),
+        (2, "Alice drives a red bicycle"),
     ]
     assert note_recall(subject=subject, query="blue car", k=5) == []
     assert [n.pk for n, _ in note_recall(subject=subject, query="bicycle", k=5)] == [note.pk]

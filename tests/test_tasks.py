@@ -23,8 +23,9 @@ def test_the_sweep_evicts_subjects_over_a_lowered_cap(subject, actor):
 
 
 def test_old_retrieval_events_are_pruned(subject):
-    old = RetrievalEvent.objects.create(subject=subject, query="q", latency_ms=1,
-                                        created_at=timezone.now() - timedelta(days=31))
+    old = RetrievalEvent.objects.create(
+        subject=subject, query="q", latency_ms=1, created_at=timezone.now() - timedelta(days=31)
+    )
     fresh = RetrievalEvent.objects.create(subject=subject, query="q", latency_ms=1)
 
     assert retrieval_events_prune() == {"deleted": 1}

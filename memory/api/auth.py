@@ -3,6 +3,8 @@
 import hmac
 
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from rest_framework import authentication, exceptions, permissions
 
 from memory.models import ApiKey
@@ -35,6 +37,16 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):
         return self.keyword
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    """Describes the API key in the OpenAPI schema, so the docs page can send it."""
+
+    target_class = ApiKeyAuthentication
+    name = "ApiKey"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Bearer")
 
 
 class HasAppKey(permissions.BasePermission):

@@ -2,6 +2,7 @@
 
 from functools import cached_property
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.views import APIView
 
@@ -46,6 +47,15 @@ class AppAPIView(APIView):
 
 class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know, naming them, instead of silently dropping them."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        outer, _, inner = cls.__qualname__.rpartition(".")
+        if outer:
+            # every view nests an `InputSerializer`: name the OpenAPI component after the view
+            # (`ContextInput`), or they all collide as one `InputRequest`
+            name = outer.removesuffix("Api") + inner.removesuffix("Serializer")
+            extend_schema_serializer(component_name=name)(cls)
 
     def to_internal_value(self, data):
         if isinstance(data, dict):

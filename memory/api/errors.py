@@ -13,7 +13,8 @@ def _flatten(detail, prefix=""):
     out = {}
     if isinstance(detail, dict):
         for key, value in detail.items():
-            name = key if key != "non_field_errors" else ""
+            # str(): list items' errors are keyed by index, and index 0 must not vanish as falsy
+            name = str(key) if key != "non_field_errors" else ""
             out.update(_flatten(value, f"{prefix}.{name}" if prefix and name else prefix or name))
     elif isinstance(detail, list):
         if detail and all(not isinstance(d, (dict, list)) for d in detail):

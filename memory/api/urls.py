@@ -8,7 +8,9 @@ urlpatterns = [
     path("conversations", chat_api.ConversationsApi.as_view(), name="api-conversations"),
     path("conversations/<int:conversation_id>", chat_api.ConversationApi.as_view(), name="api-conversation"),
     path("conversations/<int:conversation_id>/messages", chat_api.MessagesApi.as_view(), name="api-messages"),
-    path("conversations/<int:conversation_id>/responses", chat_api.ResponsesApi.as_view(), name="api-responses"),
+    path(
+        "conversations/<int:conversation_id>/responses", chat_api.ResponsesApi.as_view(), name="api-responses"
+    ),
     path("subjects/<str:subject>/profile", views.ProfileApi.as_view(), name="api-profile"),
     path("subjects/<str:subject>/profile/<str:key>", views.ProfileKeyApi.as_view(), name="api-profile-key"),
     path(

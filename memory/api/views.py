@@ -1,5 +1,6 @@
 """The memory endpoints of the REST sidecar: context, profile facts, notes, votes."""
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -9,7 +10,15 @@ from memory.context import context_build
 from memory.errors import InvalidInput
 from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, note_get, note_recall, note_versions
-from memory.services import fact_remove, fact_set, note_edit, note_forget, note_store, notes_mark_recalled, vote_cast
+from memory.services import (
+    fact_remove,
+    fact_set,
+    note_edit,
+    note_forget,
+    note_store,
+    notes_mark_recalled,
+    vote_cast,
+)
 
 
 # --- output shapes ------------------------------------------------------------------------
@@ -82,7 +91,10 @@ class ContextApi(AppAPIView):
         k = serializers.IntegerField(required=False, min_value=1, max_value=50)
         full = serializers.BooleanField(required=False, default=False)
 
-    @extend_schema(request=InputSerializer, responses={200: dict}, summary="Build the memory context for a message")
+    @extend_schema(
+        request=InputSerializer, responses={200: dict}, summary="Build the memory context for a message"
+    )
+    @transaction.atomic  # a refused conversation leaves no new subject behind
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)
         subject = self.subject(data["subject"], create=True)
@@ -90,7 +102,10 @@ class ContextApi(AppAPIView):
             self.conversation(data["conversation"], subject=subject) if "conversation" in data else None
         )
         context = context_build(
-            subject=subject, message=data["message"], config=self.config, conversation=conversation,
+            subject=subject,
+            message=data["message"],
+            config=self.config,
+            conversation=conversation,
             k=data.get("k"),
         )
         return Response(context.as_dict(full=data["full"]))
@@ -102,7 +117,9 @@ class ProfileApi(AppAPIView):
         key = serializers.CharField(max_length=100)
         value = serializers.CharField(max_length=2000)
         pinned = serializers.BooleanField(required=False, default=True)
-        keywords = serializers.ListField(child=serializers.CharField(max_length=60), required=False, max_length=16)
+        keywords = serializers.ListField(
+            child=serializers.CharField(max_length=60), required=False, max_length=16
+        )
         mode = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
         scope = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
         confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
@@ -179,7 +196,9 @@ class NotesApi(AppAPIView):
             tags=[t.strip().lower() for t in params.get("tags", "").split(",") if t.strip()],
             include_archived=params["archived"],
         )
-        results = note_recall(subject=self.subject(subject), query=params["query"], k=params["k"], filters=filters)
+        results = note_recall(
+            subject=self.subject(subject), query=params["query"], k=params["k"], filters=filters
+        )
         notes_mark_recalled(note_ids=[note.pk for note, _ in results])
         payload = []
         for note, score in results:
@@ -189,10 +208,13 @@ class NotesApi(AppAPIView):
         return Response({"notes": payload})
 
     @extend_schema(request=InputSerializer, responses={201: NoteOut, 200: NoteOut}, summary="Store a note")
+    @transaction.atomic  # a refused conversation or message leaves no new subject behind
     def post(self, request, subject):
         data = self.validated(self.InputSerializer, request.data)
         subj = self.subject(subject, create=True)
-        conversation = self.conversation(data["conversation"], subject=subj) if "conversation" in data else None
+        conversation = (
+            self.conversation(data["conversation"], subject=subj) if "conversation" in data else None
+        )
         message = None
         if "message" in data:
             from chat.selectors import message_get
@@ -252,10 +274,20 @@ class VotesApi(AppAPIView):
         data = self.validated(self.InputSerializer, request.data)
         kind, item_id = parse_item_ref(data["item"])
         event, score = vote_cast(
-            subject=self.subject(subject), item_kind=kind, item_id=item_id, signal=data["signal"],
-            actor=self.actor, config=self.config,
+            subject=self.subject(subject),
+            item_kind=kind,
+            item_id=item_id,
+            signal=data["signal"],
+            actor=self.actor,
+            config=self.config,
         )
         return Response(
-            {"id": event.pk, "item": data["item"], "signal": event.signal, "delta": event.delta, "score": score},
+            {
+                "id": event.pk,
+                "item": data["item"],
+                "signal": event.signal,
+                "delta": event.delta,
+                "score": score,
+            },
             status=status.HTTP_201_CREATED,
         )

@@ -123,7 +123,9 @@ def note_filter_queryset(queryset, filters: NoteFilter):
     return queryset
 
 
-def note_search(subject_id: int, terms: list[str], *, limit: int, filters: NoteFilter | None = None) -> list[Hit]:
+def note_search(
+    subject_id: int, terms: list[str], *, limit: int, filters: NoteFilter | None = None
+) -> list[Hit]:
     """Best `limit` notes of the subject for any of `terms`, best first."""
     if not terms or limit <= 0:
         return []

@@ -65,9 +65,7 @@ def install(connection) -> None:
 
 
 def uninstall(connection) -> None:
-    statements = (
-        sqlite_drop_statements() if connection.vendor == "sqlite" else postgres_drop_statements()
-    )
+    statements = sqlite_drop_statements() if connection.vendor == "sqlite" else postgres_drop_statements()
     with connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)

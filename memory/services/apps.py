@@ -39,7 +39,9 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
-        audit_record(actor=actor, action="api_key.revoked", app=key.app, object_kind="api_key", object_id=key.prefix)
+        audit_record(
+            actor=actor, action="api_key.revoked", app=key.app, object_kind="api_key", object_id=key.prefix
+        )
     return key
 
 
@@ -49,7 +51,9 @@ def app_config_set(*, app: App, config: dict, actor: Actor) -> App:
     validate_app_config(config)
     app.config = config
     app.save(update_fields=["config", "updated_at"])
-    audit_record(actor=actor, action="app.config_set", app=app, object_kind="app", object_id=app.pk, data=config)
+    audit_record(
+        actor=actor, action="app.config_set", app=app, object_kind="app", object_id=app.pk, data=config
+    )
     return app
 
 

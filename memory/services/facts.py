@@ -34,9 +34,7 @@ def _clean_keywords(keywords) -> list[str]:
 def _clean_key(key: str) -> str:
     key = (key or "").strip()
     if not KEY_RE.match(key):
-        raise InvalidInput(
-            "key must be 1–100 characters: letters, digits, spaces and . : - _", field="key"
-        )
+        raise InvalidInput("key must be 1–100 characters: letters, digits, spaces and . : - _", field="key")
     return key
 
 
@@ -86,7 +84,9 @@ def fact_set(
     if active and active.value == value and active.pinned == pinned and active.keywords == keywords:
         ProfileFact.objects.filter(pk=active.pk).update(confirmations=active.confirmations + 1)
         active.confirmations += 1
-        audit_record(actor=actor, action="fact.confirmed", subject=subject, object_kind="fact", object_id=active.pk)
+        audit_record(
+            actor=actor, action="fact.confirmed", subject=subject, object_kind="fact", object_id=active.pk
+        )
         return active, False
 
     if active:

@@ -19,7 +19,9 @@ def _clean_content(content, config: MemoryConfig) -> str:
     content = content.strip()
     limit = config["notes.maxChars"]
     if len(content) > limit:
-        raise InvalidInput(f"content must be at most {limit} characters (got {len(content)})", field="content")
+        raise InvalidInput(
+            f"content must be at most {limit} characters (got {len(content)})", field="content"
+        )
     return content
 
 
@@ -129,7 +131,9 @@ def note_store(
         created_at=now,
         updated_at=now,
     )
-    NoteVersion.objects.create(note=note, version=1, content=content, tags=tags, origin=origin, created_at=now)
+    NoteVersion.objects.create(
+        note=note, version=1, content=content, tags=tags, origin=origin, created_at=now
+    )
     _add_source(note, conversation, source_message)
     audit_record(actor=actor, action="note.stored", subject=subject, object_kind="note", object_id=note.pk)
     notes_evict_overflow(subject=subject, config=config, actor=actor)
@@ -146,7 +150,9 @@ def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, 
     note.content, note.tags, note.version = new_content, new_tags, note.version + 1
     note.updated_at = timezone.now()
     note.save(update_fields=["content", "tags", "version", "updated_at"])
-    NoteVersion.objects.create(note=note, version=note.version, content=new_content, tags=new_tags, origin=origin)
+    NoteVersion.objects.create(
+        note=note, version=note.version, content=new_content, tags=new_tags, origin=origin
+    )
     audit_record(
         actor=actor,
         action="note.edited",
@@ -170,9 +176,7 @@ def _eviction_order(config: MemoryConfig) -> str:
     if config["eviction.utilityWeighted"]:
         # least useful first: low votes, rarely recalled, long ago recalled, long untouched
         nulls_first = "" if connection.vendor == "sqlite" else " NULLS FIRST"
-        return (
-            f"vote_score ASC, recall_count ASC, last_recalled_at ASC{nulls_first}, updated_at ASC, id ASC"
-        )
+        return f"vote_score ASC, recall_count ASC, last_recalled_at ASC{nulls_first}, updated_at ASC, id ASC"
     return "created_at ASC, id ASC"
 
 
@@ -210,7 +214,11 @@ def notes_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Actor
         action="notes.evicted",
         subject=subject,
         object_kind="note",
-        data={"count": deleted, "ids": evicted_ids[:100], "utility_weighted": config["eviction.utilityWeighted"]},
+        data={
+            "count": deleted,
+            "ids": evicted_ids[:100],
+            "utility_weighted": config["eviction.utilityWeighted"],
+        },
     )
     return deleted
 

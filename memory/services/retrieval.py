@@ -36,7 +36,9 @@ def context_deliveries_update(*, conversation, digests: dict[str, str]) -> dict[
         current = held.get(block)
         unchanged[block] = current is not None and current.digest == digest
         if current is None:
-            ContextDelivery.objects.create(conversation=conversation, block=block, digest=digest, updated_at=now)
+            ContextDelivery.objects.create(
+                conversation=conversation, block=block, digest=digest, updated_at=now
+            )
         elif current.digest != digest:
             ContextDelivery.objects.filter(pk=current.pk).update(digest=digest, updated_at=now)
     return unchanged

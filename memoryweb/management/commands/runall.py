@@ -183,7 +183,9 @@ class Supervisor:
             if pending:
                 time.sleep(0.05)
         for child in pending:
-            self.log(f"{child.spec.name} did not stop within {self.stop_timeout:g}s: killing its process group")
+            self.log(
+                f"{child.spec.name} did not stop within {self.stop_timeout:g}s: killing its process group"
+            )
             _signal_group(child.pgid, signal.SIGKILL)
         for child in running:
             code = child.process.wait()
@@ -222,9 +224,7 @@ class Supervisor:
         if self.stopping:
             return
         delay = self._next_delay(child, uptime=uptime)
-        self.log(
-            f"{child.spec.name} {_describe_exit(code)} after {uptime:.1f}s: restarting in {delay:g}s"
-        )
+        self.log(f"{child.spec.name} {_describe_exit(code)} after {uptime:.1f}s: restarting in {delay:g}s")
         child.restart_at = now + delay
 
     def _next_delay(self, child: _Child, *, uptime: float) -> float:

@@ -1,0 +1,344 @@
+"""Who may call the sidecar: API keys (missing, wrong, revoked), paused apps, and the tenant wall.
+
+Every endpoint and method of memory/api/urls.py is in ENDPOINTS; a test checks the table
+against the URLconf, so a new endpoint cannot skip these checks.
+"""
+
+from types import SimpleNamespace
+
+import pytest
+from rest_framework.test import APIClient
+
+from chat.models import Conversation, Message
+from chat.services import conversation_get_or_create, message_add
+from memory.api import urls as api_urls
+from memory.models import ApiKey, AuditEvent, Note, ProfileFact, RetrievalEvent, Subject, VoteEvent
+from memory.services import api_key_revoke, fact_set, note_store
+from tests.factories import SubjectFactory
+
+API = "/api/v1"
+
+# name → (url name, method, path, body); "{conversation}", "{note}", "{fact}", "{message}"
+# and "{key}" are filled with the ids of the `world` fixture.
+ENDPOINTS = {
+    "context": (
+        "api-context",
+        "post",
+        "/context",
+        {"subject": "alice", "message": "what is my cat called", "conversation": "{conversation}"},
+    ),
+    "conversations-list": ("api-conversations", "get", "/conversations?subject=alice", None),
+    "conversations-open": (
+        "api-conversations",
+        "post",
+        "/conversations",
+        {"subject": "alice", "external_id": "x"},
+    ),
+    "conversation-read": ("api-conversation", "get", "/conversations/{conversation}", None),
+    "messages-list": ("api-messages", "get", "/conversations/{conversation}/messages", None),
+    "messages-post": ("api-messages", "post", "/conversations/{conversation}/messages", {"text": "hello"}),
+    "responses-post": ("api-responses", "post", "/conversations/{conversation}/responses", {"text": "hi!"}),
+    "profile-list": ("api-profile", "get", "/subjects/alice/profile", None),
+    "profile-set": ("api-profile", "post", "/subjects/alice/profile", {"key": "city", "value": "Lyon"}),
+    "profile-remove": ("api-profile-key", "delete", "/subjects/alice/profile/{key}", None),
+    "profile-history": ("api-profile-history", "get", "/subjects/alice/profile/{key}/history", None),
+    "notes-recall": ("api-notes", "get", "/subjects/alice/notes?query=cat", None),
+    "notes-store": ("api-notes", "post", "/subjects/alice/notes", {"content": "Alice plays the cello"}),
+    "note-read": ("api-note", "get", "/subjects/alice/notes/{note}", None),
+    "note-edit": ("api-note", "patch", "/subjects/alice/notes/{note}", {"content": "Alice's cat is Mochi"}),
+    "note-forget": ("api-note", "delete", "/subjects/alice/notes/{note}", None),
+    "votes-cast": ("api-votes", "post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "up"}),
+}
+
+# The same endpoints aimed by another app at this app's objects. The two that only name a
+# subject (opening a conversation, setting a fact) are absent: for another app "alice" is
+# simply its own, new subject (see the tests at the end).
+FOREIGN = {
+    "context": ("post", "/context", {"subject": "alice", "message": "cat", "conversation": "{conversation}"}),
+    "conversations-list": ("get", "/conversations?subject=alice", None),
+    "conversation-read": ("get", "/conversations/{conversation}", None),
+    "messages-list": ("get", "/conversations/{conversation}/messages", None),
+    "messages-post": ("post", "/conversations/{conversation}/messages", {"text": "hello"}),
+    "responses-post": ("post", "/conversations/{conversation}/responses", {"text": "hi!"}),
+    "profile-list": ("get", "/subjects/alice/profile", None),
+    "profile-remove": ("delete", "/subjects/alice/profile/{key}", None),
+    "profile-history": ("get", "/subjects/alice/profile/{key}/history", None),
+    "notes-recall": ("get", "/subjects/alice/notes?query=cat", None),
+    "notes-store-in-conversation": (
+        "post",
+        "/subjects/alice/notes",
+        {"content": "stolen", "conversation": "{conversation}"},
+    ),
+    "notes-store-from-message": (
+        "post",
+        "/subjects/alice/notes",
+        {"content": "stolen", "message": "{message}"},
+    ),
+    "note-read": ("get", "/subjects/alice/notes/{note}", None),
+    "note-edit": ("patch", "/subjects/alice/notes/{note}", {"content": "overwritten"}),
+    "note-forget": ("delete", "/subjects/alice/notes/{note}", None),
+    "votes-on-note": ("post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "down"}),
+    "votes-on-fact": ("post", "/subjects/alice/votes", {"item": "f:{fact}", "signal": "down"}),
+}
+
+SUBJECT_LISTS = {"conversations-list": "conversations", "profile-list": "facts", "notes-recall": "notes"}
+
+
+@pytest.fixture
+def world(subject, actor, config):
+    """alice (of `client`'s app) with a conversation, a message, a note and a fact."""
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="c1", actor=actor)
+    message, _ = message_add(conversation=conversation, role="user", text="my cat is Miso", actor=actor)
+    note, _ = note_store(subject=subject, content="Alice's cat is called Miso", actor=actor, config=config)
+    fact, _ = fact_set(subject=subject, key="name", value="Alice", actor=actor)
+    return SimpleNamespace(
+        subject=subject, conversation=conversation, message=message, note=note, fact=fact, key=fact.key
+    )
+
+
+def _fill(value, world):
+    ids = {
+        "conversation": world.conversation.pk,
+        "message": world.message.pk,
+        "note": world.note.pk,
+        "fact": world.fact.pk,
+        "key": world.key,
+    }
+    if isinstance(value, dict):
+        return {k: _fill(v, world) for k, v in value.items()}
+    if isinstance(value, str):
+        for name, id_ in ids.items():
+            if value == "{" + name + "}":
+                return id_  # a whole-value placeholder keeps its type (ids are ints in JSON)
+            value = value.replace("{" + name + "}", str(id_))
+    return value
+
+
+def call(api_client, world, method, path, body):
+    send = getattr(api_client, method)
+    url = API + _fill(path, world)
+    if body is None:
+        return send(url)
+    return send(url, _fill(body, world), format="json")
+
+
+def snapshot():
+    """Row counts of everything an endpoint may write."""
+    models = [Subject, Conversation, Message, Note, ProfileFact, VoteEvent, RetrievalEvent, AuditEvent]
+    counts = {model.__name__: model.objects.count() for model in models}
+    counts["active facts"] = ProfileFact.objects.filter(valid_to=None).count()
+    counts["note contents"] = sorted(Note.objects.values_list("content", flat=True))
+    return counts
+
+
+def test_the_endpoint_table_covers_every_sidecar_url_and_method():
+    in_urlconf = set()
+    for pattern in api_urls.urlpatterns:
+        view = pattern.callback.view_class
+        for method in view.http_method_names:
+            if method not in ("options", "head") and hasattr(view, method):
+                in_urlconf.add((pattern.name, method))
+
+    in_table = {(url_name, method) for url_name, method, _, _ in ENDPOINTS.values()}
+
+    assert in_table == in_urlconf
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_a_valid_key_reaches_every_endpoint(client, world, name):
+    _, method, path, body = ENDPOINTS[name]
+
+    response = call(client, world, method, path, body)
+
+    assert response.status_code in (200, 201, 204), response.content
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_a_request_without_a_key_is_refused_with_401_and_writes_nothing(anon_client, world, name):
+    _, method, path, body = ENDPOINTS[name]
+    before = snapshot()
+
+    response = call(anon_client, world, method, path, body)
+
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Bearer"
+    assert response.json()["error"]["code"] == "not_authenticated"
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_a_request_with_a_wrong_secret_is_refused_with_401_and_writes_nothing(api_key, world, name):
+    _, method, path, body = ENDPOINTS[name]
+    prefix = api_key.split("_")[1]
+    wrong = APIClient()
+    wrong.credentials(HTTP_AUTHORIZATION=f"Bearer mw_{prefix}_not-the-secret")
+    before = snapshot()
+
+    response = call(wrong, world, method, path, body)
+
+    assert response.status_code == 401
+    assert response.json()["error"] == {"code": "authentication_failed", "message": "invalid API key"}
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_a_revoked_key_is_refused_with_401_and_writes_nothing(client, api_key, actor, world, name):
+    _, method, path, body = ENDPOINTS[name]
+    api_key_revoke(key=ApiKey.objects.get(prefix=api_key.split("_")[1]), actor=actor)
+    before = snapshot()
+
+    response = call(client, world, method, path, body)
+
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_a_paused_app_is_refused_with_403_and_writes_nothing(client, app, world, name):
+    _, method, path, body = ENDPOINTS[name]
+    app.paused = True
+    app.save(update_fields=["paused"])
+    before = snapshot()
+
+    response = call(client, world, method, path, body)
+
+    assert response.status_code == 403
+    assert response.json()["error"] == {"code": "permission_denied", "message": "this app is paused"}
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Basic dXNlcjpwYXNz",
+        "Bearer",
+        "Bearer not-a-memoryweb-key",
+        "Bearer mw_only-two-parts",
+        "Token mw_a_b",
+    ],
+)
+def test_a_malformed_authorization_header_is_refused_with_401(world, header):
+    api_client = APIClient()
+    api_client.credentials(HTTP_AUTHORIZATION=header)
+
+    response = api_client.get(f"{API}/subjects/alice/profile")
+
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Bearer"
+
+
+def test_a_key_of_another_app_sees_only_its_own_app(client, other_client, world):
+    assert client.get(f"{API}/subjects/alice/profile").status_code == 200
+    assert other_client.get(f"{API}/subjects/alice/profile").status_code == 404
+
+
+def test_using_a_key_stamps_last_used_at_once_a_minute_at_most(client, api_key, world):
+    key = ApiKey.objects.get(prefix=api_key.split("_")[1])
+    assert key.last_used_at is None
+
+    client.get(f"{API}/subjects/alice/profile")
+    key.refresh_from_db()
+    first = key.last_used_at
+    client.get(f"{API}/subjects/alice/profile")
+    key.refresh_from_db()
+
+    assert first is not None
+    assert key.last_used_at == first
+
+
+# --- the tenant wall --------------------------------------------------------------------------
+@pytest.fixture(params=[False, True], ids=["other-app-has-no-alice", "other-app-has-its-own-alice"])
+def other_alice(request, other_app):
+    """Run each tenant test twice: another app without a subject "alice", and with one."""
+    if request.param:
+        return SubjectFactory(app=other_app, external_id="alice")
+    return None
+
+
+@pytest.mark.parametrize("name", FOREIGN)
+def test_another_apps_objects_are_404_and_untouched(other_client, other_app, world, other_alice, name):
+    method, path, body = FOREIGN[name]
+    before = snapshot()
+    subjects_before = set(Subject.objects.values_list("pk", flat=True))
+
+    response = call(other_client, world, method, path, body)
+
+    if other_alice is not None and name in SUBJECT_LISTS:
+        # its own alice exists: the list is hers, and she has nothing
+        assert response.status_code == 200
+        assert response.json() == {SUBJECT_LISTS[name]: []}
+    else:
+        assert response.status_code == 404, response.content
+        assert response.json()["error"]["code"] == "not_found"
+    after = snapshot()
+    before.pop("Subject"), after.pop("Subject")
+    assert after == before
+    # context and notes-store create the caller's own "alice" before they look the
+    # conversation up; nothing else may appear, and nothing in this app
+    new_subjects = Subject.objects.exclude(pk__in=subjects_before)
+    assert [(s.app_id, s.external_id) for s in new_subjects] in ([], [(other_app.pk, "alice")])
+    assert Note.objects.get(pk=world.note.pk).content == "Alice's cat is called Miso"
+    assert ProfileFact.objects.get(pk=world.fact.pk).valid_to is None
+
+
+@pytest.mark.parametrize(
+    "path,placeholder",
+    [
+        ("/subjects/alice/notes/{id}", "note"),
+        ("/conversations/{id}", "conversation"),
+        ("/conversations/{id}/messages", "conversation"),
+        ("/subjects/alice/profile/{id}/history", "key"),
+    ],
+)
+def test_the_404_for_another_apps_object_says_no_more_than_for_a_missing_one(
+    other_client, world, other_alice, path, placeholder
+):
+    existing = _fill("{" + placeholder + "}", world)
+    missing = "no-such-key" if placeholder == "key" else 987654321
+
+    foreign_body = other_client.get(API + path.format(id=existing)).json()
+    missing_body = other_client.get(API + path.format(id=missing)).json()
+
+    assert foreign_body == _replace_everywhere(missing_body, str(missing), str(existing))
+
+
+def _replace_everywhere(value, old, new):
+    if isinstance(value, dict):
+        return {k: _replace_everywhere(v, old, new) for k, v in value.items()}
+    return value.replace(old, new) if isinstance(value, str) else value
+
+
+def test_another_app_setting_a_fact_for_alice_writes_to_its_own_alice(other_client, other_app, world):
+    response = other_client.post(
+        f"{API}/subjects/alice/profile", {"key": "name", "value": "Mallory"}, format="json"
+    )
+
+    assert response.status_code == 201
+    theirs = Subject.objects.get(app=other_app, external_id="alice")
+    assert theirs.pk != world.subject.pk
+    assert ProfileFact.objects.get(subject=theirs).value == "Mallory"
+    assert ProfileFact.objects.get(subject=world.subject, valid_to=None).value == "Alice"
+
+
+def test_another_app_opening_conversation_c1_for_alice_gets_a_new_one(other_client, other_app, world):
+    response = other_client.post(
+        f"{API}/conversations", {"subject": "alice", "external_id": "c1"}, format="json"
+    )
+
+    assert response.status_code == 201
+    assert response.json()["id"] != world.conversation.pk
+    assert Conversation.objects.get(pk=response.json()["id"]).subject.app == other_app
+    assert Conversation.objects.filter(subject=world.subject).count() == 1
+
+
+def test_a_conversation_of_another_subject_of_the_same_app_is_404_for_context(client, world):
+    response = client.post(
+        f"{API}/context",
+        {"subject": "bob", "message": "cat", "conversation": world.conversation.pk},
+        format="json",
+    )
+
+    assert response.status_code == 404
+    assert response.json()["error"]["field"] == "conversation"
+    assert not RetrievalEvent.objects.exists()

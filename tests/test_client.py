@@ -1,0 +1,247 @@
+"""memoryweb.client driven through Django's real WSGI stack (httpx.WSGITransport), in-process."""
+
+import datetime
+import json
+
+import httpx
+import pytest
+from django.core.signals import request_finished
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+
+from chat.models import Conversation, Message
+from memory.models import Note, ProfileFact, RetrievalEvent, VoteEvent
+from memory.services import api_key_create
+from memoryweb.client import Context, MemoryWeb, MemoryWebError
+
+
+class RecordingTransport(httpx.BaseTransport):
+    """Passes requests on to Django and keeps each one's method, path and JSON body."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.requests = []
+
+    def handle_request(self, request):
+        body = json.loads(request.content) if request.content else None
+        self.requests.append((request.method, request.url.path, body))
+        return self.inner.handle_request(request)
+
+
+@pytest.fixture
+def wsgi(db):
+    # The test's transaction owns the DB connection; Django would close it at the end of each
+    # request (its own test client switches this off the same way).
+    request_finished.disconnect(close_old_connections)
+    yield RecordingTransport(httpx.WSGITransport(app=get_wsgi_application()))
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def memory(api_key, wsgi):
+    with MemoryWeb("http://testserver", api_key, transport=wsgi) as client:
+        yield client
+
+
+def test_the_chat_app_loop_round_trips_through_the_sidecar(memory, app, wsgi):
+    conversation = memory.conversation("alice", external_id="chat-1")
+    memory.add_message(conversation["id"], "I'm off to Lisbon next week, any restaurant tips?")
+    memory.profile_set("alice", "name", "Alice")
+    memory.profile_set("alice", "allergy", "peanuts", pinned=False, keywords=["restaurant"])
+    stored = memory.note_store("alice", "Alice loved Taberna do Mar in Lisbon", tags=["food"])
+    assert [n["id"] for n in memory.notes_recall("alice", "Lisbon restaurant")] == [stored["id"]]
+
+    first = memory.context("alice", "any restaurant tips for Lisbon?", conversation_id=conversation["id"])
+    memory.respond(conversation["id"], "Taberna do Mar again? Mind the peanuts.")
+    second = memory.context("alice", "any restaurant tips for Lisbon?", conversation_id=conversation["id"])
+
+    assert isinstance(first, Context) and first.unchanged is False
+    assert "- name: Alice" in first.prompt and "- allergy: peanuts" in first.prompt
+    assert f"n:{stored['id']}" in first.prompt
+    assert first.prompt == first.data["stable_prefix"] + "\n\n" + first.data["tail"]
+    assert second.unchanged is True
+    assert all(block["text"] is None for block in second.data["blocks"]) and second.data["tail"] == ""
+    assert second.prompt == first.prompt
+    assert (second.stable_prefix, second.tail) == (first.stable_prefix, first.tail)
+    assert second.retrieval_event_id != first.retrieval_event_id
+    assert RetrievalEvent.objects.count() == 2
+    assert not any(body and body.get("full") for _, _, body in wsgi.requests)  # served from the cache
+    assert list(Message.objects.values_list("role", flat=True)) == ["user", "assistant"]
+    assert Conversation.objects.get().subject.app == app
+
+
+def test_the_prompt_keeps_unchanged_blocks_and_takes_the_changed_one(memory):
+    conversation = memory.conversation("alice", external_id="c")
+    memory.note_store("alice", "Alice's cat is called Miso")
+    memory.context("alice", "what is my cat called?", conversation_id=conversation["id"])
+    memory.profile_set("alice", "city", "Porto")
+
+    context = memory.context("alice", "what is my cat called?", conversation_id=conversation["id"])
+
+    unchanged = {b["name"]: b["unchanged"] for b in context.data["blocks"]}
+    assert unchanged == {"stable_prefix": True, "profile": False, "recalled": True, "memory-index": True}
+    assert "- city: Porto" in context.prompt and "Miso" in context.prompt
+    headings = [line for line in context.prompt.splitlines() if line.startswith("### ")]
+    assert headings == ["### profile", "### recalled"]
+
+
+def test_a_client_that_never_saw_the_blocks_asks_once_for_the_full_context(memory, api_key, wsgi):
+    conversation = memory.conversation("alice", external_id="c")
+    memory.note_store("alice", "Alice's cat is called Miso")
+    first = memory.context("alice", "my cat?", conversation_id=conversation["id"])
+
+    with MemoryWeb("http://testserver/api/v1/", api_key, transport=wsgi) as restarted:
+        context = restarted.context("alice", "my cat?", conversation_id=conversation["id"])
+
+    assert context.prompt == first.prompt
+    assert context.data["unchanged"] is True and context.data["blocks"][0]["text"] is not None
+    assert [body.get("full") for method, path, body in wsgi.requests if path.endswith("/context")] == [
+        None,
+        None,
+        True,
+    ]
+
+
+def test_a_context_without_a_conversation_is_complete_every_time(memory):
+    memory.profile_set("alice", "name", "Alice")
+
+    context = memory.context("alice", "hello", k=2)
+
+    assert context.prompt.startswith("## Memory") and context.prompt.endswith("- name: Alice")
+    assert context.text("profile") == "### profile\n- name: Alice"
+    assert context.items[0]["id"].startswith("f:") and context.tokens["total"] > 0
+
+
+def test_every_client_method_reaches_its_endpoint(memory):
+    conversation = memory.conversation("alice", external_id="c", scope="work", working_dir="/src")
+    assert memory.conversation("alice", external_id="c")["id"] == conversation["id"]
+    batch = memory.add_messages(conversation["id"], [{"text": "one"}, {"role": "assistant", "text": "two"}])
+    assert [m["text"] for m in memory.messages(conversation["id"])] == ["one", "two"]
+    assert memory.messages(conversation["id"], limit=1, before=batch[1]["id"])[0]["text"] == "one"
+    assert memory.conversation_get(conversation["id"])["message_count"] == 2
+    assert [c["id"] for c in memory.conversations("alice")] == [conversation["id"]]
+
+    memory.profile_set("alice", "home city", "Lyon")
+    memory.profile_set("alice", "home city", "Porto", mode="travel")
+    assert sorted(f["value"] for f in memory.profile("alice")) == ["Lyon", "Porto"]
+    assert memory.profile_remove("alice", "home city", mode="travel")["value"] == "Porto"
+    assert [f["value"] for f in memory.profile_history("alice", "home city")] == ["Lyon", "Porto"]
+
+    note = memory.note_store(
+        "alice", "Deploys go out on Tuesdays", tags=["ops"], conversation_id=conversation["id"]
+    )
+    assert note["scope"] == "work"
+    assert [
+        n["id"] for n in memory.notes_recall("alice", tags=["ops"], scope="work", working_dir="/src")
+    ] == [note["id"]]
+    assert memory.note_edit("alice", note["id"], content="Deploys go out on Wednesdays")["version"] == 2
+    assert [v["version"] for v in memory.note("alice", note["id"])["versions"]] == [1, 2]
+    assert memory.vote("alice", f"n:{note['id']}", "useful")["score"] == 0.5
+    assert memory.note_forget("alice", note["id"]) is None
+
+    assert not Note.objects.exists()
+    assert VoteEvent.objects.get().signal == "useful"
+    assert ProfileFact.objects.filter(valid_to=None).get().value == "Lyon"
+
+
+def test_datetimes_are_accepted_as_objects_or_iso_strings(memory):
+    conversation = memory.conversation("alice")
+    when = datetime.datetime(2025, 3, 1, 10, 0, tzinfo=datetime.UTC)
+
+    memory.add_message(conversation["id"], "as an object", occurred_at=when)
+    memory.add_message(conversation["id"], "as a string", occurred_at="2025-03-02T10:00:00+00:00")
+    memory.add_messages(conversation["id"], [{"text": "in a batch", "occurred_at": when}])
+    memory.respond(conversation["id"], "a reply", occurred_at=when)
+    note = memory.note_store("alice", "Alice moved to Porto", occurred_at=when)
+
+    assert dict(Message.objects.values_list("text", "occurred_at")) == {
+        "as an object": when,
+        "as a string": when + datetime.timedelta(days=1),
+        "in a batch": when,
+        "a reply": when,
+    }
+    assert Note.objects.get(pk=note["id"]).occurred_at == when
+    with pytest.raises(TypeError):
+        memory.add_message(conversation["id"], "x", occurred_at=1700000000)
+
+
+def test_posting_the_same_external_id_twice_returns_the_first_message(memory):
+    conversation = memory.conversation("alice")
+
+    first = memory.add_message(conversation["id"], "hello", external_id="m-1")
+    again = memory.add_message(conversation["id"], "hello", external_id="m-1")
+
+    assert again["id"] == first["id"]
+    assert Message.objects.count() == 1
+
+
+# --- errors -----------------------------------------------------------------------------------
+def test_bad_input_raises_an_error_naming_the_field(memory):
+    with pytest.raises(MemoryWebError) as error:
+        memory.note_store("alice", "x" * 4001)
+
+    assert (error.value.status, error.value.code, error.value.field) == (400, "invalid", "content")
+    assert "4000" in error.value.message
+    assert not Note.objects.exists()
+
+
+def test_a_batch_with_one_bad_message_raises_and_writes_nothing(memory):
+    conversation = memory.conversation("alice")
+
+    with pytest.raises(MemoryWebError) as error:
+        memory.add_messages(conversation["id"], [{"text": "fine"}, {"text": "fine", "role": "robot"}])
+
+    assert (error.value.status, error.value.field) == (400, "messages.1.role")
+    assert not Message.objects.exists()
+
+
+def test_a_bad_key_raises_401(db, wsgi, api_key):
+    prefix = api_key.split("_")[1]
+    with MemoryWeb("http://testserver", f"mw_{prefix}_wrong", transport=wsgi) as memory:
+        with pytest.raises(MemoryWebError) as error:
+            memory.profile("alice")
+
+    assert (error.value.status, error.value.code, error.value.field) == (401, "authentication_failed", None)
+
+
+def test_another_apps_note_is_404(memory, other_app, actor, wsgi):
+    note = memory.note_store("alice", "Alice's cat is called Miso")
+    _, other_key = api_key_create(app=other_app, actor=actor)
+    with MemoryWeb("http://testserver", other_key, transport=wsgi) as other:
+        other.note_store("alice", "their own alice")  # the other app has an "alice" of its own
+        with pytest.raises(MemoryWebError) as error:
+            other.note("alice", note["id"])
+
+    assert (error.value.status, error.value.code) == (404, "not_found")
+    assert "Miso" not in str(error.value)
+
+
+def test_an_answer_that_is_not_our_json_still_raises_a_memoryweb_error(db):
+    transport = httpx.MockTransport(lambda request: httpx.Response(502, text="<html>Bad gateway</html>"))
+    with MemoryWeb("http://memory", "mw_a_b", transport=transport) as memory:
+        with pytest.raises(MemoryWebError) as error:
+            memory.profile("alice")
+
+    assert (error.value.status, error.value.code) == (502, "http_502")
+    assert "Bad gateway" in error.value.message
+
+
+def test_a_server_that_cannot_be_reached_raises_status_0(db):
+    def refuse(request):
+        raise httpx.ConnectError("connection refused", request=request)
+
+    with MemoryWeb("http://memory", "mw_a_b", transport=httpx.MockTransport(refuse)) as memory:
+        with pytest.raises(MemoryWebError) as error:
+            memory.context("alice", "hello")
+
+    assert (error.value.status, error.value.code) == (0, "unreachable")
+    assert isinstance(error.value.__cause__, httpx.ConnectError)
+
+
+def test_subject_names_and_keys_are_quoted_in_the_url(memory):
+    memory.profile_set("alice smith", "a.key: with spaces", "value")
+
+    history = memory.profile_history("alice smith", "a.key: with spaces")
+
+    assert [f["key"] for f in history] == ["a.key: with spaces"]
+    assert ProfileFact.objects.get().subject.external_id == "alice smith"
