@@ -5,7 +5,7 @@ import json
 
 import httpx
 import pytest
-from django.core.signals import request_finished
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 
@@ -32,8 +32,10 @@ class RecordingTransport(httpx.BaseTransport):
 def wsgi(db):
     # The test's transaction owns the DB connection; Django would close it at the end of each
     # request (its own test client switches this off the same way).
+    request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     yield RecordingTransport(httpx.WSGITransport(app=get_wsgi_application()))
+    request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
 
 

@@ -98,8 +98,9 @@ def test_manage_py_check_fails_on_a_broken_config(tmp_path, settings):
         call_command("check")
 
 
-def test_manage_py_check_reports_the_storage_engine(db, capsys):
+def test_manage_py_check_reports_the_storage_engine(db, capsys, vendor):
     call_command("check")
 
     out = capsys.readouterr()
-    assert "FTS5" in out.out + out.err
+    expected = "sqlite-vec" if vendor == "sqlite" else "tsvector"
+    assert expected in out.out + out.err
