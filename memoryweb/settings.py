@@ -94,7 +94,7 @@ def sqlite_database(name: Path) -> dict:
     }
 
 
-VAR_DIR = Path(env_str("MEMORYWEB_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR = Path(env_str("MEMORYWEB_VAR_DIR") or BASE_DIR / "var")  # empty counts as unset
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
