@@ -136,7 +136,7 @@ def note_search(
         if connection.vendor == "sqlite":
             cursor.execute(
                 "SELECT n.id, -bm25(memory_note_fts) AS score FROM memory_note_fts "
-                "JOIN memory_note n ON n.id = memory_note_fts.rowid "
+                "CROSS JOIN memory_note n ON n.id = memory_note_fts.rowid "
                 f"WHERE memory_note_fts MATCH %s AND n.subject_id = %s{extra} "
                 "ORDER BY bm25(memory_note_fts) LIMIT %s",
                 [fts5_expression(terms), subject_id, *params, limit],
@@ -162,7 +162,7 @@ def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -
         if connection.vendor == "sqlite":
             cursor.execute(
                 "SELECT f.id, -bm25(memory_profilefact_fts) FROM memory_profilefact_fts "
-                "JOIN memory_profilefact f ON f.id = memory_profilefact_fts.rowid "
+                "CROSS JOIN memory_profilefact f ON f.id = memory_profilefact_fts.rowid "
                 "WHERE memory_profilefact_fts MATCH %s AND f.subject_id = %s "
                 "AND f.valid_to IS NULL AND f.pinned = 0 "
                 "ORDER BY bm25(memory_profilefact_fts) LIMIT %s",
@@ -188,7 +188,7 @@ def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[H
         if connection.vendor == "sqlite":
             cursor.execute(
                 "SELECT f.id, -bm25(memory_profilefact_fts) FROM memory_profilefact_fts "
-                "JOIN memory_profilefact f ON f.id = memory_profilefact_fts.rowid "
+                "CROSS JOIN memory_profilefact f ON f.id = memory_profilefact_fts.rowid "
                 "WHERE memory_profilefact_fts MATCH %s AND f.subject_id = %s AND f.valid_to IS NULL "
                 "ORDER BY bm25(memory_profilefact_fts) LIMIT %s",
                 [fts5_expression(terms), subject_id, limit],

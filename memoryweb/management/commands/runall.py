@@ -121,17 +121,25 @@ class Supervisor:
         # already holds would deadlock.
         self.stopping = False
         self.force = False
+        self.signals: list[int] = []
 
     # --- life cycle ---------------------------------------------------------------------
 
     def run(self) -> None:
-        """Start every child, keep them running until SIGINT or SIGTERM, then stop them all."""
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        """Start every child, keep them running until SIGINT, SIGTERM or SIGHUP, then stop them all.
+
+        SIGHUP is there for a closed terminal: the children sit in sessions of their own, so
+        the hangup reaches only this process, and dying of it would orphan them.
+        """
+        handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in handled}
         try:
             self.start()
             while not self.stopping:
                 self.poll()
                 time.sleep(self.poll_interval)
+            if self.signals:
+                self.log(f"{signal.Signals(self.signals[0]).name} received: stopping")
         finally:
             self.stop()
             for sig, handler in previous.items():
@@ -161,34 +169,39 @@ class Supervisor:
         processes signalled directly would die mid-task.
         """
         self.stopping = True
-        running = [child for child in self.children if child.process is not None]
-        for child in running:
-            self.log(f"stopping {child.spec.name} (pid {child.process.pid})")
+        # (child, its process); each process leads its own group, so its pid is the group id
+        running = [(child, child.process) for child in self.children if child.process is not None]
+        for child, process in running:
+            self.log(f"stopping {child.spec.name} (pid {process.pid})")
             try:
-                child.process.send_signal(signal.SIGTERM)
+                process.send_signal(signal.SIGTERM)
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + self.stop_timeout
-        leader_gone: set[int] = set()
+        leaders_gone: set[int] = set()
         pending = list(running)
         while pending and time.monotonic() < deadline and not self.force:
-            for child in list(pending):
-                if child.process.poll() is None:
+            for entry in list(pending):
+                process = entry[1]
+                if process.poll() is None:
                     continue
-                if id(child) not in leader_gone:
-                    leader_gone.add(id(child))
-                    _signal_group(child.pgid, signal.SIGTERM)
-                if not group_members(child.pgid):
-                    pending.remove(child)
+                if process.pid not in leaders_gone:
+                    leaders_gone.add(process.pid)
+                    _signal_group(process.pid, signal.SIGTERM)
+                if not group_members(process.pid):
+                    pending.remove(entry)
             if pending:
                 time.sleep(0.05)
-        for child in pending:
-            self.log(
-                f"{child.spec.name} did not stop within {self.stop_timeout:g}s: killing its process group"
-            )
-            _signal_group(child.pgid, signal.SIGKILL)
-        for child in running:
-            code = child.process.wait()
+        for child, process in pending:
+            if self.force:
+                self.log(f"asked twice to stop: killing the process group of {child.spec.name}")
+            else:
+                self.log(
+                    f"{child.spec.name} did not stop within {self.stop_timeout:g}s: killing its process group"
+                )
+            _signal_group(process.pid, signal.SIGKILL)
+        for child, process in running:
+            code = process.wait()
             child.process = None
             child.restart_at = None
             self.log(f"{child.spec.name} stopped ({_describe_exit(code)})")
@@ -220,7 +233,8 @@ class Supervisor:
         uptime = now - child.started_at
         # The group may still hold processes the leader started; ask them to go now, and
         # _spawn kills whatever is left before the next run.
-        _signal_group(child.pgid, signal.SIGTERM)
+        if child.pgid is not None:
+            _signal_group(child.pgid, signal.SIGTERM)
         if self.stopping:
             return
         delay = self._next_delay(child, uptime=uptime)
@@ -235,12 +249,11 @@ class Supervisor:
         return delay
 
     def _on_signal(self, signum: int, frame: object) -> None:
+        # Flags only: writing a log line here could re-enter a write the main thread was in.
         if self.stopping:
-            self.force = True
-            self.log(f"{signal.Signals(signum).name} again: killing the children now")
-        else:
-            self.log(f"{signal.Signals(signum).name} received: stopping")
+            self.force = True  # asked again while stopping: stop waiting
         self.stopping = True
+        self.signals.append(signum)
 
 
 def _log_to_stderr(message: str) -> None:
@@ -282,6 +295,7 @@ class Command(BaseCommand):
         if no_web and no_worker:
             raise CommandError("--no-web and --no-worker together leave nothing to run")
         call_command("migrate", interactive=False, verbosity=verbosity, stdout=self.stdout)
+        call_command("install_schedule", stdout=self.stdout)
 
         children = []
         if not no_web:
