@@ -8,3 +8,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
+
+handler404 = "memory.api.errors.api_not_found"
+handler500 = "memory.api.errors.api_server_error"

@@ -920,3 +920,17 @@ def test_timestamps_come_back_in_utc_iso_format(client, conversation):
     occurred = datetime.datetime.fromisoformat(response.json()["occurred_at"])
     assert response.json()["occurred_at"].endswith("Z") and occurred.utcoffset() == datetime.timedelta(0)
     assert abs(occurred - timezone.now()) < datetime.timedelta(minutes=1)
+
+
+def test_a_body_that_is_not_an_object_is_refused_naming_the_body(client, subject):
+    response = client.post("/api/v1/subjects/alice/notes", [1, 2], format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "body"
+
+
+def test_an_unknown_api_path_answers_json_404(client):
+    response = client.get("/api/v1/subjects/alice/notes/not-a-number")
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"

@@ -42,8 +42,9 @@ def exception_handler(exc, context):
         fields = {exc.field: exc.message} if exc.field else None
         return Response(_body(exc.code, exc.message, exc.field, fields), status=exc.status_code)
     if isinstance(exc, exceptions.ValidationError):
-        fields = _flatten(exc.detail)
-        first = next(iter(fields.items()), ("", "invalid input"))
+        # an error about the body as a whole (not an object, say) is reported on "body"
+        fields = {name or "body": message for name, message in _flatten(exc.detail).items()}
+        first = next(iter(fields.items()), ("body", "invalid input"))
         message = f"{first[0]}: {first[1]}" if first[0] else first[1]
         return Response(
             _body("invalid", message, first[0] or None, fields), status=status.HTTP_400_BAD_REQUEST
@@ -59,3 +60,22 @@ def exception_handler(exc, context):
         code = exc.default_code if isinstance(exc.default_code, str) else "error"
         return Response(_body(code, str(exc.detail)), status=exc.status_code, headers=headers)
     return None
+
+
+def api_not_found(request, exception=None):
+    """JSON 404 for unknown /api/ paths; the HTML page everywhere else."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if request.path.startswith("/api/"):
+        return JsonResponse(_body("not_found", f"no endpoint {request.path}"), status=404)
+    return page_not_found(request, exception)
+
+
+def api_server_error(request):
+    from django.http import JsonResponse
+    from django.views.defaults import server_error
+
+    if request.path.startswith("/api/"):
+        return JsonResponse(_body("server_error", "internal error; it has been logged"), status=500)
+    return server_error(request)
