@@ -5,8 +5,7 @@ from chat.models import Conversation, Message
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ["role", "text", "occurred_at", "external_id"]
-    readonly_fields = fields
+    fields = readonly_fields = ("role", "text", "occurred_at", "external_id")
     extra = 0
     can_delete = False
 

@@ -92,7 +92,7 @@ class MessageIn(StrictSerializer):
 
 class MessagesApi(AppAPIView):
     class BatchSerializer(StrictSerializer):
-        messages = MessageIn(many=True, max_length=MAX_BATCH, allow_empty=False)
+        messages = MessageIn(many=True, max_length=MAX_BATCH, allow_empty=False)  # type: ignore[call-arg]
 
     class QuerySerializer(serializers.Serializer):
         limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)

@@ -15,8 +15,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 class ApiKeyInline(admin.TabularInline):
     model = models.ApiKey
-    fields = ["prefix", "name", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("prefix", "name", "created_at", "last_used_at", "revoked_at")
     extra = 0
     can_delete = False
 
@@ -49,8 +48,7 @@ class ProfileFactAdmin(ReadOnlyAdmin):
 
 class NoteVersionInline(admin.TabularInline):
     model = models.NoteVersion
-    fields = ["version", "content", "tags", "origin", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("version", "content", "tags", "origin", "created_at")
     extra = 0
     can_delete = False
 
@@ -66,7 +64,7 @@ class NoteAdmin(ReadOnlyAdmin):
         "archived_at",
         "created_at",
     ]
-    list_filter = ["origin", "subject__app", ("archived_at", admin.EmptyFieldListFilter)]
+    list_filter = ["origin", "subject__app", ("archived_at", admin.EmptyFieldListFilter)]  # type: ignore[list-item]
     search_fields = ["content", "subject__external_id"]
     inlines = [NoteVersionInline]
 

@@ -140,7 +140,8 @@ def _profile(subject: Subject, terms: list[str], cap: int) -> tuple[list[str], l
         if fact is not None:
             matched = [k for k in fact.keywords if set(k.split()) & terms_set] or fact.keywords[:1]
             chosen.append((fact, hit.score, f"keyword: {', '.join(matched)}"))
-    lines, items = [], []
+    lines: list[str] = []
+    items: list[Item] = []
     for fact, score, reason in chosen:
         qualifiers = ", ".join(
             q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
@@ -200,7 +201,9 @@ def _rank_notes(subject, terms, conversation, config, now) -> list[tuple[Note, f
 def _recalled_and_index(ranked, config) -> tuple[list[str], list[str], list[Item]]:
     k = config["recallInjection.k"]
     recall_cap, index_cap = config["recallInjection.maxTokens"], config["memoryIndex.maxTokens"]
-    recalled, index, items = [], [], []
+    recalled: list[str] = []
+    index: list[str] = []
+    items: list[Item] = []
     for note, score, reason in ranked:
         if len(recalled) < k:
             line = _note_line(note)

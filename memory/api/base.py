@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 
 from memory.config import get_config
 from memory.errors import InvalidInput
-from memory.models import App
+from memory.models import ApiKey, App
 from memory.selectors import subject_get
 from memory.services import Actor, subject_get_or_create
 
@@ -17,12 +17,18 @@ class AppAPIView(APIView):
     """Base view: `self.app` is the API key's App; every lookup is scoped to it."""
 
     @cached_property
+    def api_key(self) -> ApiKey:
+        key = self.request.auth
+        assert isinstance(key, ApiKey)  # HasAppKey refused the request otherwise
+        return key
+
+    @cached_property
     def app(self) -> App:
-        return self.request.auth.app
+        return self.api_key.app
 
     @cached_property
     def actor(self) -> Actor:
-        return Actor.api_key(self.request.auth)
+        return Actor.api_key(self.api_key)
 
     @cached_property
     def config(self):

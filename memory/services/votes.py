@@ -5,7 +5,7 @@ from memory.errors import InvalidInput, NotFound
 from memory.models import SIGNAL_WEIGHTS, ItemKind, Note, ProfileFact, Signal, Subject, VoteEvent
 from memory.services.audit import Actor, audit_record
 
-VOTABLE = {ItemKind.NOTE: Note, ItemKind.FACT: ProfileFact}
+VOTABLE: dict[str, type[Note] | type[ProfileFact]] = {ItemKind.NOTE: Note, ItemKind.FACT: ProfileFact}
 
 
 @transaction.atomic

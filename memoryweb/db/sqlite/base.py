@@ -45,7 +45,7 @@ if Database is not stdlib_sqlite3:
     Database.register_adapter(datetime.datetime, sqlite_base.adapt_datetime)
 
 
-class SQLiteCursorWrapper(Database.Cursor):
+class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[name-defined]
     """Django's format/pyformat → qmark/named conversion, on the driver's own cursor class."""
 
     def execute(self, query, params=None):
