@@ -40,6 +40,19 @@ DEFAULTS: dict[str, Any] = {
     "eviction": {"utilityWeighted": False},
     "voting": {"maxVotePerItem": 5.0},
     "retention": {"retrievalEventDays": 30},
+    # provider-qualified model per component: "none", "anthropic/MODEL", "openai/MODEL" or
+    # "openai-compatible/MODEL" (with baseUrl); API keys come from the environment
+    "llm": {
+        "reflection": "none",
+        "rewriter": "none",
+        "consolidation": "none",
+        "summaries": "none",
+        "chat": "none",
+        "baseUrl": "",
+        "timeoutSeconds": 30.0,
+        "maxRetries": 2,
+        "maxOutputTokens": 1024,
+    },
     "scoring": {
         "relevance": 1.0,
         "votes": 0.1,

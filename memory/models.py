@@ -318,3 +318,14 @@ class AuditEvent(models.Model):
 
     def __str__(self):
         return f"{self.actor_kind}:{self.actor_id} {self.action} {self.object_kind}:{self.object_id}"
+
+
+class Counter(models.Model):
+    """A named running count (LLM fallbacks, redactions, embedding failures) read by diagnose."""
+
+    name = models.CharField(max_length=100, unique=True)
+    value = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"{self.name}={self.value}"
