@@ -1,13 +1,12 @@
 """The conversation endpoints of the REST sidecar: conversations, messages, responses."""
 
-from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from chat.models import Role
-from chat.selectors import conversation_list, message_list
-from chat.services import conversation_get_or_create, message_add
+from chat.selectors import conversation_list, message_list, reflections_wait
+from chat.services import conversation_get_or_create, messages_add, response_add
 from memory.api.base import AppAPIView, StrictSerializer
 
 MAX_BATCH = 500
@@ -119,8 +118,7 @@ class MessagesApi(AppAPIView):
             items = self.validated(self.BatchSerializer, request.data)["messages"]
         else:
             items = [self.validated(MessageIn, request.data)]
-        with transaction.atomic():  # a batch is written whole or not at all
-            results = [message_add(conversation=conversation, actor=self.actor, **item) for item in items]
+        results = messages_add(conversation=conversation, items=items, actor=self.actor)  # all or none
         created = any(c for _, c in results)
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         if len(items) == 1 and "messages" not in request.data:
@@ -137,9 +135,31 @@ class ResponsesApi(AppAPIView):
     @extend_schema(request=InputSerializer, responses={201: MessageOut}, summary="Post the assistant's reply")
     def post(self, request, conversation_id):
         data = self.validated(self.InputSerializer, request.data)
-        message, created = message_add(
-            conversation=self.conversation(conversation_id), role=Role.ASSISTANT, actor=self.actor, **data
+        message, created = response_add(
+            conversation=self.conversation(conversation_id), actor=self.actor, **data
         )
         return Response(
             MessageOut(message).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )
+
+
+class FlushApi(AppAPIView):
+    class InputSerializer(StrictSerializer):
+        subject = serializers.CharField(max_length=200)
+        conversation = serializers.IntegerField(required=False, min_value=1)
+        timeout_ms = serializers.IntegerField(required=False, min_value=0, max_value=60_000, default=10_000)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: dict},
+        summary="Wait until the background work of a subject or conversation is done",
+    )
+    def post(self, request):
+        data = self.validated(self.InputSerializer, request.data)
+        subject = self.subject(data["subject"])
+        if "conversation" in data:
+            ids = [self.conversation(data["conversation"], subject=subject).pk]
+        else:
+            ids = list(subject.conversations.values_list("pk", flat=True))
+        open_runs, waited = reflections_wait(conversation_ids=ids, timeout=data["timeout_ms"] / 1000)
+        return Response({"done": open_runs == 0, "pending": open_runs, "waited_ms": round(waited * 1000, 1)})

@@ -34,3 +34,19 @@ def message_list(*, conversation, limit: int = 100, before_id: int | None = None
     if before_id:
         queryset = queryset.filter(pk__lt=before_id)
     return list(reversed(queryset.order_by("-occurred_at", "-id")[:limit]))
+
+
+def reflections_wait(*, conversation_ids: list[int], timeout: float, poll: float = 0.05) -> tuple[int, float]:
+    """Wait until no reflection is queued or running for these conversations, at most `timeout`
+    seconds. Returns (still open, seconds waited)."""
+    import time
+
+    from chat.reflect import reflection_pending
+
+    started = time.monotonic()
+    while True:
+        open_runs = reflection_pending(conversation_ids=conversation_ids)
+        waited = time.monotonic() - started
+        if open_runs == 0 or waited >= timeout:
+            return open_runs, waited
+        time.sleep(min(poll, max(timeout - waited, 0)))

@@ -8,6 +8,7 @@ from django.utils import timezone
 from chat.models import Conversation, Message, Role
 from memory.errors import InvalidInput
 from memory.services import Actor, audit_record
+from memory.services.scrub import scrub
 
 MAX_MESSAGE_CHARS = 100_000
 
@@ -89,6 +90,7 @@ def message_add(
         existing = Message.objects.filter(conversation=conversation, external_id=external_id).first()
         if existing is not None:
             return existing, False
+    text = scrub(text, where="message")
     now = timezone.now()
     message = Message.objects.create(
         conversation=conversation,
@@ -108,3 +110,27 @@ def message_add(
         data={"conversation": conversation.pk, "role": role},
     )
     return message, True
+
+
+@transaction.atomic
+def messages_add(
+    *, conversation: Conversation, items: list[dict], actor: Actor
+) -> list[tuple[Message, bool]]:
+    """Append several messages, all or none. When a new assistant message closes a turn, a
+    reflection over the conversation is queued (it starts after commit)."""
+    from chat.reflect import reflection_enqueue
+
+    results = [message_add(conversation=conversation, actor=actor, **item) for item in items]
+    replies = [m for m, created in results if created and m.role == Role.ASSISTANT]
+    if replies:
+        reflection_enqueue(conversation=conversation, through_message=max(replies, key=lambda m: m.pk))
+    return results
+
+
+def response_add(
+    *, conversation: Conversation, text: str, occurred_at=None, external_id: str = "", actor: Actor
+) -> tuple[Message, bool]:
+    """Store the assistant's reply and queue reflection on the turn. A repeated post of the same
+    external id changes nothing and queues nothing."""
+    item = {"role": Role.ASSISTANT, "text": text, "occurred_at": occurred_at, "external_id": external_id}
+    return messages_add(conversation=conversation, items=[item], actor=actor)[0]

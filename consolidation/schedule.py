@@ -26,6 +26,7 @@ class PeriodicJob:
 SCHEDULE = [
     PeriodicJob("memory: eviction sweep", "memory.notes_evict_sweep", timedelta(hours=1)),
     PeriodicJob("memory: prune retrieval events", "memory.retrieval_events_prune", timedelta(days=1)),
+    PeriodicJob("memory: expire pending consent", "memory.pending_expire", timedelta(hours=6)),
 ]
 
 

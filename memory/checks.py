@@ -39,4 +39,14 @@ def memory_config(app_configs=None, **kwargs):
         base_config()
     except ConfigError as exc:
         return [checks.Error(str(exc), id="memoryweb.E001")]
-    return []
+    from chat.llm import provider_status
+
+    messages: list[checks.CheckMessage] = []
+    for row in provider_status():
+        if not row["problem"]:
+            continue
+        if row["provider"]:  # a valid spec whose API key is missing: it falls back, say so
+            messages.append(checks.Warning(row["problem"], id="memoryweb.W003"))
+        else:
+            messages.append(checks.Error(row["problem"], id="memoryweb.E003"))
+    return messages

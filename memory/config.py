@@ -40,6 +40,9 @@ DEFAULTS: dict[str, Any] = {
     "eviction": {"utilityWeighted": False},
     "voting": {"maxVotePerItem": 5.0},
     "retention": {"retrievalEventDays": 30},
+    "consent": {"pendingExpiryDays": 30},
+    "reflection": {"enabled": True, "maxFactsPerCall": 6, "maxNotesPerCall": 4},
+    "retrieve": {"rewriter": {"enabled": True, "maxWords": 6, "historyTurns": 3, "timeoutMs": 1500}},
     # provider-qualified model per component: "none", "anthropic/MODEL", "openai/MODEL" or
     # "openai-compatible/MODEL" (with baseUrl); API keys come from the environment
     "llm": {

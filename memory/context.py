@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig
 from memory.models import Note, ProfileFact, Subject
+from memory.rewriter import rewrite_query
 from memory.search.lexical import NoteFilter, fact_keyword_search, note_search, query_terms, word_set
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
 from memory.tokens import estimate_tokens, truncate_to_tokens
@@ -278,7 +279,7 @@ def context_build(
         )
     if k is not None:
         config = config.with_overrides({"recallInjection": {"k": k}})
-    rewritten = query
+    rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)
     now = timezone.now()
 

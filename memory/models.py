@@ -329,3 +329,80 @@ class Counter(models.Model):
 
     def __str__(self):
         return f"{self.name}={self.value}"
+
+
+class Policy(models.TextChoices):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class ConsentCategory(models.Model):
+    """A kind of sensitive memory (seeded by a data migration); `slug` is what items carry."""
+
+    slug = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=80)
+    description = models.TextField(help_text="Plain-language description shown to the person.")
+    default_policy = models.CharField(max_length=10, choices=Policy.choices, default=Policy.ASK)
+
+    class Meta:
+        verbose_name_plural = "consent categories"
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class SubjectConsent(models.Model):
+    """The person's own policy for one category (absent: the category's default)."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="consents")
+    category = models.ForeignKey(ConsentCategory, on_delete=models.CASCADE, related_name="+")
+    policy = models.CharField(max_length=10, choices=Policy.choices)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "category"], name="subject_consent_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.subject}: {self.category.slug}={self.policy}"
+
+
+class PendingStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+
+class PendingMemory(models.Model):
+    """A candidate fact or note in a sensitive category, waiting for the person's decision."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="pending")
+    kind = models.CharField(max_length=10, choices=ItemKind.choices)
+    payload = models.JSONField(help_text="What would be stored: key/value/… or content/tags/…")
+    category = models.ForeignKey(ConsentCategory, on_delete=models.PROTECT, related_name="+")
+    content_hash = models.CharField(max_length=64, help_text="So a rejected item is not asked again.")
+    source_message = models.ForeignKey(
+        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=10, choices=PendingStatus.choices, default=PendingStatus.PENDING)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=200, blank=True)
+    result_id = models.BigIntegerField(null=True, blank=True, help_text="The fact or note written on approval.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["subject", "status", "created_at"], name="pending_queue")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "content_hash"],
+                condition=Q(status="pending"),
+                name="pending_once",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.kind} in {self.category.slug} ({self.status})"

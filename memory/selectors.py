@@ -1,5 +1,7 @@
 """Reads shared by more than one interface (API, dashboard, CLI, MCP)."""
 
+from django.utils import timezone
+
 from memory.errors import NotFound
 from memory.models import App, Note, NoteVersion, ProfileFact, Subject
 from memory.search.lexical import NoteFilter, note_filter_queryset, note_search, query_terms
@@ -51,3 +53,122 @@ def fact_history(*, subject: Subject, key: str) -> list[ProfileFact]:
     if not facts:
         raise NotFound(f"no fact {key!r}", field="key")
     return facts
+
+
+def consent_policies(*, subject: Subject) -> list[dict]:
+    """Every category with the subject's effective policy and whether it is the default."""
+    from memory.models import ConsentCategory, SubjectConsent
+
+    own = dict(SubjectConsent.objects.filter(subject=subject).values_list("category_id", "policy"))
+    return [
+        {
+            "category": c.slug,
+            "name": c.name,
+            "description": c.description,
+            "policy": own.get(c.pk, c.default_policy),
+            "is_default": c.pk not in own,
+        }
+        for c in ConsentCategory.objects.all()
+    ]
+
+
+def subject_export(*, subject: Subject) -> dict:
+    """Everything held about the subject, as plain JSON (facts with history, notes with versions,
+    conversations with messages, consent, pending items). Categories are included."""
+    from chat.models import Conversation
+    from memory.models import PendingMemory, SubjectConsent
+
+    def dt(value):
+        return value.isoformat() if value else None
+
+    facts = ProfileFact.objects.filter(subject=subject).order_by("key", "valid_from", "id")
+    notes = Note.objects.filter(subject=subject).prefetch_related("versions", "sources").order_by("id")
+    return {
+        "subject": subject.external_id,
+        "app": subject.app.name,
+        "exported_at": dt(timezone.now()),
+        "facts": [
+            {
+                "id": f.pk,
+                "key": f.key,
+                "value": f.value,
+                "pinned": f.pinned,
+                "keywords": f.keywords,
+                "mode": f.mode,
+                "scope": f.scope,
+                "category": f.category,
+                "origin": f.origin,
+                "confidence": f.confidence,
+                "confirmations": f.confirmations,
+                "valid_from": dt(f.valid_from),
+                "valid_to": dt(f.valid_to),
+                "superseded_by": f.superseded_by_id,
+            }
+            for f in facts
+        ],
+        "notes": [
+            {
+                "id": n.pk,
+                "content": n.content,
+                "tags": n.tags,
+                "scope": n.scope,
+                "working_dir": n.working_dir,
+                "category": n.category,
+                "origin": n.origin,
+                "occurred_at": dt(n.occurred_at),
+                "vote_score": n.vote_score,
+                "recall_count": n.recall_count,
+                "archived_at": dt(n.archived_at),
+                "created_at": dt(n.created_at),
+                "versions": [
+                    {
+                        "version": v.version,
+                        "content": v.content,
+                        "tags": v.tags,
+                        "created_at": dt(v.created_at),
+                    }
+                    for v in n.versions.all()
+                ],
+                "sources": [
+                    {"conversation": s.conversation_id, "message": s.message_id} for s in n.sources.all()
+                ],
+            }
+            for n in notes
+        ],
+        "conversations": [
+            {
+                "id": c.pk,
+                "external_id": c.external_id,
+                "mode": c.mode,
+                "scope": c.scope,
+                "working_dir": c.working_dir,
+                "created_at": dt(c.created_at),
+                "messages": [
+                    {
+                        "id": m.pk,
+                        "role": m.role,
+                        "text": m.text,
+                        "occurred_at": dt(m.occurred_at),
+                        "external_id": m.external_id,
+                    }
+                    for m in c.messages.all()
+                ],
+            }
+            for c in Conversation.objects.filter(subject=subject).prefetch_related("messages").order_by("id")
+        ],
+        "consent": {
+            c.category.slug: c.policy
+            for c in SubjectConsent.objects.filter(subject=subject).select_related("category")
+        },
+        "pending": [
+            {
+                "id": p.pk,
+                "kind": p.kind,
+                "payload": p.payload,
+                "category": p.category.slug,
+                "status": p.status,
+                "created_at": dt(p.created_at),
+            }
+            for p in PendingMemory.objects.filter(subject=subject).select_related("category").order_by("id")
+        ],
+    }

@@ -39,3 +39,12 @@ def retrieval_events_prune() -> dict:
         cutoff = timezone.now() - timedelta(days=days)
         deleted += RetrievalEvent.objects.filter(subject__app=app, created_at__lt=cutoff).delete()[0]
     return {"deleted": deleted}
+
+
+@shared_task(name="memory.pending_expire")
+def pending_expire_task() -> dict:
+    """Expire pending consent items older than `consent.pendingExpiryDays`. Safe to repeat."""
+    from memory.services.consent import pending_expire
+
+    days = get_config()["consent.pendingExpiryDays"]
+    return {"expired": pending_expire(older_than=timedelta(days=days))}

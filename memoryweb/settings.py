@@ -253,5 +253,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # the SDKs log request bodies (prompts hold personal data) at DEBUG
+        "anthropic": {"level": "INFO"},
+        "openai": {"level": "INFO"},
+        "httpx2": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
 }

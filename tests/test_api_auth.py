@@ -12,8 +12,19 @@ from rest_framework.test import APIClient
 from chat.models import Conversation, Message
 from chat.services import conversation_get_or_create, message_add
 from memory.api import urls as api_urls
-from memory.models import ApiKey, AuditEvent, Note, ProfileFact, RetrievalEvent, Subject, VoteEvent
+from memory.models import (
+    ApiKey,
+    AuditEvent,
+    Note,
+    PendingMemory,
+    ProfileFact,
+    RetrievalEvent,
+    Subject,
+    SubjectConsent,
+    VoteEvent,
+)
 from memory.services import api_key_revoke, fact_set, note_store
+from memory.services.consent import memory_candidate_route
 from tests.factories import SubjectFactory
 
 API = "/api/v1"
@@ -48,6 +59,20 @@ ENDPOINTS = {
     "note-edit": ("api-note", "patch", "/subjects/alice/notes/{note}", {"content": "Alice's cat is Mochi"}),
     "note-forget": ("api-note", "delete", "/subjects/alice/notes/{note}", None),
     "votes-cast": ("api-votes", "post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "up"}),
+    "flush": ("api-flush", "post", "/flush", {"subject": "alice", "timeout_ms": 100}),
+    "consent-categories": ("api-consent-categories", "get", "/consent/categories", None),
+    "subject-export": ("api-subject", "get", "/subjects/alice", None),
+    "subject-delete": ("api-subject", "delete", "/subjects/alice", None),
+    "consent-list": ("api-consent", "get", "/subjects/alice/consent", None),
+    "consent-set": (
+        "api-consent",
+        "post",
+        "/subjects/alice/consent",
+        {"category": "health", "policy": "allow"},
+    ),
+    "pending-list": ("api-pending", "get", "/subjects/alice/pending", None),
+    "pending-approve": ("api-pending-approve", "post", "/subjects/alice/pending/{pending}/approve", None),
+    "pending-reject": ("api-pending-reject", "post", "/subjects/alice/pending/{pending}/reject", None),
 }
 
 # The same endpoints aimed by another app at this app's objects. The two that only name a
@@ -79,9 +104,18 @@ FOREIGN = {
     "note-forget": ("delete", "/subjects/alice/notes/{note}", None),
     "votes-on-note": ("post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "down"}),
     "votes-on-fact": ("post", "/subjects/alice/votes", {"item": "f:{fact}", "signal": "down"}),
+    "flush": ("post", "/flush", {"subject": "alice", "conversation": "{conversation}", "timeout_ms": 100}),
+    "pending-list": ("get", "/subjects/alice/pending", None),
+    "pending-approve": ("post", "/subjects/alice/pending/{pending}/approve", None),
+    "pending-reject": ("post", "/subjects/alice/pending/{pending}/reject", None),
 }
 
-SUBJECT_LISTS = {"conversations-list": "conversations", "profile-list": "facts", "notes-recall": "notes"}
+SUBJECT_LISTS = {
+    "conversations-list": "conversations",
+    "profile-list": "facts",
+    "notes-recall": "notes",
+    "pending-list": "pending",
+}
 
 
 @pytest.fixture
@@ -91,8 +125,23 @@ def world(subject, actor, config):
     message, _ = message_add(conversation=conversation, role="user", text="my cat is Miso", actor=actor)
     note, _ = note_store(subject=subject, content="Alice's cat is called Miso", actor=actor, config=config)
     fact, _ = fact_set(subject=subject, key="name", value="Alice", actor=actor)
+    pending = memory_candidate_route(
+        subject=subject,
+        kind="fact",
+        payload={"key": "condition", "value": "asthma"},
+        category="health",
+        source_message=message,
+        actor=actor,
+        config=config,
+    ).obj
     return SimpleNamespace(
-        subject=subject, conversation=conversation, message=message, note=note, fact=fact, key=fact.key
+        subject=subject,
+        conversation=conversation,
+        message=message,
+        note=note,
+        fact=fact,
+        key=fact.key,
+        pending=pending,
     )
 
 
@@ -103,6 +152,7 @@ def _fill(value, world):
         "note": world.note.pk,
         "fact": world.fact.pk,
         "key": world.key,
+        "pending": world.pending.pk,
     }
     if isinstance(value, dict):
         return {k: _fill(v, world) for k, v in value.items()}
@@ -124,10 +174,22 @@ def call(api_client, world, method, path, body):
 
 def snapshot():
     """Row counts of everything an endpoint may write."""
-    models = [Subject, Conversation, Message, Note, ProfileFact, VoteEvent, RetrievalEvent, AuditEvent]
+    models = [
+        Subject,
+        Conversation,
+        Message,
+        Note,
+        ProfileFact,
+        VoteEvent,
+        RetrievalEvent,
+        AuditEvent,
+        PendingMemory,
+        SubjectConsent,
+    ]
     counts = {model.__name__: model.objects.count() for model in models}
     counts["active facts"] = ProfileFact.objects.filter(valid_to=None).count()
     counts["note contents"] = sorted(Note.objects.values_list("content", flat=True))
+    counts["pending statuses"] = sorted(PendingMemory.objects.values_list("status", flat=True))
     return counts
 
 
@@ -342,3 +404,30 @@ def test_a_conversation_of_another_subject_of_the_same_app_is_404_for_context(cl
     assert response.status_code == 404
     assert response.json()["error"]["field"] == "conversation"
     assert not RetrievalEvent.objects.exists()
+
+
+def test_another_app_exporting_alice_never_sees_this_apps_alice(other_client, world, other_alice):
+    response = other_client.get(f"{API}/subjects/alice")
+
+    if other_alice is None:
+        assert response.status_code == 404
+    else:
+        data = response.json()
+        assert data["facts"] == [] and data["notes"] == [] and data["conversations"] == []
+
+
+def test_another_app_deleting_alice_leaves_this_apps_alice_whole(other_client, world, other_alice):
+    response = other_client.delete(f"{API}/subjects/alice")
+
+    assert response.status_code == (404 if other_alice is None else 204)
+    assert Subject.objects.filter(pk=world.subject.pk).exists()
+    assert Note.objects.filter(pk=world.note.pk).exists()
+
+
+def test_another_apps_consent_settings_never_touch_this_apps_alice(other_client, world, other_alice):
+    response = other_client.post(
+        f"{API}/subjects/alice/consent", {"category": "health", "policy": "allow"}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert not SubjectConsent.objects.filter(subject=world.subject).exists()

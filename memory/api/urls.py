@@ -1,15 +1,30 @@
 from django.urls import path
 
 from chat import api as chat_api
-from memory.api import views
+from memory.api import consent, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
+    path("flush", chat_api.FlushApi.as_view(), name="api-flush"),
     path("conversations", chat_api.ConversationsApi.as_view(), name="api-conversations"),
     path("conversations/<int:conversation_id>", chat_api.ConversationApi.as_view(), name="api-conversation"),
     path("conversations/<int:conversation_id>/messages", chat_api.MessagesApi.as_view(), name="api-messages"),
     path(
         "conversations/<int:conversation_id>/responses", chat_api.ResponsesApi.as_view(), name="api-responses"
+    ),
+    path("consent/categories", consent.ConsentCategoriesApi.as_view(), name="api-consent-categories"),
+    path("subjects/<str:subject>", consent.SubjectApi.as_view(), name="api-subject"),
+    path("subjects/<str:subject>/consent", consent.ConsentPoliciesApi.as_view(), name="api-consent"),
+    path("subjects/<str:subject>/pending", consent.PendingListApi.as_view(), name="api-pending"),
+    path(
+        "subjects/<str:subject>/pending/<int:pending_id>/approve",
+        consent.PendingDecisionApi.as_view(decision="approve"),
+        name="api-pending-approve",
+    ),
+    path(
+        "subjects/<str:subject>/pending/<int:pending_id>/reject",
+        consent.PendingDecisionApi.as_view(decision="reject"),
+        name="api-pending-reject",
     ),
     path("subjects/<str:subject>/profile", views.ProfileApi.as_view(), name="api-profile"),
     path("subjects/<str:subject>/profile/<str:key>", views.ProfileKeyApi.as_view(), name="api-profile-key"),

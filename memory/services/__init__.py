@@ -5,6 +5,7 @@ from memory.services.apps import (
     api_key_revoke,
     app_config_set,
     app_create,
+    subject_delete,
     subject_get_or_create,
 )
 from memory.services.audit import Actor, audit_record
@@ -38,6 +39,7 @@ __all__ = [
     "notes_evict_overflow",
     "notes_mark_recalled",
     "retrieval_event_record",
+    "subject_delete",
     "subject_get_or_create",
     "vote_cast",
 ]

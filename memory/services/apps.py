@@ -70,3 +70,25 @@ def subject_get_or_create(*, app: App, external_id: str) -> Subject:
             return Subject.objects.create(app=app, external_id=external_id)
     except IntegrityError:  # created by a concurrent request
         return Subject.objects.get(app=app, external_id=external_id)
+
+
+@transaction.atomic
+def subject_delete(*, subject: Subject, actor: Actor) -> None:
+    """Delete the subject and everything held about it (facts, notes, conversations, events).
+    The audit trail keeps one record of the deletion, without content."""
+    from chat.models import Conversation
+    from memory.models import Note
+
+    app, external_id, subject_id = subject.app, subject.external_id, subject.pk
+    # notes first: their versions, sources and links go with them, before the messages they cite
+    Note.objects.filter(subject=subject).delete()
+    Conversation.objects.filter(subject=subject).delete()
+    subject.delete()
+    audit_record(
+        actor=actor,
+        action="subject.deleted",
+        app=app,
+        object_kind="subject",
+        object_id=subject_id,
+        data={"external_id": external_id},
+    )

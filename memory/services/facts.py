@@ -6,6 +6,7 @@ from django.utils import timezone
 from memory.errors import InvalidInput, NotFound
 from memory.models import Origin, ProfileFact, Subject
 from memory.services.audit import Actor, audit_record
+from memory.services.scrub import scrub
 
 KEY_RE = re.compile(r"^[\w][\w .:-]{0,99}$", re.UNICODE)
 MAX_VALUE_CHARS = 2000
@@ -73,6 +74,7 @@ def fact_set(
         raise InvalidInput("value must be a non-empty string", field="value")
     if len(value) > MAX_VALUE_CHARS:
         raise InvalidInput(f"value must be at most {MAX_VALUE_CHARS} characters", field="value")
+    value = scrub(value, where="fact")
     keywords = _clean_keywords(keywords)
     if not pinned and not keywords:
         raise InvalidInput("a contextual (unpinned) fact needs at least one keyword", field="keywords")

@@ -9,6 +9,7 @@ from memory.errors import InvalidInput
 from memory.models import Note, NoteSource, NoteVersion, Origin, Subject
 from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
 from memory.services.audit import Actor, audit_record
+from memory.services.scrub import scrub
 
 TAG_RE = re.compile(r"^[\w][\w:./-]{0,49}$", re.UNICODE)
 
@@ -16,7 +17,7 @@ TAG_RE = re.compile(r"^[\w][\w:./-]{0,49}$", re.UNICODE)
 def _clean_content(content, config: MemoryConfig) -> str:
     if not isinstance(content, str) or not content.strip():
         raise InvalidInput("content must be a non-empty string", field="content")
-    content = content.strip()
+    content = scrub(content.strip(), where="note")
     limit = config["notes.maxChars"]
     if len(content) > limit:
         raise InvalidInput(

@@ -1,0 +1,302 @@
+"""Reflection: after a turn, extract SET / NOTE / EVOLVE operations and write them.
+
+`reflection_enqueue` supersedes the conversation's open runs and queues a new one (the task
+starts on commit). `turn_reflect` claims the run, reads the messages since the last finished
+run, extracts operations (a configured LLM first, the heuristic extractor when there is none
+or its answer is unusable), then writes everything in one transaction that first checks the
+run was not superseded meanwhile — a superseded run writes nothing.
+
+Every candidate is redacted for secrets, grounded in time against its message, classified
+for consent and routed (store / ask / deny); notes are deduplicated by `note_store`.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from chat.models import Conversation, Message, ReflectionRun, Role, RunStatus
+from memory.config import MemoryConfig, get_config
+from memory.errors import MemorywebError
+from memory.models import ItemKind, Note, ProfileFact
+from memory.redaction import redact
+from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
+from memory.services import Actor, counter_add, fact_remove, note_edit
+from memory.services.consent import memory_candidate_route
+from memory.temporal import ground
+
+logger = logging.getLogger(__name__)
+
+OPEN = [RunStatus.QUEUED, RunStatus.RUNNING]
+
+
+@dataclass
+class Operation:
+    op: str  # SET | NOTE | EVOLVE | RETRACT
+    message: Message
+    key: str = ""
+    value: str = ""
+    pinned: bool = True
+    keywords: list[str] = field(default_factory=list)
+    confidence: float = 1.0
+    content: str = ""
+    tags: list[str] = field(default_factory=list)
+    occurred_at: datetime | None = None
+    category: str = ""
+    note_id: int | None = None
+    add_tags: list[str] = field(default_factory=list)
+    remove_tags: list[str] = field(default_factory=list)
+
+
+def reflection_enqueue(*, conversation: Conversation, through_message: Message) -> ReflectionRun:
+    """Queue a reflection of the conversation up to `through_message`, superseding open runs."""
+    from chat.tasks import turn_reflect_task
+
+    with transaction.atomic():
+        ReflectionRun.objects.filter(conversation=conversation, status__in=OPEN).update(
+            status=RunStatus.SUPERSEDED, finished_at=timezone.now()
+        )
+        run = ReflectionRun.objects.create(conversation=conversation, through_message=through_message)
+        transaction.on_commit(lambda: turn_reflect_task.delay(run.pk))
+    return run
+
+
+def _messages(run: ReflectionRun) -> list[Message]:
+    last_done = (
+        ReflectionRun.objects.filter(conversation_id=run.conversation_id, status=RunStatus.DONE)
+        .order_by("-through_message_id")
+        .first()
+    )
+    start = last_done.through_message_id if last_done else 0
+    return list(
+        Message.objects.filter(
+            conversation_id=run.conversation_id, pk__gt=start, pk__lte=run.through_message_id
+        ).order_by("occurred_at", "id")
+    )
+
+
+def _heuristic_operations(messages: list[Message]) -> list[Operation]:
+    from chat.reflection.heuristics import extract
+
+    ops: list[Operation] = []
+    for message in messages:
+        extraction = extract(message.text, role=message.role, occurred_at=message.occurred_at)
+        for fact in extraction.facts:
+            ops.append(
+                Operation(
+                    op="SET",
+                    message=message,
+                    key=fact.key,
+                    value=fact.value,
+                    pinned=fact.pinned,
+                    keywords=list(fact.keywords),
+                    confidence=fact.confidence,
+                    category=fact.category,
+                )
+            )
+        for retraction in extraction.retractions:
+            ops.append(Operation(op="RETRACT", message=message, key=retraction.key, value=retraction.value))
+        for note in extraction.notes:
+            ops.append(
+                Operation(
+                    op="NOTE",
+                    message=message,
+                    content=note.content,
+                    tags=list(note.tags),
+                    occurred_at=note.occurred_at,
+                    category=note.category,
+                )
+            )
+    return ops
+
+
+def _llm_operations(messages: list[Message], subject, config: MemoryConfig) -> list[Operation] | None:
+    from chat.llm import client_for
+    from chat.reflection.llm import llm_operations
+
+    client = client_for("reflection", config)
+    if client is None:
+        return None
+    return llm_operations(client, messages, subject=subject, config=config, operation_class=Operation)
+
+
+def _evolve_instead(op: Operation, subject, config: MemoryConfig) -> Operation:
+    """A NOTE that repeats an existing note but brings new tags refines that note's tags instead."""
+    if not op.tags:
+        return op
+    hits = note_search(
+        subject.pk, query_terms(op.content), limit=config["dedup.candidates"], filters=NoteFilter()
+    )
+    words = word_set(op.content)
+    for note in Note.objects.filter(pk__in=[h.id for h in hits]):
+        if jaccard(words, word_set(note.content)) >= config["dedup.fts5Threshold"]:
+            new_tags = [t for t in op.tags if t not in note.tags]
+            if new_tags:
+                return Operation(op="EVOLVE", message=op.message, note_id=note.pk, add_tags=new_tags)
+            return op  # same tags: note_store merges it and keeps the provenance
+    return op
+
+
+def _prepare(op: Operation) -> Operation:
+    """Redact secrets, ground relative dates, classify sensitivity (when the extractor did not)."""
+    from chat.reflection.heuristics import classify_category
+
+    redactions = 0
+    for name in ("value", "content"):
+        text = getattr(op, name)
+        if text:
+            result = redact(text)
+            setattr(op, name, result.text)
+            redactions += result.count
+    if redactions:
+        counter_add("redaction.reflection", redactions)
+    if op.op == "NOTE":
+        grounded, event_date = ground(op.content, op.message.occurred_at)
+        op.content = grounded
+        if op.occurred_at is None:
+            if event_date is not None:
+                op.occurred_at = timezone.make_aware(datetime.combine(event_date, datetime.min.time()))
+            else:
+                op.occurred_at = op.message.occurred_at
+    if not op.category:
+        op.category = classify_category(op.content or f"{op.key} {op.value}")
+    return op
+
+
+def _still_running(run_id: int) -> bool:
+    queryset = ReflectionRun.objects.filter(pk=run_id, status=RunStatus.RUNNING)
+    if connection.features.has_select_for_update:
+        queryset = queryset.select_for_update()
+    return queryset.exists()
+
+
+def turn_reflect(*, run_id: int) -> dict:
+    """Run one reflection. Safe to repeat: only a queued run is claimed, and a run that was
+    superseded before it writes leaves no trace but its status."""
+    claimed = ReflectionRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, started_at=timezone.now()
+    )
+    if not claimed:
+        return {"run": run_id, "skipped": "not queued"}
+    run = ReflectionRun.objects.select_related("conversation__subject__app").get(pk=run_id)
+    subject = run.conversation.subject
+    config = get_config(subject.app)
+    actor = Actor.task(f"reflection:{run.pk}")
+    stats = {"messages": 0, "facts": 0, "notes": 0, "evolved": 0, "pending": 0, "denied": 0, "source": "none"}
+    try:
+        messages = _messages(run)
+        stats["messages"] = len(messages)
+        ops = None
+        if config["reflection.enabled"] and messages:
+            ops = _llm_operations(messages, subject, config)
+            stats["source"] = "llm" if ops is not None else "heuristic"
+            if ops is None:
+                ops = _heuristic_operations(messages)
+        ops = ops or []
+        facts = [o for o in ops if o.op in ("SET", "RETRACT")][: config["reflection.maxFactsPerCall"]]
+        notes = [o for o in ops if o.op in ("NOTE", "EVOLVE")][: config["reflection.maxNotesPerCall"]]
+        prepared = [_prepare(o) for o in facts] + [
+            o if o.op == "EVOLVE" else _evolve_instead(_prepare(o), subject, config) for o in notes
+        ]
+        with transaction.atomic():
+            if not _still_running(run.pk):
+                return {"run": run.pk, "skipped": "superseded"}
+            for op in prepared:
+                try:
+                    with transaction.atomic():  # one bad operation must not lose the others
+                        _apply(op, subject=subject, actor=actor, config=config, stats=stats)
+                except MemorywebError as exc:
+                    counter_add("reflection.invalid_operation")
+                    logger.warning("reflection %s: skipped a %s operation (%s)", run.pk, op.op, exc.field)
+            ReflectionRun.objects.filter(pk=run.pk).update(
+                status=RunStatus.DONE, stats=stats, finished_at=timezone.now()
+            )
+    except Exception as exc:
+        logger.exception("reflection %s failed", run.pk)
+        ReflectionRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+            status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
+        )
+        raise
+    return {"run": run.pk, **stats}
+
+
+def _merged_list_value(subject, op: Operation) -> str:
+    """For list-like keys ("languages"), the new items join the active ones instead of replacing them."""
+    from chat.reflection.ops import LIST_KEYS
+
+    if op.key not in LIST_KEYS:
+        return op.value
+    active = ProfileFact.objects.filter(subject=subject, key=op.key, mode="", scope="", valid_to=None).first()
+    if active is None:
+        return op.value
+    items = [i.strip() for i in active.value.split(",") if i.strip()]
+    for item in (i.strip() for i in op.value.split(",")):
+        if item and item.lower() not in {i.lower() for i in items}:
+            items.append(item)
+    return ", ".join(items)
+
+
+def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats: dict) -> None:
+    if op.op == "RETRACT":
+        active = ProfileFact.objects.filter(
+            subject=subject, key=op.key, mode="", scope="", valid_to=None
+        ).first()
+        if active is not None and (not op.value or op.value.lower() in active.value.lower()):
+            fact_remove(subject=subject, key=op.key, actor=actor)
+            stats["retracted"] = stats.get("retracted", 0) + 1
+        return
+    if op.op == "EVOLVE":
+        note = Note.objects.filter(pk=op.note_id, subject=subject).first()
+        if note is None:
+            return
+        tags = [t for t in note.tags if t not in op.remove_tags] + [
+            t for t in op.add_tags if t not in note.tags
+        ]
+        if tags != note.tags:
+            note_edit(
+                note=note,
+                tags=tags[: config["notes.maxTags"]],
+                origin="reflection",
+                actor=actor,
+                config=config,
+            )
+            stats["evolved"] += 1
+        return
+    if op.op == "SET":
+        kind = ItemKind.FACT
+        payload = {
+            "key": op.key,
+            "value": _merged_list_value(subject, op),
+            "pinned": op.pinned,
+            "keywords": op.keywords,
+            "confidence": op.confidence,
+        }
+    else:
+        kind = ItemKind.NOTE
+        payload = {"content": op.content, "tags": op.tags, "occurred_at": op.occurred_at}
+    outcome = memory_candidate_route(
+        subject=subject,
+        kind=kind,
+        payload=payload,
+        category=op.category,
+        source_message=op.message,
+        actor=actor,
+        config=config,
+    )
+    if outcome.action == "stored":
+        stats["facts" if kind == ItemKind.FACT else "notes"] += 1
+    elif outcome.action == "pending":
+        stats["pending"] += 1
+    elif outcome.action == "denied":
+        stats["denied"] += 1
+
+
+def reflection_pending(*, conversation_ids: list[int]) -> int:
+    """How many reflections are queued or running for these conversations."""
+    return ReflectionRun.objects.filter(conversation_id__in=conversation_ids, status__in=OPEN).count()
+
+
+def response_needs_reflection(message: Message) -> bool:
+    return message.role == Role.ASSISTANT

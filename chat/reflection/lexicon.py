@@ -1,0 +1,265 @@
+"""Word lists the heuristic extractor checks its captures against.
+
+A capture only becomes a fact when it is a known thing of the right kind: "I use Docker"
+gives a tool because Docker is in TOOLS, "I use my phone" gives nothing. Lower-case keys,
+canonical spellings as values.
+"""
+
+from __future__ import annotations
+
+
+def _canon(*names: str) -> dict[str, str]:
+    return {name.lower(): name for name in names}
+
+
+SPOKEN_LANGUAGES = _canon(
+    "English", "Spanish", "French", "German", "Italian", "Portuguese", "Dutch", "Swedish", "Norwegian",
+    "Danish", "Finnish", "Icelandic", "Polish", "Czech", "Slovak", "Hungarian", "Romanian", "Bulgarian",
+    "Greek", "Turkish", "Russian", "Ukrainian", "Serbian", "Croatian", "Bosnian", "Slovenian",
+    "Lithuanian", "Latvian", "Estonian", "Albanian", "Armenian", "Georgian", "Arabic", "Hebrew",
+    "Persian", "Farsi", "Urdu", "Hindi", "Bengali", "Punjabi", "Gujarati", "Marathi", "Tamil", "Telugu",
+    "Kannada", "Malayalam", "Nepali", "Sinhala", "Chinese", "Mandarin", "Cantonese", "Japanese",
+    "Korean", "Vietnamese", "Thai", "Khmer", "Lao", "Burmese", "Indonesian", "Malay", "Tagalog",
+    "Filipino", "Swahili", "Amharic", "Yoruba", "Igbo", "Hausa", "Zulu", "Xhosa", "Afrikaans", "Somali",
+    "Catalan", "Basque", "Galician", "Welsh", "Irish", "Gaelic", "Latin", "Esperanto", "Yiddish",
+    "American Sign Language", "ASL", "British Sign Language", "BSL",
+)  # fmt: skip
+
+PROGRAMMING_LANGUAGES = _canon(
+    "Python", "Rust", "Go", "JavaScript", "TypeScript", "Java", "Kotlin", "Swift", "C#", "C++", "Ruby",
+    "PHP", "Elixir", "Erlang", "Haskell", "Scala", "Clojure", "OCaml", "Julia", "Lua", "Perl", "Dart",
+    "Zig", "Nim", "SQL", "MATLAB", "Fortran", "COBOL", "F#", "Objective-C", "Solidity", "Crystal", "Gleam",
+)  # fmt: skip
+PROGRAMMING_LANGUAGES.update({"golang": "Go", "js": "JavaScript", "ts": "TypeScript", "cpp": "C++"})
+
+OPERATING_SYSTEMS = {
+    "macos": "macOS", "mac": "macOS", "macbook": "macOS", "macbook pro": "macOS", "macbook air": "macOS",
+    "osx": "macOS", "os x": "macOS", "windows": "Windows", "windows 10": "Windows", "windows 11": "Windows",
+    "win11": "Windows", "linux": "Linux", "ubuntu": "Ubuntu", "arch": "Arch Linux", "arch linux": "Arch Linux",
+    "debian": "Debian", "fedora": "Fedora", "linux mint": "Linux Mint", "nixos": "NixOS", "manjaro": "Manjaro",
+    "pop!_os": "Pop!_OS", "pop os": "Pop!_OS", "chromeos": "ChromeOS", "chromebook": "ChromeOS",
+    "freebsd": "FreeBSD", "gentoo": "Gentoo", "opensuse": "openSUSE", "elementary os": "elementary OS",
+    "wsl": "Windows (WSL)",
+}  # fmt: skip
+
+EDITORS = {
+    "vs code": "VS Code", "vscode": "VS Code", "visual studio code": "VS Code", "vim": "Vim",
+    "neovim": "Neovim", "nvim": "Neovim", "emacs": "Emacs", "doom emacs": "Emacs", "pycharm": "PyCharm",
+    "intellij": "IntelliJ IDEA", "intellij idea": "IntelliJ IDEA", "sublime": "Sublime Text",
+    "sublime text": "Sublime Text", "cursor": "Cursor", "zed": "Zed", "webstorm": "WebStorm",
+    "xcode": "Xcode", "android studio": "Android Studio", "helix": "Helix", "nano": "nano", "atom": "Atom",
+    "notepad++": "Notepad++", "goland": "GoLand", "rider": "Rider", "visual studio": "Visual Studio",
+    "rstudio": "RStudio", "clion": "CLion", "phpstorm": "PhpStorm",
+}  # fmt: skip
+
+TOOLS = _canon(
+    "Docker", "Kubernetes", "Terraform", "Ansible", "Git", "GitHub", "GitLab", "tmux", "zsh", "fish",
+    "Slack", "Jira", "Notion", "Figma", "Obsidian", "Postman", "Excel", "Trello", "Asana", "Linear", "AWS",
+    "GCP", "Azure", "Heroku", "Vercel", "Postgres", "MySQL", "Redis", "MongoDB", "SQLite", "Kafka",
+    "Airflow", "Jenkins", "Grafana", "Prometheus", "nginx", "React", "Vue", "Angular", "Svelte", "Django",
+    "Flask", "FastAPI", "Rails", "Spring", "Node", "npm", "Yarn", "pnpm", "Vite", "webpack", "Homebrew",
+    "iTerm2", "Warp", "Alacritty", "kitty", "WezTerm", "ChatGPT", "Copilot", "Claude", "Photoshop",
+    "Illustrator", "Blender", "Unity", "Unreal", "Tableau", "Power BI", "Salesforce", "HubSpot", "Zoom",
+    "Teams", "Discord", "Confluence", "Miro", "1Password", "Bitwarden", "Jupyter", "pandas", "Celery",
+    "Supabase", "Firebase", "Snowflake", "dbt", "Spark", "Hadoop", "Sentry", "Datadog", "Cloudflare",
+    "Google Sheets", "Google Docs", "Word", "PowerPoint", "Keynote", "Canva", "Lightroom", "Premiere",
+    "Final Cut", "Logic Pro", "Ableton", "Anki", "Todoist", "Zotero", "LaTeX", "Overleaf",
+)  # fmt: skip
+TOOLS.update({"k8s": "Kubernetes", "postgresql": "Postgres", "node.js": "Node", "iterm": "iTerm2"})
+
+# Lower-case spellings that are everyday words; they count only when capitalised in a message
+# that uses capitals, or anywhere in an all-lower-case message.
+AMBIGUOUS = {
+    "go", "swift", "cursor", "linear", "teams", "kitty", "claude", "fish", "arch", "word", "spring",
+    "unity", "warp", "rider", "atom", "helix", "nano", "node", "zoom", "git", "excel", "mac", "canva",
+    "spark", "sentry", "keynote", "notion", "copilot", "julia", "crystal", "gleam", "lua", "dart",
+}  # fmt: skip
+
+JOB_HEADS = {
+    "engineer", "developer", "dev", "programmer", "designer", "manager", "scientist", "analyst", "teacher",
+    "professor", "lecturer", "nurse", "doctor", "physician", "surgeon", "dentist", "pharmacist", "lawyer",
+    "attorney", "paralegal", "accountant", "consultant", "architect", "researcher", "student", "intern",
+    "writer", "editor", "journalist", "photographer", "artist", "musician", "chef", "cook", "baker",
+    "barista", "bartender", "waiter", "waitress", "cashier", "electrician", "plumber", "carpenter",
+    "mechanic", "technician", "pilot", "firefighter", "paramedic", "therapist", "psychologist",
+    "counselor", "counsellor", "librarian", "administrator", "recruiter", "founder", "co-founder",
+    "cofounder", "ceo", "cto", "cfo", "coo", "director", "marketer", "realtor", "translator", "tutor",
+    "coach", "trainer", "veterinarian", "vet", "farmer", "freelancer", "contractor", "specialist",
+    "coordinator", "clerk", "receptionist", "secretary", "economist", "statistician", "mathematician",
+    "physicist", "chemist", "biologist", "sre", "pm", "officer", "midwife", "caregiver", "social worker",
+    "product owner", "scrum master", "tech lead", "team lead", "lead", "owner", "illustrator", "animator",
+    "copywriter", "strategist", "salesperson", "entrepreneur", "postdoc", "phd student", "undergrad",
+}  # fmt: skip
+# Words before a job head that are not part of the title ("I'm the only designer").
+JOB_FILLERS = {"only", "new", "big", "huge", "good", "bad", "great", "aspiring", "wannabe", "lowly", "humble"}
+
+PARTNER_WORDS = {
+    "wife": "wife", "husband": "husband", "partner": "partner", "girlfriend": "girlfriend",
+    "boyfriend": "boyfriend", "fiance": "fiancé", "fiancé": "fiancé", "fiancee": "fiancée",
+    "fiancée": "fiancée", "spouse": "spouse", "gf": "girlfriend", "bf": "boyfriend", "hubby": "husband",
+    "wifey": "wife",
+}  # fmt: skip
+CHILD_WORDS = {"son", "daughter", "kid", "child", "stepson", "stepdaughter", "boy", "girl", "baby"}
+RELATION_WORDS = {
+    "mom", "mum", "mother", "dad", "father", "parents", "sister", "brother", "sibling", "siblings",
+    "friend", "buddy", "mate", "bestie", "bff", "boss", "manager", "coworker", "co-worker", "colleague",
+    "roommate", "flatmate", "housemate", "neighbor", "neighbour", "grandma", "grandpa", "grandmother",
+    "grandfather", "nan", "aunt", "uncle", "cousin", "nephew", "niece", "in-laws", "mother-in-law",
+    "father-in-law", "sister-in-law", "brother-in-law", "teammate", "classmate", "stepmom", "stepdad",
+    "ex", "family",
+} | set(PARTNER_WORDS) | CHILD_WORDS  # fmt: skip
+
+PET_SPECIES = {
+    "dog", "cat", "puppy", "kitten", "rabbit", "bunny", "hamster", "guinea pig", "parrot", "budgie",
+    "bird", "goldfish", "turtle", "tortoise", "snake", "lizard", "gecko", "horse", "pony", "ferret",
+    "rat", "chinchilla", "hedgehog", "golden retriever", "labrador", "lab", "poodle", "beagle", "corgi",
+    "husky", "pug", "dachshund", "german shepherd", "border collie", "terrier", "chihuahua", "bulldog",
+    "french bulldog", "frenchie", "shiba", "shiba inu", "greyhound", "spaniel", "cocker spaniel",
+    "rottweiler", "doberman", "schnauzer", "pomeranian", "shih tzu", "collie", "whippet", "labradoodle",
+    "goldendoodle", "cockapoo", "dalmatian", "tabby", "siamese", "maine coon", "ragdoll", "sphynx",
+    "bengal", "mutt", "rescue dog", "rescue cat",
+}  # fmt: skip
+
+HEALTH_CONDITIONS = {
+    "asthma", "diabetes", "type 1 diabetes", "type 2 diabetes", "adhd", "autism", "anxiety",
+    "depression", "migraines", "migraine", "epilepsy", "ibs", "celiac disease", "coeliac disease",
+    "crohn's", "crohn's disease", "arthritis", "rheumatoid arthritis", "ptsd", "ocd", "bipolar disorder",
+    "insomnia", "sleep apnea", "high blood pressure", "hypertension", "long covid", "fibromyalgia",
+    "endometriosis", "pcos", "lupus", "multiple sclerosis", "hypothyroidism", "psoriasis", "eczema",
+    "tinnitus", "scoliosis", "dyslexia", "chronic fatigue", "cancer", "heart disease", "anemia",
+    "lactose intolerance", "gluten intolerance", "chronic pain", "back pain", "panic disorder",
+    "an eating disorder", "anorexia", "bulimia", "hearing loss", "color blindness", "colour blindness",
+    "gout", "glaucoma", "acid reflux", "gerd", "sciatica", "narcolepsy", "tourette's", "dyspraxia",
+}  # fmt: skip
+HEALTH_ADJECTIVES = {
+    "diabetic": "diabetes", "asthmatic": "asthma", "epileptic": "epilepsy", "autistic": "autism",
+    "dyslexic": "dyslexia", "lactose intolerant": "lactose intolerance",
+    "gluten intolerant": "gluten intolerance", "celiac": "celiac disease", "coeliac": "celiac disease",
+    "bipolar": "bipolar disorder", "anemic": "anemia", "colorblind": "color blindness",
+    "colour blind": "colour blindness", "color blind": "color blindness", "deaf": "deafness",
+    "hard of hearing": "hearing loss", "insomniac": "insomnia",
+}  # fmt: skip
+MEDICATIONS = {
+    "sertraline", "zoloft", "prozac", "fluoxetine", "lexapro", "escitalopram", "citalopram", "wellbutrin",
+    "bupropion", "adderall", "ritalin", "methylphenidate", "vyvanse", "metformin", "insulin",
+    "levothyroxine", "lisinopril", "amlodipine", "atorvastatin", "omeprazole", "ibuprofen", "xanax",
+    "lithium", "lamotrigine", "venlafaxine", "effexor", "propranolol", "ozempic", "semaglutide",
+    "the pill", "birth control", "antidepressants", "melatonin", "gabapentin", "prednisone",
+}  # fmt: skip
+MEDICATION_SUFFIXES = ("pril", "sartan", "olol", "statin", "prazole", "oxetine", "triptan", "zepam")
+
+RELIGIONS = _canon(
+    "Muslim", "Christian", "Catholic", "Jewish", "Hindu", "Buddhist", "Sikh", "Mormon", "atheist",
+    "agnostic", "Protestant", "Jain", "pagan", "Quaker", "Lutheran", "Baptist", "Methodist",
+    "Anglican", "Evangelical", "Orthodox", "Shinto", "Taoist", "Bahá'í", "Baha'i",
+)  # fmt: skip
+POLITICS = _canon(
+    "Democrat", "Republican", "conservative", "liberal", "socialist", "libertarian", "progressive",
+    "Tory", "centrist", "communist", "anarchist", "Green",
+)  # fmt: skip
+DIETS = {
+    "vegetarian": "vegetarian", "veggie": "vegetarian", "vegan": "vegan", "pescatarian": "pescatarian",
+    "pescetarian": "pescatarian", "keto": "keto", "paleo": "paleo", "gluten-free": "gluten-free",
+    "gluten free": "gluten-free", "kosher": "kosher", "halal": "halal", "plant-based": "plant-based",
+    "plant based": "plant-based", "dairy-free": "dairy-free", "carnivore": "carnivore",
+}  # fmt: skip
+
+NATIONALITIES = {
+    "american", "british", "english", "scottish", "welsh", "irish", "canadian", "australian", "french",
+    "german", "spanish", "italian", "portuguese", "dutch", "belgian", "swiss", "austrian", "swedish",
+    "norwegian", "danish", "finnish", "polish", "czech", "hungarian", "romanian", "greek", "turkish",
+    "russian", "ukrainian", "mexican", "brazilian", "argentinian", "chilean", "colombian", "peruvian",
+    "cuban", "chinese", "japanese", "korean", "vietnamese", "thai", "filipino", "indonesian", "indian",
+    "pakistani", "bangladeshi", "nigerian", "kenyan", "ghanaian", "egyptian", "moroccan", "israeli",
+    "iranian", "lebanese", "syrian", "kiwi", "asian", "european", "african", "latino", "latina", "black",
+    "white", "hispanic",
+}  # fmt: skip
+# Capitalised words that follow "I'm" without being a name.
+NOT_NAMES = (
+    {
+        "ok", "okay", "fine", "good", "great", "here", "back", "home", "sorry", "not", "so", "just",
+        "still", "also", "really", "very", "the", "a", "an", "on", "in", "at", "from", "into", "going",
+        "trying", "thinking", "looking", "working", "done", "ready", "sure", "glad", "happy", "sad",
+        "tired", "busy", "new", "lost", "stuck", "confused", "curious", "excited", "afraid", "pretty",
+        "kinda", "literally", "actually", "always", "never", "currently", "married", "single", "engaged",
+        "pregnant", "retired", "vegan", "vegetarian", "gay", "straight", "bi", "trans", "allergic",
+        "learning", "free", "available", "late", "early", "out", "off", "over", "all", "about", "like",
+        "down", "up", "in", "dying", "starving", "hungry", "bored", "sick", "well", "alive", "human",
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "english", "you",
+        "me", "it", "this", "that", "what", "who", "hi", "hello", "hey", "yes", "no", "yeah", "nope",
+        "again", "too", "there", "definitely", "probably", "maybe", "based", "from", "with", "your",
+    }
+    | NATIONALITIES
+    | {r.lower() for r in RELIGIONS}
+    | set(SPOKEN_LANGUAGES)
+)
+
+# Topic tags for notes: a tag is added when one of its words appears.
+TOPIC_TAGS: dict[str, str] = {
+    "travel": r"fl(?:y|ying|ew|ight)s?|trip|travel\w*|vacation|holiday|abroad|airport|hotel|camping|"
+    r"road trip|got back from|passport|visa|(?:went|go|going|heading|drove|driving|flying) to [A-Z]\w+",
+    "move": r"mov(?:e|ed|ing) (?:to|here|there|out|in|from|house)|relocat\w*|new apartment|new flat",
+    "work": r"work\w*|job|boss|meeting|interview\w*|deadline|office|standup|stand-up|promotion|coworkers?|"
+    r"colleagues?|clients?|shifts?|career|hired|fired|laid off|resign\w*|quit|salary|manager",
+    "health": r"doctor|dentist|diagnos\w*|hospital|surgery|therap\w*|sick|ill|injur\w*|broke my|sprain\w*|"
+    r"cancer|medication|meds|physio\w*|allerg\w*|clinic|check-?up|vaccin\w*|pregnan\w*|adhd|asthma",
+    "fitness": r"marathon|half marathon|running|ran|run|gym|hik(?:e|ed|ing)|workout|yoga|climb\w*|"
+    r"cycl(?:e|ed|ing)|swim\w*|ski(?:ed|ing)?|triathlon|5k|10k|pilates|crossfit|lifting",
+    "music": r"concert|band|album|gig|songs?|music|festival|guitar|piano|singing|choir|radiohead|jazz",
+    "family": r"mom|mum|mother|dad|father|parents|sister|brother|wife|husband|kids?|sons?|daughters?|"
+    r"family|grandma|grandpa|grandmother|grandfather|baby|aunt|uncle|cousin|in-laws",
+    "education": r"class(?:es)?|course|school|kindergarten|university|college|exam|lectures?|homework|"
+    r"semester|degree|thesis|graduat\w*|tutor\w*|lesson",
+    "tech": r"postgres\w*|mysql|database|redis|celery|api|server|deploy\w*|code|coding|bug|linux|windows|"
+    r"macos|frontend|backend|service|react|django|python|kubernetes|docker|queue|repo|migration|"
+    r"laptop|software|app",
+    "food": r"restaurant|dinner|lunch|breakfast|recipe|cook\w*|bak(?:e|ed|ing)|brunch|cafe|café|bbq",
+    "pets": r"dog|cat|puppy|kitten|vet|adopted a \w+|pet",
+    "finance": r"rent|mortgage|budget|loan|tax(?:es)?|invest\w*|savings|bank",
+}
+
+# Extra keywords for preference topics, so "preference.sushi" also renders on "restaurant".
+DOMAIN_KEYWORDS: dict[str, tuple[set[str], list[str]]] = {
+    "food": (
+        {
+            "cilantro", "coriander", "sushi", "pizza", "coffee", "tea", "ramen", "pork", "beef", "chicken",
+            "fish", "seafood", "chocolate", "cheese", "spicy", "mushrooms", "olives", "tofu", "pasta",
+            "curry", "tacos", "burgers", "salad", "wine", "beer", "food", "onions", "garlic", "eggs",
+            "avocado", "bananas", "tomatoes", "dessert", "sweets", "candy", "ice cream", "bread", "rice",
+            "noodles", "dumplings", "pho", "bbq", "steak", "vegetables", "fruit", "meat", "milk",
+        },
+        ["food", "eat", "restaurant", "recipe", "cook", "meal"],
+    ),
+    "music": (
+        {
+            "jazz", "rock", "hip hop", "rap", "metal", "classical", "pop", "lofi", "lo-fi", "edm", "techno",
+            "country", "blues", "punk", "indie", "k-pop", "music", "beats", "radiohead", "opera", "folk",
+            "house", "reggae", "soul", "r&b", "funk", "podcasts",
+        },
+        ["music", "song", "playlist", "album", "listen"],
+    ),
+    "film": (
+        {"movies", "films", "horror", "sci-fi", "anime", "documentaries", "sitcoms", "tv", "thrillers"},
+        ["movie", "film", "watch", "show", "series"],
+    ),
+    "sport": (
+        {
+            "football", "soccer", "basketball", "baseball", "tennis", "golf", "hockey", "cricket", "rugby",
+            "f1", "formula 1", "running", "hiking", "cycling", "climbing", "yoga", "swimming", "skiing",
+            "arsenal", "chelsea", "liverpool", "lakers", "yankees", "gym",
+        },
+        ["sport", "game", "match", "team", "exercise"],
+    ),
+    "weather": (
+        {"cold", "heat", "rain", "winter", "summer", "snow", "weather", "humidity", "sun"},
+        ["weather", "travel", "trip", "season"],
+    ),
+    "tech": (
+        {
+            "dark mode", "light mode", "tabs", "spaces", "vim", "emacs", "typescript", "python", "rust",
+            "javascript", "excel", "windows", "mac", "linux", "units", "metric", "imperial",
+        },
+        ["code", "setup", "editor", "settings", "format"],
+    ),
+    "reading": ({"books", "novels", "reading", "poetry", "comics", "manga", "fantasy"}, ["book", "read"]),
+}

@@ -1,0 +1,127 @@
+"""The LLM path of reflection: render the prompt, ask for operations, map the answer back.
+
+Returns None when the model's answer is unusable (the client already counted and logged why),
+so the caller falls back to the heuristic extractor.
+"""
+
+from datetime import datetime, time
+
+from django.utils import timezone
+from django.utils.dateparse import parse_date
+
+from chat.llm import prompt_schema
+from memory.models import Note, ProfileFact
+from memory.search.lexical import note_search, query_terms
+
+CATEGORIES = {
+    "health",
+    "sexual_life",
+    "religion",
+    "politics",
+    "finances",
+    "precise_location",
+    "government_ids",
+    "credentials",
+    "relationships",
+    "minors",
+}
+RELATED_NOTES = 12
+MIN_CONFIDENCE = 0.5  # the prompt asks the model not to emit these; drop any it does
+
+
+def _profile(subject) -> str:
+    facts = ProfileFact.objects.filter(subject=subject, valid_to=None).order_by("key")
+    return "\n".join(f"{f.key}: {f.value}" for f in facts) or "(empty)"
+
+
+def _related_notes(subject, messages) -> tuple[str, set[int]]:
+    terms = query_terms(" ".join(m.text for m in messages))
+    hits = note_search(subject.pk, terms, limit=RELATED_NOTES)
+    notes = Note.objects.in_bulk([h.id for h in hits])
+    lines = [
+        f"{n.pk} [{', '.join(n.tags)}] {n.content}" for n in (notes[h.id] for h in hits if h.id in notes)
+    ]
+    return "\n".join(lines) or "(none)", set(notes)
+
+
+def _occurred(value, fallback: datetime) -> datetime:
+    day = parse_date(value) if isinstance(value, str) else None
+    if day is None:
+        return fallback
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def _category(value) -> str:
+    return value if value in CATEGORIES else ""
+
+
+def llm_operations(client, messages, *, subject, config, operation_class) -> list | None:
+    notes_text, note_ids = _related_notes(subject, messages)
+    limit = config["reflection.maxFactsPerCall"] + config["reflection.maxNotesPerCall"]
+    answer = client.complete_json(
+        component="reflection",
+        prompt="reflection",
+        variables={
+            "now": timezone.now().isoformat(timespec="minutes"),
+            "profile": _profile(subject),
+            "notes": notes_text,
+            "conversation": "\n".join(
+                f"[{i}] {m.occurred_at:%Y-%m-%d %H:%M} {m.role}: {m.text}" for i, m in enumerate(messages, 1)
+            ),
+            "max_operations": limit,
+        },
+        schema=prompt_schema("reflection"),
+    )
+    if answer is None:
+        return None
+
+    def message_of(item):
+        index = item.get("message")
+        return messages[index - 1] if isinstance(index, int) and 1 <= index <= len(messages) else messages[-1]
+
+    ops = []
+    for item in answer.get("facts", []):
+        if float(item.get("confidence") or 0.0) < MIN_CONFIDENCE:
+            continue
+        ops.append(
+            operation_class(
+                op="SET",
+                message=message_of(item),
+                key=str(item["key"]),
+                value=str(item["value"]),
+                pinned=bool(item["pinned"]),
+                keywords=[str(k) for k in item.get("keywords") or []],
+                confidence=float(item.get("confidence") or 0.0),
+                category=_category(item.get("category")),
+            )
+        )
+    for item in answer.get("notes", []):
+        message = message_of(item)
+        ops.append(
+            operation_class(
+                op="NOTE",
+                message=message,
+                content=str(item["content"]),
+                tags=[str(t) for t in item.get("tags") or []],
+                occurred_at=_occurred(item.get("occurred_at"), message.occurred_at),
+                category=_category(item.get("category")),
+            )
+        )
+    for item in answer.get("evolutions", []):
+        if item.get("note_id") in note_ids:  # only notes the model was shown
+            ops.append(
+                operation_class(
+                    op="EVOLVE",
+                    message=message_of(item),
+                    note_id=item["note_id"],
+                    add_tags=[str(t) for t in item.get("add_tags") or []],
+                    remove_tags=[str(t) for t in item.get("remove_tags") or []],
+                )
+            )
+    for item in answer.get("retractions", []):
+        ops.append(
+            operation_class(
+                op="RETRACT", message=message_of(item), key=str(item["key"]), value=str(item["value"])
+            )
+        )
+    return ops

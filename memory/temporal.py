@@ -1,0 +1,356 @@
+"""Temporal grounding: turn "yesterday" or "next Friday" into absolute dates.
+
+Everything is resolved against the *message's* time (`reference`), never the clock, so a
+conversation imported from 2023 is grounded in 2023. Pure Python: no Django, no database.
+
+Conventions (stated once, because English is ambiguous here):
+
+* Weeks start on Monday. "last week" is the previous Monday–Sunday, "next week" the following one.
+* "next Friday" is the Friday of next week (as Duckling reads it); "this Friday" is the coming
+  Friday (today if it is Friday); "last Friday" is the most recent Friday before today.
+* A bare weekday ("on Saturday") looks back in past-tense sentences and forward otherwise.
+* A month-day without a year ("May 3") looks back in past-tense sentences, forward in
+  future-tense ones, and otherwise picks the nearer occurrence.
+* Numbers in US order: "05/08/2023" is 8 May 2023.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+Granularity = Literal["day", "week", "month", "year"]
+Tense = Literal["past", "future"] | None
+
+
+@dataclass(frozen=True)
+class DateMention:
+    span: tuple[int, int]
+    phrase: str
+    start: date
+    end: date | None
+    granularity: Granularity
+
+    def label(self) -> str:
+        """The absolute date as it is written into grounded text."""
+        if self.granularity == "year":
+            return str(self.start.year)
+        if self.granularity == "month":
+            return f"{calendar.month_name[self.start.month]} {self.start.year}"
+        if self.granularity == "week":
+            # Calendar weeks ("last week") have a range; "2 weeks ago" is only roughly a day.
+            return f"week of {self.start.isoformat()}" if self.end else f"around {self.start.isoformat()}"
+        if self.end and self.end != self.start:
+            return f"{self.start.isoformat()} to {self.end.isoformat()}"
+        return self.start.isoformat()
+
+
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+MONTHS = {
+    name: index
+    for index in range(1, 13)
+    for name in {calendar.month_name[index].lower(), calendar.month_abbr[index].lower()}
+}
+MONTHS["sept"] = 9
+NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+}
+
+_WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_NUM = r"(?P<num>\d{1,3}|a couple(?: of)?|couple of|a few|few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+
+# Past and future cues for the sentence around a mention. Future cues win: "I've got a
+# dentist appointment on Tuesday" is about the coming Tuesday although "got" is a past form.
+_FUTURE_CUES = re.compile(
+    r"\b(will|won't|shall|gonna|going to|plan(?:s|ning)? to|about to|can't wait|cannot wait|"
+    r"upcoming|coming up|(?:i'?ve|we'?ve|have|has) got|deadline|due|scheduled|appointment|"
+    r"reservation|booked|rescheduled|postponed|until|hope to|want to|need to|have to)\b|"
+    r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b",
+    re.IGNORECASE,
+)
+_PAST_CUES = re.compile(
+    r"\b(was|were|went|did|had|got|came|saw|met|took|made|spent|ran|left|bought|ate|told|said|"
+    r"flew|drove|began|felt|found|gave|heard|kept|lost|paid|sent|sat|slept|spoke|thought|won|"
+    r"wrote|broke|caught|fell|forgot|grew|hit|held|led|rode|sang|sold|swam|taught|threw|wore|"
+    r"ago|used to|last|earlier|already|\w{2,}ed)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?;\n]+(?:\s|$)")
+
+
+def sentence_tense(text: str) -> Tense:
+    """A rough tense for one sentence: "future", "past", or None when there is no cue."""
+    if _FUTURE_CUES.search(text):
+        return "future"
+    if _PAST_CUES.search(text):
+        return "past"
+    return None
+
+
+def _sentence_around(text: str, start: int, end: int) -> str:
+    left = 0
+    for m in _SENTENCE_END.finditer(text, 0, start):
+        left = m.end()
+    m = _SENTENCE_END.search(text, end)
+    right = m.start() if m else len(text)
+    return text[left:start] + " " + text[end:right]
+
+
+def _number(word: str) -> int:
+    word = word.lower()
+    return int(word) if word.isdigit() else NUMBER_WORDS[word]
+
+
+def add_months(day: date, months: int) -> date:
+    index = day.year * 12 + day.month - 1 + months
+    year, month = divmod(index, 12)
+    month += 1
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def _month_range(year: int, month: int) -> tuple[date, date]:
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _monday(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    start: date
+    end: date | None
+    granularity: Granularity
+
+
+_Resolver = Callable[[re.Match[str], date, Tense], _Resolved | None]
+
+
+def _day(d: date) -> _Resolved:
+    return _Resolved(d, None, "day")
+
+
+def _fixed(offset: int) -> _Resolver:
+    return lambda m, ref, tense: _day(ref + timedelta(days=offset))
+
+
+def _ago(m: re.Match[str], ref: date, tense: Tense, sign: int = -1) -> _Resolved:
+    n, unit = _number(m["num"]) * sign, m["unit"].lower()
+    if unit == "day":
+        return _day(ref + timedelta(days=n))
+    if unit == "week":
+        return _Resolved(ref + timedelta(weeks=n), None, "week")
+    if unit == "month":
+        return _Resolved(add_months(ref, n), None, "month")
+    return _Resolved(add_months(ref, 12 * n), None, "year")
+
+
+def _in_n(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    return _ago(m, ref, tense, sign=1)
+
+
+def _relative_period(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    shift = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[m["rel"].lower()]
+    unit = m["unit"].lower()
+    if unit == "week":
+        start = _monday(ref) + timedelta(weeks=shift)
+        return _Resolved(start, start + timedelta(days=6), "week")
+    if unit == "weekend":
+        saturday = _monday(ref) + timedelta(weeks=shift, days=5)
+        return _Resolved(saturday, saturday + timedelta(days=1), "day")
+    if unit == "month":
+        first = add_months(ref.replace(day=1), shift)
+        return _Resolved(*_month_range(first.year, first.month), "month")
+    year = ref.year + shift
+    return _Resolved(date(year, 1, 1), date(year, 12, 31), "year")
+
+
+def _past_weekend(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    saturday = ref - timedelta(days=(ref.weekday() - 5) % 7 or 7)
+    return _Resolved(saturday, saturday + timedelta(days=1), "day")
+
+
+def _earlier_this(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    if m["unit"].lower() == "week":
+        start = _monday(ref)
+        return _Resolved(start, max(start, ref - timedelta(days=1)), "week")
+    start = ref.replace(day=1)
+    return _Resolved(start, max(start, ref - timedelta(days=1)), "month")
+
+
+def _weekday(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    target = WEEKDAYS.index(m["wd"].lower())
+    rel = (m["rel"] or "").lower()
+    if rel == "next":
+        return _day(_monday(ref) + timedelta(weeks=1, days=target))
+    if rel in ("last", "past", "previous"):
+        return _day(ref - timedelta(days=(ref.weekday() - target) % 7 or 7))
+    if rel in ("this", "this coming", "coming"):
+        return _day(ref + timedelta(days=(target - ref.weekday()) % 7))
+    if tense == "past":
+        return _day(ref - timedelta(days=(ref.weekday() - target) % 7 or 7))
+    return _day(ref + timedelta(days=(target - ref.weekday()) % 7 or 7))
+
+
+def _relative_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    month = MONTHS[m["month"].lower()]
+    rel = m["rel"].lower()
+    if rel == "next" or (rel in ("in", "this", "by", "until") and tense != "past"):
+        strict = rel == "next"
+        year = ref.year if month > ref.month or (month == ref.month and not strict) else ref.year + 1
+    elif rel == "last":
+        year = ref.year if month < ref.month else ref.year - 1
+    else:  # "in May" in a past-tense sentence
+        year = ref.year if month <= ref.month else ref.year - 1
+    return _Resolved(*_month_range(year, month), "month")
+
+
+def _month_day(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    month, day = MONTHS[m["month"].lower()], int(m["day"])
+    if m["year"]:
+        d = _safe_date(int(m["year"]), month, day)
+        return _day(d) if d else None
+    this_year = _safe_date(ref.year, month, day)
+    candidates = [c for c in (_safe_date(ref.year + k, month, day) for k in (-1, 0, 1)) if c]
+    if this_year is None or not candidates:
+        return None
+    if tense == "past":
+        return _day(max(c for c in candidates if c <= ref)) if any(c <= ref for c in candidates) else None
+    if tense == "future":
+        return _day(min(c for c in candidates if c >= ref)) if any(c >= ref for c in candidates) else None
+    return _day(min(candidates, key=lambda c: abs((c - ref).days)))
+
+
+def _month_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    return _Resolved(*_month_range(int(m["year"]), MONTHS[m["month"].lower()]), "month")
+
+
+def _year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    year = int(m["year"])
+    return _Resolved(date(year, 1, 1), date(year, 12, 31), "year")
+
+
+def _iso(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    d = _safe_date(int(m["y"]), int(m["m"]), int(m["d"]))
+    return _day(d) if d else None
+
+
+def _us(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    year = int(m["y"])
+    d = _safe_date(year + 2000 if year < 100 else year, int(m["m"]), int(m["d"]))
+    return _day(d) if d else None
+
+
+# Ordered longest-first; overlapping later matches are dropped.
+_RULES: list[tuple[re.Pattern[str], _Resolver]] = [
+    (re.compile(p, re.IGNORECASE), r)
+    for p, r in [
+        (r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b", _iso),
+        (r"\b(?P<m>0?[1-9]|1[0-2])/(?P<d>0?[1-9]|[12]\d|3[01])/(?P<y>\d{4}|\d{2})\b", _us),
+        (r"\bthe day before yesterday\b", _fixed(-2)),
+        (r"\bthe day after tomorrow\b", _fixed(2)),
+        (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago),
+        (rf"\bin\s+{_NUM}\s+{_UNIT}\b", _in_n),
+        (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
+        (r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b", _past_weekend),
+        (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD}\b", _weekday),
+        (r"\b(?P<rel>last|next|this|coming|past|previous)\s+(?P<unit>weekend|week|month|year)\b", _relative_period),
+        (rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", _month_day),
+        (rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", _month_day),
+        (rf"\b{_MONTH},?\s+{_YEAR}\b", _month_year),
+        (rf"\b(?P<rel>next|last|this|in|by|until)\s+(?:(?:early|mid|late)-?\s*)?{_MONTH}\b", _relative_month),
+        (rf"\b(?:in|since|during|back in)\s+{_YEAR}\b", _year),
+        (r"\b(?:yesterday|last night)\b", _fixed(-1)),
+        (r"\btomorrow\b", _fixed(1)),
+        (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _fixed(0)),
+        (rf"\b(?:on\s+)?(?<!black )(?<!good )(?<!cyber ){_WD}\b(?P<rel>)", _weekday),
+    ]
+]
+# "may" and "march" are also verbs: only take them as months when capitalised or introduced.
+_AMBIGUOUS_MONTHS = {"may", "mar", "march"}
+
+
+def _plausible(m: re.Match[str]) -> bool:
+    month = m.groupdict().get("month")
+    if not month or month.lower() not in _AMBIGUOUS_MONTHS:
+        return True
+    return month[0].isupper() or bool(m.groupdict().get("rel"))
+
+
+def _reference_date(reference: datetime | date) -> date:
+    return reference.date() if isinstance(reference, datetime) else reference
+
+
+def resolve_dates(text: str, reference: datetime | date) -> list[DateMention]:
+    """Every date mention in `text`, resolved against `reference` (the message's own time)."""
+    ref = _reference_date(reference)
+    taken: list[tuple[int, int]] = []
+    mentions: list[DateMention] = []
+    for pattern, resolver in _RULES:
+        for m in pattern.finditer(text):
+            start, end = m.span()
+            if any(start < t_end and t_start < end for t_start, t_end in taken) or not _plausible(m):
+                continue
+            resolved = resolver(m, ref, sentence_tense(_sentence_around(text, start, end)))
+            if resolved is None:
+                continue
+            taken.append((start, end))
+            mentions.append(
+                DateMention((start, end), m.group(0), resolved.start, resolved.end, resolved.granularity)
+            )
+    return sorted(mentions, key=lambda mention: mention.span)
+
+
+_HAS_YEAR = re.compile(r"\b(?:19|20)\d\d\b|\d{1,2}/\d{1,2}/\d{2}\b")
+
+
+def ground(text: str, reference: datetime | date) -> tuple[str, date | None]:
+    """Append the absolute date after each relative mention; return the text and the first date.
+
+    Safe to repeat: a mention already followed by its annotation is left alone, and mentions
+    that already carry a year ("8 May 2023", "2023-05-08") are not annotated.
+    """
+    mentions = resolve_dates(text, reference)
+    grounded = text
+    for mention in reversed(mentions):
+        if _HAS_YEAR.search(mention.phrase):
+            continue
+        annotation = f" ({mention.label()})"
+        end = mention.span[1]
+        if grounded[end:].startswith(annotation):
+            continue
+        grounded = grounded[:end] + annotation + grounded[end:]
+    return grounded, (mentions[0].start if mentions else None)
