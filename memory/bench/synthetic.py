@@ -11,6 +11,7 @@ Everything is deterministic for a given seed.
 import datetime
 import itertools
 import random
+import string
 from collections.abc import Iterator
 
 PEOPLE = """Alice Bob Carla Dmitri Elena Farid Grace Hiro Ines Jonas Kemal Lena Marco Nadia Omar
@@ -114,6 +115,23 @@ NOTE_TEMPLATES = [
     "Keep {number} euros aside each month for the {hobby} gear and the trip to {place}.",
 ]
 
+# Most notes carry one of these asides: the details that make two notes of the same template
+# different facts (and keep dedup from merging them, as it would merge real repeats).
+ASIDES = [
+    "{person2} was there too.",
+    "It rained the whole {weekday}.",
+    "Remember to tell my {relation} about it.",
+    "Costs went up to {number} this time.",
+    "Same as last {month}, more or less.",
+    "Next step: ask {person2} about {tool2}.",
+    "Felt {feeling} about it afterwards.",
+    "Took the train back from {place2} at {hour}.",
+    "{person2} suggested {hobby2} instead.",
+    "Write this down in the {code} notes.",
+    "Followed by {food2} at home.",
+    "Took {number} photos of the {venue}.",
+]
+
 QUESTION_TEMPLATES = [
     "Where is {person}'s {relation} moving to?",
     "What did I eat with {person} in {place}?",
@@ -142,6 +160,29 @@ QUESTION_TEMPLATES = [
     "how is {code} going",
     "remind me about {person}",
 ]
+
+
+# the tags a note gets from the slots its template fills (as reflection would tag it)
+SLOT_TAGS = {
+    "person": "people",
+    "relation": "family",
+    "place": "travel",
+    "food": "food",
+    "drink": "food",
+    "tool": "work",
+    "code": "work",
+    "hobby": "hobby",
+    "pet": "pets",
+    "feeling": "mood",
+}
+
+
+def _template_tags(template: str) -> list[str]:
+    slots = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    return sorted({SLOT_TAGS[s] for s in slots if s in SLOT_TAGS})
+
+
+TEMPLATE_TAGS = {template: _template_tags(template) for template in NOTE_TEMPLATES}
 
 
 def _zipf_sampler(rng: random.Random, values: list[str], s: float = 1.05):
@@ -192,20 +233,28 @@ class Vocabulary:
             day=str(rng.randint(1, 28)),
             number=str(rng.choice([rng.randint(2, 99), rng.randint(100, 2000)])),
             age=str(rng.randint(6, 40)),
+            food2=p["food"](),
+            hour=f"{rng.randint(6, 23)}:{rng.choice(['00', '15', '30', '45'])}",
         )
         return values
 
 
-def notes(count: int, *, seed: int, start: datetime.datetime | None = None) -> Iterator[tuple[str, datetime.datetime]]:
-    """`count` (content, occurred_at) pairs, spread evenly over the two years before `start`."""
+def notes(
+    count: int, *, seed: int, start: datetime.datetime | None = None
+) -> Iterator[tuple[str, list[str], datetime.datetime]]:
+    """`count` (content, tags, occurred_at), spread evenly over the two years before `start`."""
     vocab = Vocabulary(seed)
     rng = vocab.rng
     start = start or datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
     span = datetime.timedelta(days=730).total_seconds()
     for i in range(count):
-        content = rng.choice(NOTE_TEMPLATES).format(**vocab.slots())
+        template = rng.choice(NOTE_TEMPLATES)
+        slots = vocab.slots()
+        content = template.format(**slots)
+        if rng.random() < 0.8:
+            content += " " + rng.choice(ASIDES).format(**slots)
         when = start - datetime.timedelta(seconds=span * (count - i) / max(count, 1))
-        yield content, when
+        yield content, TEMPLATE_TAGS[template], when
 
 
 def questions(count: int, *, seed: int) -> list[str]:

@@ -1,0 +1,149 @@
+"""`manage.py bench context|locomo`: the project's benchmarks (DESIGN §9).
+
+Both write to the configured database. Run them against a scratch one:
+
+    export MEMORYWEB_VAR_DIR=$(mktemp -d)
+    .venv/bin/python manage.py migrate
+    .venv/bin/python manage.py bench context --notes 1000,10000,100000 --queries 200 --json ctx.json
+    .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --json locomo.json
+"""
+
+import argparse
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.bench import context as context_bench
+from memory.bench import locomo as locomo_bench
+from memory.bench.report import write_json
+
+SCRATCH_HINT = (
+    "It writes to the configured database; run it against a scratch one, e.g. "
+    "MEMORYWEB_VAR_DIR=$(mktemp -d) (then manage.py migrate)."
+)
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def positive_int(text: str) -> int:
+    value = int_list(text)
+    if len(value) != 1:
+        raise argparse.ArgumentTypeError(f"expected one positive integer, got {text!r}")
+    return value[0]
+
+
+class Command(BaseCommand):
+    help = "Benchmarks: context latency and ingest throughput (context), LoCoMo retrieval recall (locomo)."
+
+    def add_arguments(self, parser):
+        subparsers = parser.add_subparsers(dest="bench", required=True, metavar="{context,locomo}")
+
+        ctx = subparsers.add_parser(
+            "context",
+            help="ingest rate and context-build latency at growing note counts",
+            description="Fill synthetic notes per size and time context builds in-process and over real HTTP "
+            "(daphne on a free localhost port). " + SCRATCH_HINT,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        ctx.add_argument(
+            "--notes", type=int_list, default=[1000, 10000, 100000], help="sizes, e.g. 1000,10000"
+        )
+        ctx.add_argument("--queries", type=positive_int, default=200, help="context builds per size")
+        ctx.add_argument(
+            "--subjects", type=positive_int, default=1, help="spread the notes over this many subjects"
+        )
+        ctx.add_argument("--seed", type=int, default=1)
+        ctx.add_argument(
+            "--ingest-sample",
+            type=int,
+            default=2000,
+            help="notes and messages stored through the services to time ingest",
+        )
+        ctx.add_argument(
+            "--k", type=positive_int, default=None, help="recallInjection.k (default: the config's)"
+        )
+        ctx.add_argument("--no-http", action="store_true", help="skip the HTTP measurement")
+        ctx.add_argument(
+            "--no-record",
+            action="store_true",
+            help="build without recording a RetrievalEvent (the API always records)",
+        )
+        ctx.add_argument(
+            "--fresh", action="store_true", help="refill sizes that an earlier run already filled"
+        )
+        ctx.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
+
+        loc = subparsers.add_parser(
+            "locomo",
+            help="turn-level retrieval recall on the LoCoMo dataset",
+            description="Ingest LoCoMo conversations (each into its own subject of a new App) and score "
+            "recall@k / hit@k of the evidence turns. " + SCRATCH_HINT,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        loc.add_argument("path", help="the LoCoMo JSON file (kept outside the project: CC BY-NC 4.0)")
+        loc.add_argument("--k", type=int_list, default=[5, 10, 20, 50], help="cut-offs, e.g. 5,10,20,50")
+        loc.add_argument("--limit-conversations", type=positive_int, default=None)
+        loc.add_argument("--record", action="store_true", help="record a RetrievalEvent per build (slower)")
+        loc.add_argument("--details", action="store_true", help="include every question's scores in the JSON")
+        loc.add_argument("--json", metavar="OUT", help="write the summary as JSON to this file")
+
+    def handle(self, *args, bench, **options):
+        self.stdout.write(f"database: {context_bench.describe_db()}")
+        if bench == "context":
+            summary = self._context(options)
+        else:
+            summary = self._locomo(options)
+        if options["json"]:
+            write_json(options["json"], summary)
+            self.stdout.write(f"wrote {options['json']}")
+
+    def _out(self, line: str) -> None:
+        self.stdout.write(line)
+        self.stdout.flush()
+
+    def _context(self, options) -> dict:
+        self.stdout.write(
+            "fill: most notes are bulk-inserted with Note.objects.bulk_create (the full-text index is kept "
+            "by the insert triggers / GIN index); the last --ingest-sample notes and as many messages go "
+            "through note_store and message_add to time ingest."
+        )
+        summary = context_bench.run(
+            sizes=options["notes"],
+            queries=options["queries"],
+            subjects=options["subjects"],
+            seed=options["seed"],
+            ingest_sample=max(options["ingest_sample"], 0),
+            http=not options["no_http"],
+            k=options["k"],
+            record=not options["no_record"],
+            fresh=options["fresh"],
+            out=self._out,
+        )
+        self.stdout.write("")
+        self.stdout.write(context_bench.render(summary))
+        return summary
+
+    def _locomo(self, options) -> dict:
+        try:
+            data = locomo_bench.load(options["path"])
+        except (OSError, ValueError) as exc:
+            raise CommandError(f"cannot read {options['path']}: {exc}") from exc
+        ks = sorted(set(options["k"]))
+        summary = locomo_bench.run(
+            data,
+            ks=ks,
+            limit_conversations=options["limit_conversations"],
+            record=options["record"],
+            details=options["details"],
+            out=self._out,
+        )
+        self.stdout.write("")
+        self.stdout.write(locomo_bench.render(summary, ks))
+        return summary
