@@ -36,7 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "recallInjection": {"k": 3, "maxTokens": 400, "candidates": 40},
     "memoryIndex": {"maxTokens": 300, "maxEntries": 12, "gistChars": 72},
     "stablePrefix": {"maxTokens": 400},
-    "dedup": {"enabled": True, "fts5Threshold": 0.8, "candidates": 8},
+    "dedup": {"enabled": True, "fts5Threshold": 0.8, "candidates": 8, "minTerms": 4},
     "eviction": {"utilityWeighted": False},
     "voting": {"maxVotePerItem": 5.0},
     "retention": {"retrievalEventDays": 30},

@@ -268,3 +268,11 @@ def test_query_terms_drop_stop_words_and_quote_each_term():
 @pytest.mark.skipif("connection.vendor != 'sqlite'")
 def test_every_fts_trigger_exists_after_migrations(db):
     assert missing_triggers(connection) == []
+
+
+def test_short_notes_with_few_content_words_are_never_merged(subject, actor, config):
+    store(subject, "Maria: Thanks, John. I definitely will!", actor, config)
+
+    _, created = store(subject, "John: Got it! Thanks, Maria. I definitely will.", actor, config)
+
+    assert created is True

@@ -51,6 +51,8 @@ def _clean_tags(tags, config: MemoryConfig) -> list[str]:
 def _duplicate_of(subject: Subject, content: str, tags: list[str], scope: str, working_dir: str, config):
     """An existing note this one repeats: FTS candidates, Jaccard ≥ threshold, tags ⊇ new tags."""
     terms = query_terms(content)
+    if len(terms) < config["dedup.minTerms"]:
+        return None  # "Thanks, bye!" from two people is two notes, not one
     filters = NoteFilter(scope=scope, working_dir=working_dir)
     hits = note_search(subject.pk, terms, limit=config["dedup.candidates"], filters=filters)
     if not hits:
