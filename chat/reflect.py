@@ -248,7 +248,7 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
             stats["retracted"] = stats.get("retracted", 0) + 1
         return
     if op.op == "EVOLVE":
-        note = Note.objects.filter(pk=op.note_id, subject=subject).first()
+        note = Note.objects.filter(pk=op.note_id or 0, subject=subject).first()
         if note is None:
             return
         tags = [t for t in note.tags if t not in op.remove_tags] + [

@@ -362,9 +362,7 @@ class SubjectConsent(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["subject", "category"], name="subject_consent_unique")
-        ]
+        constraints = [models.UniqueConstraint(fields=["subject", "category"], name="subject_consent_unique")]
 
     def __str__(self):
         return f"{self.subject}: {self.category.slug}={self.policy}"
@@ -391,7 +389,9 @@ class PendingMemory(models.Model):
     status = models.CharField(max_length=10, choices=PendingStatus.choices, default=PendingStatus.PENDING)
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.CharField(max_length=200, blank=True)
-    result_id = models.BigIntegerField(null=True, blank=True, help_text="The fact or note written on approval.")
+    result_id = models.BigIntegerField(
+        null=True, blank=True, help_text="The fact or note written on approval."
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -220,7 +220,9 @@ def redact(text: str) -> Redaction:
     return Redaction(text, len(found), tuple(dict.fromkeys(found)))
 
 
-_SECRET_KEYS = re.compile(rf"^(?:.*[_-])?(?:{_KEY_WORDS}|{_PASSWORD_WORDS}|credentials?|private[_-]?key)$", _I)
+_SECRET_KEYS = re.compile(
+    rf"^(?:.*[_-])?(?:{_KEY_WORDS}|{_PASSWORD_WORDS}|credentials?|private[_-]?key)$", _I
+)
 
 
 def redact_data(obj: Any) -> Any:
@@ -235,7 +237,9 @@ def redact_data(obj: Any) -> Any:
         out = {}
         for key, value in obj.items():
             if isinstance(key, str) and isinstance(value, str) and value and _SECRET_KEYS.match(key):
-                out[key] = PLACEHOLDER.format(kind="password" if re.search(_PASSWORD_WORDS, key, _I) else "secret")
+                out[key] = PLACEHOLDER.format(
+                    kind="password" if re.search(_PASSWORD_WORDS, key, _I) else "secret"
+                )
             else:
                 out[key] = redact_data(value)
         return out

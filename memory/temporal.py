@@ -40,7 +40,10 @@ class DateMention:
         if self.granularity == "year":
             return str(self.start.year)
         if self.granularity == "month":
-            return f"{calendar.month_name[self.start.month]} {self.start.year}"
+            label = f"{calendar.month_name[self.start.month]} {self.start.year}"
+            if self.end and (self.end.year, self.end.month) != (self.start.year, self.start.month):
+                label += f" to {calendar.month_name[self.end.month]} {self.end.year}"
+            return label
         if self.granularity == "week":
             # Calendar weeks ("last week") have a range; "2 weeks ago" is only roughly a day.
             return f"week of {self.start.isoformat()}" if self.end else f"around {self.start.isoformat()}"
@@ -57,31 +60,15 @@ MONTHS = {
 }
 MONTHS["sept"] = 9
 NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "a couple of": 2,
-    "a couple": 2,
-    "couple of": 2,
-    "a few": 3,
-    "few": 3,
-}
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2,
+    "a few": 3, "few": 3,
+}  # fmt: skip
 
 _WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 _NUM = r"(?P<num>\d{1,3}|a couple(?: of)?|couple of|a few|few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_UNIT = r"(?P<unit>day|week|month|year)s?"
+_UNIT = r"(?P<unit>day|weekend|week|month|year)s?"
 _DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 
@@ -90,7 +77,8 @@ _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _FUTURE_CUES = re.compile(
     r"\b(will|won't|shall|gonna|going to|plan(?:s|ning)? to|about to|can't wait|cannot wait|"
     r"upcoming|coming up|(?:i'?ve|we'?ve|have|has) got|deadline|due|scheduled|appointment|"
-    r"reservation|booked|rescheduled|postponed|until|hope to|want to|need to|have to)\b|"
+    r"reservation|booked|rescheduled|postponed|until|hope to|want to|need to|have to|"
+    r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set) to)\b|"
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b",
     re.IGNORECASE,
 )
@@ -115,10 +103,10 @@ def sentence_tense(text: str) -> Tense:
 
 def _sentence_around(text: str, start: int, end: int) -> str:
     left = 0
-    for m in _SENTENCE_END.finditer(text, 0, start):
-        left = m.end()
-    m = _SENTENCE_END.search(text, end)
-    right = m.start() if m else len(text)
+    for boundary in _SENTENCE_END.finditer(text, 0, start):
+        left = boundary.end()
+    after = _SENTENCE_END.search(text, end)
+    right = after.start() if after else len(text)
     return text[left:start] + " " + text[end:right]
 
 
@@ -171,6 +159,14 @@ def _ago(m: re.Match[str], ref: date, tense: Tense, sign: int = -1) -> _Resolved
     n, unit = _number(m["num"]) * sign, m["unit"].lower()
     if unit == "day":
         return _day(ref + timedelta(days=n))
+    if unit == "weekend":  # "two weekends ago": the weekend before last
+        saturday = (
+            ref - timedelta(days=(ref.weekday() - 5) % 7 or 7)
+            if n < 0
+            else ref + timedelta(days=(5 - ref.weekday()) % 7 or 7)
+        )
+        saturday += timedelta(weeks=n + 1 if n < 0 else n - 1)
+        return _Resolved(saturday, saturday + timedelta(days=1), "day")
     if unit == "week":
         return _Resolved(ref + timedelta(weeks=n), None, "week")
     if unit == "month":
@@ -225,10 +221,18 @@ def _weekday(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     return _day(ref + timedelta(days=(target - ref.weekday()) % 7 or 7))
 
 
+_PAST_PREPOSITIONS = ("since", "last")
+_FUTURE_PREPOSITIONS = ("next", "by", "until", "till", "before")
+
+
 def _relative_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     month = MONTHS[m["month"].lower()]
-    rel = m["rel"].lower()
-    if rel == "next" or (rel in ("in", "this", "by", "until") and tense != "past"):
+    rel = (m["rel"] or "").lower()
+    if rel == "since":
+        tense = "past"
+    elif rel in ("by", "until", "till", "before"):
+        tense = "future"
+    if rel == "next" or (rel not in _PAST_PREPOSITIONS and tense != "past"):
         strict = rel == "next"
         year = ref.year if month > ref.month or (month == ref.month and not strict) else ref.year + 1
     elif rel == "last":
@@ -236,6 +240,45 @@ def _relative_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | No
     else:  # "in May" in a past-tense sentence
         year = ref.year if month <= ref.month else ref.year - 1
     return _Resolved(*_month_range(year, month), "month")
+
+
+SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+
+
+def _season(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """Meteorological seasons, northern hemisphere: summer is June–August."""
+    first_month = SEASONS[m["season"].lower()]
+
+    def instance(year: int) -> tuple[date, date]:
+        start = date(year, first_month, 1)
+        last = add_months(start, 2)
+        return start, last.replace(day=calendar.monthrange(last.year, last.month)[1])
+
+    rel = (m["rel"] or "").lower()
+    if rel in ("in", "during", "over", ""):
+        rel = "last" if tense == "past" else "this"
+    candidates = [instance(year) for year in range(ref.year - 2, ref.year + 2)]
+    if rel == "last":
+        start, end = max(c for c in candidates if c[1] < ref)
+    elif rel == "next":
+        start, end = min(c for c in candidates if c[0] > ref)
+    else:  # "this summer": the one under way, else the coming one
+        start, end = min(c for c in candidates if c[1] >= ref)
+    return _Resolved(start, end, "month")
+
+
+def _day_of_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    day = int(m["day"])
+    this_month = _safe_date(ref.year, ref.month, day)
+    if tense == "past":
+        d = this_month if this_month and this_month <= ref else None
+        previous = add_months(ref.replace(day=1), -1)
+        d = d or _safe_date(previous.year, previous.month, day)
+    else:
+        d = this_month if this_month and this_month >= ref else None
+        following = add_months(ref.replace(day=1), 1)
+        d = d or _safe_date(following.year, following.month, day)
+    return _day(d) if d else None
 
 
 def _month_day(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
@@ -287,27 +330,43 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
         (r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b", _past_weekend),
         (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD}\b", _weekday),
-        (r"\b(?P<rel>last|next|this|coming|past|previous)\s+(?P<unit>weekend|week|month|year)\b", _relative_period),
+        (
+            r"\b(?P<rel>last|next|this|coming|past|previous)\s+(?P<unit>weekend|week|month|year)\b",
+            _relative_period,
+        ),
         (rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", _month_day),
         (rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", _month_day),
         (rf"\b{_MONTH},?\s+{_YEAR}\b", _month_year),
-        (rf"\b(?P<rel>next|last|this|in|by|until)\s+(?:(?:early|mid|late)-?\s*)?{_MONTH}\b", _relative_month),
+        (
+            rf"\b(?P<rel>next|last|this|in|by|until|till|since|before|of|for|during|around|early|mid|late)"
+            rf"\s+(?:(?:early|mid|late)-?\s*)?{_MONTH}\b",
+            _relative_month,
+        ),
+        (
+            r"\b(?:(?P<rel>last|this|next|in|during|over)\s+(?:the\s+)?|the\s+)(?P<season>spring|summer|autumn|fall|winter)\b",
+            _season,
+        ),
         (rf"\b(?:in|since|during|back in)\s+{_YEAR}\b", _year),
         (r"\b(?:yesterday|last night)\b", _fixed(-1)),
         (r"\btomorrow\b", _fixed(1)),
         (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _fixed(0)),
         (rf"\b(?:on\s+)?(?<!black )(?<!good )(?<!cyber ){_WD}\b(?P<rel>)", _weekday),
+        (r"\bon\s+the\s+(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b", _day_of_month),
+        (rf"(?-i:\b(?=[A-Z])){_MONTH}\b(?P<rel>)", _relative_month),
     ]
 ]
 # "may" and "march" are also verbs: only take them as months when capitalised or introduced.
 _AMBIGUOUS_MONTHS = {"may", "mar", "march"}
+_BARE_MONTHS = {calendar.month_name[i].lower() for i in range(1, 13)} - _AMBIGUOUS_MONTHS
 
 
 def _plausible(m: re.Match[str]) -> bool:
-    month = m.groupdict().get("month")
+    month, rel = m.groupdict().get("month"), m.groupdict().get("rel")
+    if month and rel == "" and "day" not in m.groupdict():  # a bare month name: "for the first week of July"
+        return month.lower() in _BARE_MONTHS
     if not month or month.lower() not in _AMBIGUOUS_MONTHS:
         return True
-    return month[0].isupper() or bool(m.groupdict().get("rel"))
+    return month[0].isupper() or bool(rel)
 
 
 def _reference_date(reference: datetime | date) -> date:

@@ -98,5 +98,22 @@ def other_client(other_app, actor):
 
 
 @pytest.fixture
+def openai_wire(monkeypatch):
+    """Every LLM client talks to a fake OpenAI (tests/llm_wire.py) instead of the network."""
+    import httpx2
+
+    from chat.llm import set_http_client_factory
+    from tests.llm_wire import Wire
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    wire = Wire()
+    previous = set_http_client_factory(
+        lambda spec: httpx2.Client(transport=httpx2.MockTransport(wire.handler))
+    )
+    yield wire
+    set_http_client_factory(previous)
+
+
+@pytest.fixture
 def vendor():
     return connection.vendor

@@ -7,7 +7,23 @@ import re
 from dataclasses import dataclass
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " "})
-_ABBREVIATIONS = {"st", "dr", "mr", "mrs", "ms", "jr", "sr", "vs", "etc", "eg", "ie", "approx", "inc", "mt", "prof"}
+_ABBREVIATIONS = {
+    "st",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "jr",
+    "sr",
+    "vs",
+    "etc",
+    "eg",
+    "ie",
+    "approx",
+    "inc",
+    "mt",
+    "prof",
+}
 _BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
 
 
@@ -53,19 +69,19 @@ _CONTRACTIONS_RE = [(re.compile(p, re.IGNORECASE), r) for p, r in _CONTRACTIONS]
 
 
 def expand(text: str) -> str:
-    """"I'm" → "I am", "don't" → "do not": the fact rules match one spelling only."""
+    """ "I'm" → "I am", "don't" → "do not": the fact rules match one spelling only."""
     for pattern, replacement in _CONTRACTIONS_RE:
         text = pattern.sub(replacement, text)
     return re.sub(r"\bi\b", "I", text)
 
 
 _INTERJECTION = re.compile(
-    r"^(?:(?:hi|hey|hello|hiya|yo|ok|okay|so|well|lol|lmao|haha+|ugh+|oh|ah|btw|tbh|honestly|anyway|"
+    r"^(?:(?:hi there|hey there|hi|hey|hello|hiya|heya|howdy|yo|ok|okay|fyi|just so you know|so|well|lol|lmao|haha+|ugh+|oh|ah|btw|tbh|honestly|anyway|"
     r"also|and|but|actually|no|yes|yeah|yep|nope|hmm+|um+|uh|great|cool|nice|right|ps|fwiw|oh well|"
     r"omg|wow|sorry|thanks|thank you)\b[\s,!.:;-]*)+",
     re.IGNORECASE,
 )
-_GREETING = re.compile(r"^(?:hi|hey|hello|hiya|yo|greetings)\b", re.IGNORECASE)
+_GREETING = re.compile(r"^(?:hi|hey|hello|hiya|heya|howdy|yo|greetings)\b", re.IGNORECASE)
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|can|could|would|will|should|shall|is|are|was|were|am|have|has|what|where|when|"
     r"why|how|who|whom|which|whose|any idea|anyone|thoughts|isn't|aren't|don't you)\b",
@@ -81,7 +97,9 @@ _QUESTION_NO_MARK = re.compile(
 )
 _STRONG_HEDGE = re.compile(
     r"\b(?:maybe|might|(?-i:may)|perhaps|possibly|thinking (?:about|of)|considering|not sure|unsure|whether|"
-    r"would|could|wish|hope to|hoping to|want to|planning to|plan to|if I|someday|one day|eventually)\b",
+    r"would|could|wish|hope to|hoping to|want to|planning to|plan to|if I|someday|one day|eventually|"
+    # someone else's opinion about the speaker: "my therapist thinks I have ADHD"
+    r"(?:thinks|believes|suspects|says|said|claims|guesses)\s+(?:that\s+)?I)\b",
     re.IGNORECASE,
 )
 _MILD_HEDGE = re.compile(
@@ -102,10 +120,27 @@ class Sentence:
     greeted: bool
 
 
+# Chat drops the subject: "been learning German", "living in Leeds now".
+_NO_SUBJECT = re.compile(
+    r"^(?:(?P<been>been)|(?P<ing>living|working|studying|learning|thinking|planning|going|heading|flying|moving|"
+    r"trying|hoping)|(?P<present>live|work|started|joined|moved|quit|went|got))\b",
+    re.IGNORECASE,
+)
+
+
+def _add_subject(text: str) -> str:
+    m = _NO_SUBJECT.match(text)
+    if not m:
+        return text
+    if m["been"]:
+        return "I have " + text
+    return ("I am " if m["ing"] else "I ") + text
+
+
 def read_sentence(raw: str) -> Sentence:
     stripped = _INTERJECTION.sub("", raw).strip()
     statement, question = _statement_part(stripped)
-    text = expand(statement)
+    text = _add_subject(expand(statement))
     return Sentence(
         raw=raw,
         text=text,

@@ -1,0 +1,16 @@
+"""Reflection on a conversation turn: what to remember from it (DESIGN §4, hot write)."""
+
+from chat.reflection.categories import CATEGORY_PRIORITY, classify_category
+from chat.reflection.heuristics import extract
+from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction, NoteOp
+
+__all__ = [
+    "CATEGORY_PRIORITY",
+    "LIST_KEYS",
+    "Extraction",
+    "FactOp",
+    "FactRetraction",
+    "NoteOp",
+    "classify_category",
+    "extract",
+]

@@ -1,0 +1,129 @@
+"""The heuristic extractor: rule-based reflection on one message, no LLM.
+
+Scheme (what the rules write):
+
+* Identity facts, pinned: ``name``, ``preferred_name``, ``pronouns``, ``location``, ``employer``,
+  ``job_title``, ``languages``, ``partner`` (category relationships), ``children`` (category minors).
+* Contextual facts with keywords: ``hometown``, ``birthplace``, ``address`` (precise_location), ``school``,
+  ``languages.learning``, ``programming_languages``, ``os``, ``editor``, ``tools``, ``allergies``,
+  ``health_conditions``, ``medications`` (health), ``diet``, ``religion``, ``politics``, ``income``
+  (finances), ``email``, ``phone``, ``birthday``, ``pets``.
+* Preferences: ``preference.<topic>`` = ``likes`` | ``dislikes`` ("I hate cilantro" →
+  ``preference.cilantro = dislikes``), keywords from the topic and its domain (food → eat,
+  restaurant …); ``favorite.<topic>`` = the favourite ("my favourite band is Radiohead").
+* List-valued keys (ops.LIST_KEYS) hold comma-separated items; the writer unions them.
+* Notes, the first tag is the kind: ``remembered`` ("remember that …"), ``decision``, ``plan`` and
+  ``event`` (a dated sentence, the date resolved against the message time), ``people`` (about
+  someone in the speaker's life); then topic tags (travel, work, health, family …).
+* Retractions: "I don't live in Paris anymore" → FactRetraction("location", "Paris").
+
+What does not become a fact: questions, conditionals ("if I lived in London"), hedged sentences
+("I might move to Berlin": a plan note at most), negated statements, statements about other
+people, and everything an assistant says except a restated agreement (a decision note).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from chat.reflection import identity, personal
+from chat.reflection.capture import make_fact
+from chat.reflection.categories import classify_category
+from chat.reflection.identity import Context, Found
+from chat.reflection.notes import (
+    dated_note,
+    decision_note,
+    people_note,
+    remembered_body,
+    remembered_note,
+    reminder_note,
+)
+from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction
+from chat.reflection.text import Sentence, is_all_lowercase, normalise, read_sentence, split_sentences
+
+__all__ = ["classify_category", "extract"]
+
+_RULES = (*identity.RULES, *personal.RULES)
+_ABOUT_PEOPLE = {"partner", "children", "pets"}
+
+
+def _facts(s: Sentence, ctx: Context) -> list[Found]:
+    return [found for rule in _RULES for found in rule(s, ctx)]
+
+
+def _is_greeting(raw: str) -> bool:
+    return read_sentence(raw).greeted and len(raw.split()) <= 2
+
+
+def extract(
+    text: str, *, role: str = "user", occurred_at: datetime, speaker: str | None = None
+) -> Extraction:
+    """Facts, notes and retractions one message supports. Pure: same input, same output.
+
+    `occurred_at` is the message's own time; relative dates are resolved against it.
+    `speaker` (e.g. a LoCoMo speaker name) prefixes note contents so they say who.
+    """
+    result = Extraction()
+    text = normalise(text)
+    if not text:
+        return result
+    sentences = split_sentences(text)
+    all_lower = is_all_lowercase(text)
+    for index, raw in enumerate(sentences):
+        s = read_sentence(raw)
+        if role != "user":
+            if note := decision_note(s, occurred_at, speaker, assistant=True):
+                result.notes.append(note)
+            continue
+        greeted = index == 0 or s.greeted or _is_greeting(sentences[index - 1])
+        body = remembered_body(raw)
+        if body is not None:
+            facts = [
+                f
+                for f in _facts(read_sentence(body), Context(all_lower, greeted, 1.0))
+                if isinstance(f, FactOp)
+            ]
+            if facts:
+                result.facts += facts
+            else:
+                result.notes.append(remembered_note(body, occurred_at, speaker))
+            continue
+        if note := reminder_note(s, occurred_at, speaker):
+            result.notes.append(note)
+            continue
+        if s.question or s.conditional or not s.text:
+            continue
+        ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
+        found = [] if s.hedged else _facts(s, ctx)
+        result.facts += [f for f in found if isinstance(f, FactOp)]
+        result.retractions += [f for f in found if isinstance(f, FactRetraction)]
+        about_people = any(isinstance(f, FactOp) and f.key in _ABOUT_PEOPLE for f in found)
+        note = (
+            decision_note(s, occurred_at, speaker)
+            or dated_note(s, occurred_at, speaker)
+            or (None if about_people else people_note(s, occurred_at, speaker))
+        )
+        if note:
+            result.notes.append(note)
+    result.facts = _merge(result.facts)
+    return result
+
+
+def _merge(facts: list[FactOp]) -> list[FactOp]:
+    """One op per key: the last statement wins ("I work at Microsoft. Actually, at GitHub"),
+    list keys collect their items."""
+    merged: dict[str, FactOp] = {}
+    for fact in facts:
+        previous = merged.pop(fact.key, None)
+        if previous and fact.key in LIST_KEYS:
+            unique: dict[str, str] = {}
+            for item in [*previous.value.split(", "), *fact.value.split(", ")]:
+                unique.setdefault(item.lower(), item)
+            fact = make_fact(
+                fact.key,
+                ", ".join(unique.values()),
+                confidence=max(fact.confidence, previous.confidence),
+                keywords=[k for k in previous.keywords + fact.keywords],
+            )
+        merged[fact.key] = fact
+    return list(merged.values())

@@ -1,0 +1,352 @@
+"""Fact rules about who the speaker is: name, where they live, work, languages, tools.
+
+Every rule reads one statement sentence whose contractions are expanded ("I am", "do not")
+and yields FactOps or FactRetractions. Rules are anchored on the speaker ("I", "we", "my"),
+so "my brother lives in Toronto" sets nothing about the speaker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from chat.reflection.capture import (
+    ADV,
+    NAME,
+    NOT_ORGS,
+    NOT_PLACES,
+    ORG,
+    PLACE,
+    STOP,
+    first_word_ok,
+    make_fact,
+)
+from chat.reflection.lexicon import (
+    AMBIGUOUS,
+    EDITORS,
+    JOB_FILLERS,
+    JOB_HEADS,
+    NOT_NAMES,
+    OPERATING_SYSTEMS,
+    PROGRAMMING_LANGUAGES,
+    RELATION_WORDS,
+    SPOKEN_LANGUAGES,
+    TOOLS,
+)
+from chat.reflection.ops import FactOp, FactRetraction
+from chat.reflection.text import STOPWORDS, Sentence, negated_before, title_if_lower
+
+Found = FactOp | FactRetraction
+I = re.IGNORECASE  # noqa: E741
+
+
+@dataclass(frozen=True)
+class Context:
+    all_lower: bool  # the whole message is lower case, so case says nothing
+    greeted: bool  # the sentence opens the message or follows a greeting
+    confidence: float
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, I)
+
+
+# --- names ------------------------------------------------------------------------------------
+
+_MY_NAME = _re(
+    r"\bmy\s+(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
+)
+_CALL_ME = _re(
+    r"\b(?:call\s+me|I\s+go\s+by)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
+)
+_NAME_HERE = _re(rf"^{NAME}\s+here\b")
+_I_AM_NAME = _re(
+    rf"^(?:I\s+am|it\s+is|this\s+is)\s+{NAME}(?=\s*(?:[,.!;]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
+)
+
+
+def _name_ok(value: str, ctx: Context) -> bool:
+    first = value.split()[0]
+    return first.lower() not in NOT_NAMES and (first[0].isupper() or ctx.all_lower)
+
+
+def names(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for m in _MY_NAME.finditer(s.text):
+        if m["v"].split()[0].lower() not in NOT_NAMES:
+            yield make_fact("name", title_if_lower(m["v"]), confidence=ctx.confidence)
+    for m in _CALL_ME.finditer(s.text):
+        if not negated_before(s.text, m.start()) and _name_ok(m["v"], ctx):
+            yield make_fact("preferred_name", title_if_lower(m["v"]), confidence=ctx.confidence)
+    here = _NAME_HERE.search(s.text)
+    if here and ctx.greeted and here["v"].lower() not in NOT_NAMES | STOPWORDS:
+        yield make_fact("name", here["v"], confidence=ctx.confidence)
+    intro = _I_AM_NAME.search(s.text)
+    if intro and intro["v"].lower() not in NOT_NAMES and (s.text.lower().startswith("i am") or ctx.greeted):
+        yield make_fact("name", intro["v"], confidence=ctx.confidence)
+
+
+# --- places -----------------------------------------------------------------------------------
+
+_LIVE = [
+    _re(
+        rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing)\s+"
+        rf"(?:with\s+(?:my|our|a|two|three)\s+[\w ]{{1,25}}?\s+)?(?:in|near|outside(?:\s+of)?|close\s+to)\s+{PLACE}"
+    ),
+    _re(rf"\b(?:I|we)\s+(?:am|are)\s+{ADV}(?:living|based|located|settled)\s+(?:in|out\s+of)\s+{PLACE}"),
+    _re(rf"^I\s+am\s+(?:a|an)\s+[\w -]{{2,40}}?\s+based\s+(?:in|out\s+of)\s+{PLACE}"),
+    _re(
+        rf"\b(?:I|we)\s+{ADV}live\s+in\s+(?:a|an|the|my|our)\s+(?:[\w-]+\s+){{0,2}}?(?:flat|apartment|house|place|"
+        rf"studio|condo|loft|cottage|town|village|suburb|neighbou?rhood)\s+(?:in|near|outside)\s+{PLACE}"
+    ),
+    _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
+]
+_HOMETOWN = [
+    _re(rf"\bI\s+am\s+{ADV}from\s+{PLACE}"),
+    _re(rf"\b(?:I|but|and)\s+(?:grew\s+up|was\s+born\s+and\s+raised|was\s+raised)\s+in\s+{PLACE}"),
+    _re(rf"\bI\s+{ADV}come\s+from\s+{PLACE}"),
+]
+_BIRTHPLACE = [_re(rf"\bI\s+was\s+born\s+in\s+{PLACE}(?!\s+and\s+raised)")]
+_NOT_LIVE = [
+    _re(rf"\b(?:I|we)\s+(?:do\s+not|no\s+longer)\s+(?:live|reside)\s+in\s+{PLACE}"),
+    _re(rf"\b(?:I|we)\s+used\s+to\s+live\s+in\s+{PLACE}"),
+]
+_ADDRESS = _re(
+    r"\b(?:I|we)\s+(?:live|am\s+living|are\s+living)\s+at\s+(?P<v>\d+\w*\s+[^.;!?]+?)(?=\s+(?:now|with|since)\b|[.;!?]|$)"
+)
+
+
+def _place(value: str, ctx: Context) -> str | None:
+    value = value.strip()
+    if not first_word_ok(value, NOT_PLACES) or value.lower() in TOOLS:
+        return None
+    return title_if_lower(value)
+
+
+def places(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for pattern in _NOT_LIVE:
+        for m in pattern.finditer(s.text):
+            if place := _place(m["v"], ctx):
+                yield FactRetraction("location", place)
+    for key, patterns in (("location", _LIVE), ("birthplace", _BIRTHPLACE), ("hometown", _HOMETOWN)):
+        for pattern in patterns:
+            for m in pattern.finditer(s.text):
+                if negated_before(s.text, m.start() + 2) or not (place := _place(m["v"], ctx)):
+                    continue
+                yield make_fact(key, place, confidence=ctx.confidence)
+    for m in _ADDRESS.finditer(s.text):
+        address = m["v"].strip(" ,")
+        yield make_fact("address", address, confidence=ctx.confidence)
+        city = address.rsplit(",", 1)[-1].strip() if "," in address else ""
+        if city and city[0].isupper() and not re.search(r"\d", city):
+            yield make_fact("location", city, confidence=ctx.confidence)
+
+
+# --- work -------------------------------------------------------------------------------------
+
+_HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
+_TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?![\w-])"
+_WORK = [
+    _re(
+        rf"\bI\s+(?:have\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?(?:at|for)\s+{ORG}"
+    ),
+    _re(
+        rf"\bI\s+(?:have\s+)?{ADV}(?:started|got|landed|accepted|took)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:job|position|role|gig|internship|offer)\s+(?:at|with)\s+{ORG}"
+    ),
+    _re(rf"\bI\s+(?:have\s+)?{ADV}started\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
+    _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
+    _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
+    _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
+]
+_TITLE_AT_ORG = [
+    _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
+    _re(rf"\bI\s+{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
+]
+_TITLES = [
+    _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}"),
+    _re(rf"\bI\s+(?:{ADV})(?:work|working)\s+as\s+(?:a|an|the)?\s*{_TITLE}"),
+    _re(rf"\b(?:job|position|role|work|started|hired)\b[^.;!?]{{0,40}}?\bas\s+(?:a|an|the)\s+{_TITLE}"),
+    _re(
+        rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:got\s+|been\s+|was\s+)?(?:promoted|hired)\s+(?:to|as)\s+(?:a\s+|an\s+)?{_TITLE}"
+    ),
+    _re(rf"\bI\s+have\s+been\s+{ADV}(?:a|an)\s+{_TITLE}"),
+]
+_TEACH = _re(
+    r"\bI\s+{ADV}teach\s+(?:(?:high|middle|primary|elementary|secondary|grad|graduate)\s+school\s+|college\s+|"
+    r"university\s+|uni\s+|adult\s+|kids\s+|online\s+)?(?P<v>[A-Za-z]+)\b".replace("{ADV}", ADV)
+)
+_RUN_BUSINESS = _re(
+    rf"\bI\s+{ADV}(?:run|own|founded|started|opened)\s+(?:a|an|my\s+own)\s+(?:(?:small|little|tiny|local|family)\s+)?"
+    r"(?P<v>bakery|cafe|café|coffee\s+shop|shop|store|restaurant|bar|pub|business|company|startup|agency|studio|"
+    r"farm|salon|gym|practice|clinic|consultancy|firm|bookshop|bookstore|brewery|food\s+truck)\b"
+)
+_NOT_WORK = [
+    _re(rf"\bI\s+(?:do\s+not|no\s+longer)\s+work\s+(?:at|for)\s+{ORG}"),
+    _re(rf"\bI\s+used\s+to\s+work\s+(?:at|for)\s+{ORG}"),
+    _re(rf"\bI\s+(?:just\s+)?(?:left|quit)\s+(?-i:(?=[A-Z])){ORG}"),
+]
+_STUDENT = {"student", "phd student", "undergrad", "postdoc"}
+# "a terrible cook" or "a hobby photographer" is not a job.
+_NOT_IN_TITLES = {
+    "of", "and", "to", "the", "a", "an", "with", "for", "in", "at", "my", "terrible", "awful", "decent",
+    "amateur", "hobby", "hobbyist", "home", "bad", "good", "great", "average", "pretty", "really", "not",
+    "better", "best", "worst", "fan",
+}  # fmt: skip
+
+
+def _org(value: str, ctx: Context) -> str | None:
+    value = re.sub(r"^the\s+(?=[A-Z])", "", value.strip(), flags=I)
+    if not first_word_ok(value, NOT_ORGS) or (value[0].islower() and not ctx.all_lower):
+        return None
+    return title_if_lower(value) if ctx.all_lower else value
+
+
+def _title(value: str) -> str | None:
+    words = value.lower().split()
+    while words and words[0] in JOB_FILLERS:
+        words.pop(0)
+    if not words or any(w in _NOT_IN_TITLES for w in words):
+        return None
+    return " ".join(words)
+
+
+def work(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for pattern in _NOT_WORK:
+        for m in pattern.finditer(s.text):
+            if org := _org(m["v"], ctx):
+                yield FactRetraction("employer", org)
+    for pattern in _TITLE_AT_ORG:
+        for m in pattern.finditer(s.text):
+            title, org = _title(m["t"]), _org(m["v"], ctx)
+            if title and org:
+                yield make_fact("job_title", title, confidence=ctx.confidence)
+                yield make_fact("school" if title in _STUDENT else "employer", org, confidence=ctx.confidence)
+    for pattern in _WORK:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
+                yield make_fact("employer", org, confidence=ctx.confidence)
+    for pattern in _TITLES:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (title := _title(m["t"])):
+                yield make_fact("job_title", title, confidence=ctx.confidence)
+    for m in _TEACH.finditer(s.text):
+        subject = m["v"].lower()
+        if subject not in STOPWORDS and not negated_before(s.text, m.start() + 2):
+            yield make_fact(
+                "job_title",
+                f"{m['v'] if m['v'][0].isupper() else subject} teacher",
+                confidence=ctx.confidence,
+            )
+    for m in _RUN_BUSINESS.finditer(s.text):
+        if not negated_before(s.text, m.start() + 2):
+            yield make_fact("job_title", f"{m['v'].lower()} owner", confidence=ctx.confidence)
+
+
+# --- languages --------------------------------------------------------------------------------
+
+_SPEAK = [
+    _re(
+        rf"\bI\s+{ADV}(?:speak|am\s+(?:\w+\s+)?(?:fluent|bilingual|trilingual|conversational|proficient)\s+in)\s+(?P<v>[^.;!?()]+)"
+    ),
+    _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
+    _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
+]
+_LEARN = _re(
+    r"(?:^(?:have\s+)?(?:been\s+)?|\b(?:I|we)\b[^,.;!?]{0,25}?)\b(?:learning|studying|learn|study|practicing|practising|"
+    r"brushing\s+up\s+on|taking|get\s+better\s+at|getting\s+better\s+at|improve\s+my|improving\s+my|"
+    r"work\s+on\s+my|working\s+on\s+my)\s+(?:some\s+)?(?P<v>[A-Za-z]+)\b(?:\s+(?:lessons|classes))?"
+)
+_LIST_END = re.compile(r"\b(?:but|because|I|we|which|so|although|though)\b|,\s*and\b", I)
+
+
+def _languages_in(text: str) -> list[str]:
+    text = text[: m.start()] if (m := _LIST_END.search(text)) else text
+    found = [
+        SPOKEN_LANGUAGES[w.lower()] for w in re.findall(r"[A-Za-z]+", text) if w.lower() in SPOKEN_LANGUAGES
+    ]
+    return list(dict.fromkeys(found))
+
+
+def languages(s: Sentence, ctx: Context) -> Iterator[Found]:
+    spoken: list[str] = []
+    for pattern in _SPEAK:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2):
+                spoken += _languages_in(m["v"])
+    if spoken:
+        yield make_fact("languages", ", ".join(dict.fromkeys(spoken)), confidence=ctx.confidence)
+    for m in _LEARN.finditer(s.text):
+        word = m["v"].lower()
+        if word in SPOKEN_LANGUAGES and not negated_before(s.text, m.start("v")):
+            yield make_fact("languages.learning", SPOKEN_LANGUAGES[word], confidence=ctx.confidence)
+
+
+# --- tools, OS, editor, programming languages --------------------------------------------------
+
+_TECH: dict[str, tuple[str, str]] = {}
+for _key, _names in (
+    ("tools", TOOLS),
+    ("programming_languages", PROGRAMMING_LANGUAGES),
+    ("editor", EDITORS),
+    ("os", OPERATING_SYSTEMS),
+):
+    for _lower, _canonical in _names.items():
+        _TECH[_lower] = (_key, _canonical)
+_TECH_RE = re.compile(
+    r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(_TECH, key=len, reverse=True)) + r")(?![\w+#])", I
+)
+_USE = _re(
+    rf"(?:\b(?:I|we)\s+(?:am\s+|are\s+|have\s+|had\s+)?{ADV}(?:use|using|run|running|on|code\s+in|"
+    rf"coding\s+in|program\s+in|write|writing|work\s+in|switched(?:\s+over)?(?:\s+to)?|moved\s+to|"
+    rf"daily[- ]drive|rely\s+on)|"
+    rf"^{ADV}(?:using|writing|running|on))\s+(?P<v>[^.;!?]+)"
+)
+_SCOPE_END = re.compile(
+    r"\b(?:but|because|although|though|over|than|instead\s+of|rather\s+than|he|she|they|my\s+(?:"
+    + "|".join(sorted(RELATION_WORDS))
+    + r"))\b",
+    I,
+)
+_MY_TOOL = _re(
+    r"\bmy\s+(?:(?:go-to|go\s+to|favou?rite|main|daily|preferred|usual)\s+)?(?P<k>editor|ide|os|operating\s+system|"
+    r"shell|terminal)\s+(?:of\s+choice\s+)?is\s+(?P<v>[^.,;!?]+)"
+)
+_ON_MY = _re(
+    r"\bon\s+(?:my|a|an)\s+(?P<v>mac(?:book(?:\s+pro|\s+air)?)?|windows(?:\s+(?:laptop|pc|machine|box))?|linux(?:\s+(?:laptop|box|machine))?|chromebook)\b"
+)
+
+
+def _tech_items(text: str, ctx: Context) -> Iterator[tuple[str, str]]:
+    text = re.sub(r"\bfrom\s+[\w .+-]+?\s+to\s+", "", text, flags=I)
+    for m in _TECH_RE.finditer(text):
+        word = m.group(1)
+        if word.lower() in AMBIGUOUS and word.islower() and not ctx.all_lower:
+            continue
+        yield _TECH[word.lower()]
+
+
+def tools(s: Sentence, ctx: Context) -> Iterator[Found]:
+    found: dict[str, list[str]] = {}
+    for m in _USE.finditer(s.text):
+        if negated_before(s.text, m.start("v")) or re.search(
+            r"\b(?:stopped|quit|used\s+to)\s*$", s.text[: m.start("v")]
+        ):
+            continue
+        scope = m["v"]
+        scope = scope[: end.start()] if (end := _SCOPE_END.search(scope)) else scope
+        for key, canonical in _tech_items(scope, ctx):
+            found.setdefault(key, []).append(canonical)
+    for m in _ON_MY.finditer(s.text):
+        found.setdefault("os", []).append(OPERATING_SYSTEMS[m["v"].split()[0].lower()])
+    for m in _MY_TOOL.finditer(s.text):
+        for key, canonical in _tech_items(m["v"], ctx):
+            found.setdefault(key, []).append(canonical)
+    for key, items in found.items():
+        items = list(dict.fromkeys(items))
+        if key in ("os", "editor"):
+            items = items[-1:]
+        yield make_fact(key, ", ".join(items), confidence=ctx.confidence)
+
+
+RULES = (names, places, work, languages, tools)
+__all__ = ["Context", "Found", "RULES", "STOP"]

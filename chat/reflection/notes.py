@@ -1,0 +1,241 @@
+"""Note rules: explicit "remember that …", decisions, dated plans and events, and what the
+speaker says about the people in their life. One note per sentence at most."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time
+
+from chat.reflection.categories import classify_category
+from chat.reflection.lexicon import RELATION_WORDS
+from chat.reflection.ops import NoteOp
+from chat.reflection.text import Sentence
+from chat.reflection.topics import TOPIC_TAGS
+from memory.temporal import DateMention, ground, resolve_dates, sentence_tense
+
+I = re.IGNORECASE  # noqa: E741
+_TOPICS = {tag: re.compile(rf"(?<![\w-])(?:{words})(?![\w-])", I) for tag, words in TOPIC_TAGS.items()}
+
+
+def topic_tags(text: str) -> list[str]:
+    return [tag for tag, pattern in _TOPICS.items() if pattern.search(text)]
+
+
+def _note(kind: str, content: str, *, occurred_at: datetime | None, speaker: str | None) -> NoteOp:
+    content = content.strip()
+    content = content[:1].upper() + content[1:]
+    tags = [kind, *(t for t in topic_tags(content) if t != kind)]
+    return NoteOp(
+        content=f"{speaker}: {content}" if speaker else content,
+        tags=tags[:16],
+        occurred_at=occurred_at,
+        category=classify_category(content),
+    )
+
+
+def _at(day: date, reference: datetime) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=reference.tzinfo)
+
+
+# --- "remember that …" ------------------------------------------------------------------------
+
+_REMEMBER_LEAD = re.compile(
+    r"^(?:(?:please|pls|plz|can\s+you|could\s+you|would\s+you|will\s+you|can\s+u|could\s+u|"
+    r"I\s+want\s+you\s+to|I\s+need\s+you\s+to|also|and|oh\s+and|hey|ok|okay|so)[\s,]+)*"
+    r"(?:remember|don'?t\s+forget|do\s+not\s+forget|keep\s+in\s+mind|make\s+a\s+note|take\s+a\s+note|"
+    r"note\s+to\s+self|note\s+that|for\s+future\s+reference|memori[sz]e|save\s+this)\b"
+    r"(?:\s+(?:of\s+)?(?:this|that)(?=\s*:))?\s*[:,—-]?\s*(?:that\s+)?(?P<body>.+)$",
+    I,
+)
+_REMEMBER_TAIL = re.compile(
+    r"^(?P<body>.+?)[\s,;—-]+(?:please\s+)?(?:remember|don'?t\s+forget|keep\s+in\s+mind)"
+    r"(?:\s+(?:that|this|it))?(?:\s+(?:please|ok|okay|for\s+me))?[\s.!?]*$",
+    I,
+)
+_NOT_AN_INSTRUCTION = re.compile(r"^(?:when|how|what|where|who|whether|if|the\s+time|me|us|him|her)\b", I)
+
+
+_REMIND_ME = re.compile(
+    r"^(?:(?:please|pls|can\s+you|could\s+you)[\s,]+)*remind\s+me\s+(?:to\s+|that\s+|about\s+)(?P<body>.+)$",
+    I,
+)
+
+
+def reminder_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+    """ "Remind me to call the plumber tomorrow": a plan when it has a date, else a remembered note."""
+    m = _REMIND_ME.match(s.raw.strip())
+    if not m:
+        return None
+    grounded, day = ground(s.raw.strip(" .!?"), reference)
+    kind = "plan" if day and day >= reference.date() else "remembered"
+    return _note(kind, grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
+
+
+def remembered_body(sentence: str) -> str | None:
+    """The thing to remember, when the sentence asks for it; None for "do you remember when …"."""
+    m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence)
+    if not m:
+        return None
+    body = m["body"].strip(" .!?")
+    return None if not body or _NOT_AN_INSTRUCTION.match(body) else body
+
+
+def remembered_note(body: str, reference: datetime, speaker: str | None) -> NoteOp:
+    grounded, day = ground(body, reference)
+    note = _note("remembered", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
+    return note
+
+
+# --- decisions --------------------------------------------------------------------------------
+
+_DECISION = re.compile(
+    r"\b(?:we|I|our\s+team|the\s+team|everyone)\s+(?:have\s+|has\s+|had\s+)?(?:finally\s+|just\s+|eventually\s+|now\s+|all\s+)?"
+    r"(?:decided|agreed|settled\s+on|opted|chose|picked|committed\s+to)\b|"
+    r"\b(?:we|I)\s+(?:are|am|will)\s+(?:going\s+with|go\s+with|going\s+to\s+go\s+with|sticking\s+with|"
+    r"switching\s+(?:over\s+)?(?:from\s+[\w .+-]{1,30}?\s+)?to|moving\s+(?:from\s+[\w .+-]{1,30}?\s+)?to)\b|^let's\s+(?:go\s+with|use|stick\s+with|do|pick|choose|switch\s+to|ship)\b|"
+    r"\b(?:final\s+(?:decision|answer)|the\s+decision\s+is|the\s+plan\s+is\s+to)\b",
+    I,
+)
+_ASSISTANT_DECISION = re.compile(
+    r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
+    r"\bso\s+we\s+are\s+going\s+with\b",
+    I,
+)
+
+
+def decision_note(
+    s: Sentence, reference: datetime, speaker: str | None, *, assistant: bool = False
+) -> NoteOp | None:
+    pattern = _ASSISTANT_DECISION if assistant else _DECISION
+    if s.question or s.conditional or not pattern.search(s.text):
+        return None
+    grounded, day = ground(s.raw.rstrip(), reference)
+    return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
+
+
+# --- dated plans and events -------------------------------------------------------------------
+
+_EVENT_NOUNS = (
+    r"appointment|meeting|interview|flight|trip|deadline|party|concert|wedding|class|exam|surgery|"
+    r"game|match|date|dinner|lunch|birthday|vacation|holiday|conference|presentation|demo|launch|"
+    r"release|checkup|check-up|gig|festival|funeral|graduation|ceremony|recital|race|marathon|"
+    r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit"
+)
+_EVENT_VERBS = (
+    r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
+    r"sang|swam|rode|caught|fell|sold|taught|built|quit|got\s+back|got\s+married|got\s+engaged|"
+    r"got\s+promoted|got\s+hired|got\s+fired|got\s+laid\s+off|gave\s+birth|diagnosed|married|born|"
+    r"hired|fired|promoted|engaged|divorced|injured|hospitalized|accepted|rejected|moved|graduated|"
+    r"starts?|starting|begins?|leaves?|leaving|arrives?|arriving|lands?|landing|fly|flies|flying|"
+    r"visit|visits|visiting|travel(?:l)?ing|heading|expecting|interviewing|moving|going|turns|turning"
+)
+_ADJECTIVE_ED = {
+    "tired", "bored", "excited", "interested", "scared", "worried", "stressed", "annoyed", "exhausted",
+    "confused", "pleased", "surprised", "disappointed", "obsessed", "relaxed", "frustrated",
+    "overwhelmed", "depressed", "motivated", "amazed", "shocked", "embarrassed", "ashamed", "prepared",
+    "used", "need", "based", "supposed", "allowed", "red", "bed", "indeed", "hundred", "concerned", "terrified", "thrilled", "stoked", "pumped", "booked", "swamped", "burned", "wired",
+}  # fmt: skip
+_ACTIVITY = re.compile(
+    rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to)\s+\w+|"
+    r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b",
+    I,
+)
+_ED_WORD = re.compile(r"\b(?P<w>[a-z]{3,}ed)\b", I)
+_PRONOUN_START = re.compile(r"^(?:he|she|they|it|there|you)\b", I)
+_FIRST_PERSON = re.compile(r"\b(?:I|we|me|my|our|us)\b", I)
+_JUST = re.compile(
+    r"\b(?:I|we)\s+(?:have\s+)?just\s+(?:got\s+back|came\s+back|returned|finished|moved|started|landed|arrived|adopted|bought|passed|graduated|quit|left|went|got\s+home)\b",
+    I,
+)
+
+
+def _has_activity(text: str) -> bool:
+    if _ACTIVITY.search(text):
+        return True
+    for m in _ED_WORD.finditer(text):
+        before = text[: m.start()].split()[-1:] or [""]
+        if m["w"].lower() not in _ADJECTIVE_ED and before[0].lower() not in (
+            "am",
+            "is",
+            "are",
+            "was",
+            "were",
+            "so",
+            "very",
+            "feel",
+            "felt",
+            "be",
+            "been",
+            "get",
+            "got",
+            "really",
+        ):
+            return True
+    return False
+
+
+def _kind(mention: DateMention, text: str, today: date) -> str:
+    end = mention.end or mention.start
+    if mention.start > today:
+        return "plan"
+    if end < today:
+        return "event"
+    return "plan" if sentence_tense(text) == "future" else "event"
+
+
+def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+    if s.question or s.conditional or _PRONOUN_START.match(s.text):
+        return None
+    if not (_FIRST_PERSON.search(s.text) or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)):
+        return None
+    if not _has_activity(s.text):
+        return None
+    mentions = resolve_dates(s.raw, reference)
+    if mentions:
+        grounded, _ = ground(s.raw.rstrip(), reference)
+        kind = _kind(mentions[0], s.text, reference.date())
+        return _note(kind, grounded, occurred_at=_at(mentions[0].start, reference), speaker=speaker)
+    if _JUST.search(s.text):
+        return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
+    return None
+
+
+# --- people in the speaker's life -------------------------------------------------------------
+
+_RELATIONS = "|".join(sorted((re.escape(r) for r in RELATION_WORDS), key=len, reverse=True))
+_PEOPLE = re.compile(
+    rf"^(?:my|our)\s+(?:(?:best|close|old|good|older|younger|little|big|twin|step|ex)[- ]?)?(?P<rel>{_RELATIONS})\b",
+    I,
+)
+
+
+def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+    """What the speaker says about someone else ("my brother lives in Toronto")."""
+    if s.question or s.conditional or not _PEOPLE.match(s.text) or len(s.text.split()) < 4:
+        return None
+    grounded, day = ground(s.raw.rstrip(), reference)
+    note = _note("people", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
+    if _PEOPLE.match(s.text) and "family" not in note.tags:
+        rel = _PEOPLE.match(s.text)["rel"].lower()  # type: ignore[index]
+        if rel not in (
+            "friend",
+            "buddy",
+            "mate",
+            "bestie",
+            "bff",
+            "boss",
+            "manager",
+            "coworker",
+            "co-worker",
+            "colleague",
+            "roommate",
+            "flatmate",
+            "housemate",
+            "neighbor",
+            "neighbour",
+            "teammate",
+            "classmate",
+            "ex",
+        ):
+            note.tags.insert(1, "family")
+    return note

@@ -1,0 +1,361 @@
+"""Fact rules about the speaker's life: preferences, health, diet, beliefs, money, contact
+details, partner, children and pets. Same contract as identity.py."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from chat.reflection.capture import ADV, NAME, STOP, domain_keywords, make_fact, value_words
+from chat.reflection.identity import Context, Found
+from chat.reflection.lexicon import (
+    CHILD_WORDS,
+    DIETS,
+    HEALTH_ADJECTIVES,
+    HEALTH_CONDITIONS,
+    MEDICATION_SUFFIXES,
+    MEDICATIONS,
+    NOT_NAMES,
+    PARTNER_WORDS,
+    PET_SPECIES,
+    POLITICS,
+    RELIGIONS,
+)
+from chat.reflection.ops import FactRetraction
+from chat.reflection.text import STOPWORDS, Sentence, first_person_at, negated_before
+
+I = re.IGNORECASE  # noqa: E741
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, I)
+
+
+def _alternation(words) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+# --- likes and dislikes -----------------------------------------------------------------------
+
+_LIKE = r"love|loves|like|likes|enjoy|enjoys|adore|prefer|dig|am\s+(?:really\s+)?into|am\s+obsessed\s+with"
+_DISLIKE = r"hate|hates|dislike|dislikes|detest|loathe|despise|cannot\s+stand|can\s+not\s+stand"
+_FAN = r"(?:am\s+)?(?:a\s+)?(?:big\s+|huge\s+|massive\s+|great\s+|real\s+)?fan\s+of"
+_PREF = _re(
+    rf"(?:(?P<subj>\b(?:I|we))\s+|^)(?:am\s+(?={ADV}not\s+))?{ADV}(?P<neg>(?:do|did|does)\s+not\s+|never\s+|no\s+longer\s+|am\s+not\s+|not\s+)?"
+    rf"{ADV}(?P<verb>{_FAN}|{_LIKE}|{_DISLIKE})\s+(?P<v>[^,.;!?()]+)"
+)
+_FAN_OF_TEAM = _re(
+    r"\bI\s+am\s+(?:a\s+|an\s+)?(?:big\s+|huge\s+|massive\s+|die-?hard\s+|lifelong\s+|great\s+)?"
+    r"(?P<v>(?-i:[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,2}))\s+fan\b"
+)
+_ELLIPTICAL = re.compile(rf"^(?:{_FAN}|{_DISLIKE})$", I)
+_OBJECT_END = re.compile(
+    r"\s+(?:but|because|cause|since|when|while|especially|in|on|at|for|over|than|to\s+me|from|with|"
+    r"so\s+much|a\s+lot|very\s+much|anymore|any\s+more|these\s+days|lol|tbh|though|either|at\s+all|"
+    r"too|now|it|which|that|if|and\s+(?:I|we|it|they|my))\b.*$",
+    I,
+)
+_BAD_OBJECTS = {"you", "it", "that", "this", "him", "her", "them", "how", "what", "when", "where", "being"}
+
+
+def _objects(raw: str) -> list[str]:
+    raw = _OBJECT_END.sub("", " " + raw).strip()
+    objects = []
+    for part in re.split(r"\s+(?:and|&|or)\s+|\s*,\s*", raw):
+        words = part.lower().split()
+        if words and words[0] == "to" and len(words) > 1:
+            words = words[1:]
+        while words and words[0] in ("the", "a", "an", "some", "all", "most", "good", "any"):
+            words.pop(0)
+        if (
+            not words
+            or len(words) > 4
+            or words[0] in _BAD_OBJECTS
+            or words[0] in ("my", "our", "your", "his", "her", "their")
+        ):
+            continue
+        if all(w in STOPWORDS for w in words):
+            continue
+        objects.append(" ".join(words))
+    return objects
+
+
+def _preference(topic: str, likes: bool, ctx: Context, confidence: float | None = None) -> Found:
+    return make_fact(
+        f"preference.{topic}",
+        "likes" if likes else "dislikes",
+        confidence=ctx.confidence if confidence is None else confidence,
+        keywords=[*value_words(topic), *domain_keywords(topic)],
+        value_keywords=False,
+    )
+
+
+def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for m in _PREF.finditer(s.text):
+        verb = re.sub(r"\s+", " ", m["verb"].lower())
+        if not m["subj"] and not (_ELLIPTICAL.match(verb) or m["neg"]):
+            continue
+        likes = not re.match(_DISLIKE, verb)
+        if m["neg"]:
+            if not likes:
+                continue  # "I don't hate it": too weak to store
+            likes = False
+        for topic in _objects(m["v"]):
+            yield _preference(topic, likes, ctx, ctx.confidence if m["subj"] else min(ctx.confidence, 0.7))
+    for m in _PERSON.finditer(s.text):
+        if m["v"].lower() not in STOPWORDS | {
+            "people",
+            "good",
+            "bad",
+            "nice",
+            "different",
+            "private",
+            "big",
+            "real",
+        }:
+            yield _preference(m["v"].lower(), not m["neg"], ctx)
+    for m in _FAN_OF_TEAM.finditer(s.text):
+        if m["v"].lower() not in NOT_NAMES:
+            yield _preference(m["v"].lower(), True, ctx)
+
+
+# "I'm a cat person", "not a morning person"
+_PERSON = _re(r"\bI\s+am\s+(?P<neg>not\s+)?(?:really\s+|much\s+of\s+)?(?:a|an)\s+(?P<v>[a-z]+)\s+person\b")
+_FAVORITE = _re(
+    rf"\bmy\s+(?:all[- ]time\s+|absolute\s+)?fav(?:ou?rite|e|ourite)?\s+(?P<topic>[a-z][a-z ]{{1,25}}?)\s+"
+    rf"(?:is|are|has\s+to\s+be|would\s+be)\s+(?:probably\s+|definitely\s+)?(?P<v>[^,.;!?()]+?){STOP}"
+)
+
+
+def favorites(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for m in _FAVORITE.finditer(s.text):
+        value = re.sub(r"\s+and\s+my\b.*$", "", m["v"], flags=I).strip()
+        topic = m["topic"].strip().lower()
+        if value and value.lower().split()[0] not in STOPWORDS:
+            yield make_fact(
+                f"favorite.{topic}",
+                value,
+                confidence=ctx.confidence,
+                keywords=[topic, *domain_keywords(value)],
+            )
+
+
+# --- health and diet --------------------------------------------------------------------------
+
+_ALLERGIC = _re(
+    rf"\bI\s+am\s+{ADV}(?:very\s+|severely\s+|deathly\s+|super\s+|mildly\s+|slightly\s+)?allergic\s+to\s+(?P<v>[^.;!?()]+)"
+)
+_ALLERGY = _re(
+    r"\bI\s+(?:have|have\s+got|got)\s+(?:a\s+|an\s+)?(?:severe\s+|mild\s+|bad\s+)?(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+allerg(?:y|ies)\b"
+)
+_ALLERGEN_END = re.compile(
+    r"\s+(?:so|but|because|and\s+(?:I|it|we|my)|which|btw|lol|tbh|too|though|as\s+well)\b.*$", I
+)
+_CONDITION = _re(
+    r"(?:\bI\s+(?:have\s+been\s+|was\s+|got\s+|am\s+|have\s+)?(?:\w+\s+)?(?:diagnosed\s+with|suffer(?:ing)?\s+from|"
+    r"living\s+with|live\s+with|have\s+got|have\s+had|have|get|deal\s+with|struggle\s+with)|\b(?:for|with)\s+my)\s+"
+    r"(?:(?:mild|severe|chronic|bad|really\s+bad|terrible|some|a\s+bit\s+of|clinical|high-functioning)\s+)*"
+    rf"(?P<v>{_alternation(HEALTH_CONDITIONS)})\b(?P<more>(?:\s*(?:,|and)\s*(?:{_alternation(HEALTH_CONDITIONS)})\b)*)"
+)
+_HEALTH_ADJ = _re(rf"\bI\s+am\s+{ADV}(?:(?P<type>type\s+[12])\s+)?(?P<v>{_alternation(HEALTH_ADJECTIVES)})\b")
+_MEDICATION = _re(
+    r"\b(?:take|taking|am\s+on|was\s+prescribed|got\s+prescribed|been\s+prescribed|started\s+taking|started\s+on)\s+"
+    r"(?:\d+\s*mg\s+(?:of\s+)?)?(?P<v>the\s+pill|birth\s+control|[a-z][\w-]+)\b"
+)
+_DIET = _re(
+    rf"\bI\s+(?:am|have\s+been)\s+{ADV}(?:a\s+|an\s+)?(?:strict\s+|full\s+|mostly\s+)?(?P<v>{_alternation(DIETS)})\b(?!\s+(?:restaurant|place|food|recipe|option)s?\b)"
+)
+_EAT = _re(r"\bI\s+(?:only\s+)?(?:eat|keep)\s+(?P<v>halal|kosher)\b")
+_NO_MEAT = _re(
+    r"\bI\s+(?:do\s+not|never)\s+eat\s+(?:any\s+)?meat\b|\bI\s+(?:have\s+)?(?:stopped|quit)\s+eating\s+meat\b|"
+    r"\bI\s+(?:have\s+)?gave\s+up\s+meat\b|\bI\s+(?:have\s+)?given\s+up\s+meat\b"
+)
+_NOT_DIET = _re(
+    rf"\bI\s+am\s+(?:no\s+longer\s+(?:a\s+|an\s+)?(?P<a>{_alternation(DIETS)})|not\s+(?:a\s+|an\s+)?(?P<b>{_alternation(DIETS)})"
+    r"\s+(?:anymore|any\s+more))\b"
+)
+
+
+def _allergens(raw: str) -> list[str]:
+    raw = _ALLERGEN_END.sub("", raw)
+    items = [
+        re.sub(r"^(?:all\s+|most\s+|any\s+)", "", p.strip(), flags=I)
+        for p in re.split(r",|\band\b|\bor\b|&", raw)
+    ]
+    return [i.lower() for i in items if i and len(i.split()) <= 3 and i.lower().split()[0] not in STOPWORDS]
+
+
+def health(s: Sentence, ctx: Context) -> Iterator[Found]:
+    allergens: list[str] = []
+    for m in _ALLERGIC.finditer(s.text):
+        if not negated_before(s.text, m.start() + 2):
+            allergens += _allergens(m["v"])
+    for m in _ALLERGY.finditer(s.text):
+        if m["v"].lower() not in ("no", "any", "food", "bad", "severe", "an", "the"):
+            allergens.append(m["v"].lower())
+    if allergens:
+        yield make_fact("allergies", ", ".join(dict.fromkeys(allergens)), confidence=ctx.confidence)
+    conditions: list[str] = []
+    for m in _CONDITION.finditer(s.text):
+        if not negated_before(s.text, m.start() + 2):
+            conditions.append(m["v"])
+            conditions += [c.strip() for c in re.split(r",|\band\b", m["more"], flags=I) if c.strip()]
+    for m in _HEALTH_ADJ.finditer(s.text):
+        condition = HEALTH_ADJECTIVES[m["v"].lower()]
+        conditions.append(f"{m['type'].lower()} {condition}" if m["type"] else condition)
+    if conditions:
+        yield make_fact("health_conditions", ", ".join(dict.fromkeys(conditions)), confidence=ctx.confidence)
+    medications = [
+        m["v"].lower()
+        for m in _MEDICATION.finditer(s.text)
+        if (m["v"].lower() in MEDICATIONS or m["v"].lower().endswith(MEDICATION_SUFFIXES))
+        and first_person_at(s.text, m.start())
+        and not negated_before(s.text, m.start())
+    ]
+    if medications:
+        yield make_fact("medications", ", ".join(dict.fromkeys(medications)), confidence=ctx.confidence)
+    for pattern in (_DIET, _EAT):
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2):
+                yield make_fact("diet", DIETS[m["v"].lower()], confidence=ctx.confidence)
+    if _NO_MEAT.search(s.text):
+        yield make_fact("diet", "vegetarian", confidence=min(ctx.confidence, 0.7))
+    for m in _NOT_DIET.finditer(s.text):
+        yield FactRetraction("diet", DIETS[(m["a"] or m["b"]).lower()])
+
+
+# --- beliefs, money, contact ------------------------------------------------------------------
+
+_RELIGION = _re(
+    r"\bI\s+am\s+(?:a\s+|an\s+)?(?:(?:devout|practicing|practising|observant|non-practicing|lapsed|"
+    rf"born-again|proud|good|orthodox)\s+)?(?P<v>{_alternation(RELIGIONS)})\b"
+)
+_POLITICS = _re(
+    rf"\bI\s+am\s+(?:a\s+|an\s+)?(?:(?:lifelong|registered|proud|moderate|staunch)\s+)?(?P<v>{_alternation(POLITICS)})"
+    r"(?=\s*(?:[,.;!]|$|\s+(?:and|but|voter|myself)\b))"
+)
+_VOTE = _re(
+    r"\bI\s+(?:always\s+|usually\s+|just\s+)?(?:vote|voted)\s+(?:for\s+)?(?:the\s+)?(?P<v>(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))"
+)
+_INCOME = _re(
+    r"\bI\s+(?:make|earn|take\s+home|get\s+paid|am\s+paid)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|like\s+|"
+    r"almost\s+|nearly\s+|over\s+|under\s+|just\s+under\s+|just\s+over\s+)?(?P<v>[$€£]?\s?\d[\d,.]*\s?(?:k|grand|"
+    r"thousand|million|m)?(?:\s*(?:dollars|euros|pounds|usd|eur|gbp))?\s*(?:a|per|an|/)\s*(?:year|yr|month|hour|week|annum))"
+)
+_PRONOUNS = _re(
+    r"\b(?:my\s+pronouns\s+are|I\s+go\s+by|I\s+use)\s+(?P<v>(?:she|he|they|ze|xe|it)/(?:her|him|them|hers|his|theirs|zir|xem|its)(?:/\w+)?)"
+)
+_EMAIL = _re(r"\bmy\s+(?:e-?mail|e-?mail\s+address)\s+is\s+(?P<v>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)")
+_PHONE = _re(r"\bmy\s+(?:phone|cell|mobile)(?:\s+number)?\s+is\s+(?P<v>\+?\d[\d\s().-]{6,}\d)")
+_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
+_BIRTHDAY = _re(
+    rf"\bmy\s+birthday\s+is\s+(?:on\s+)?(?:the\s+)?(?P<v>(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS}))"
+)
+
+
+def beliefs_money_contact(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for key, pattern, canonical in (("religion", _RELIGION, RELIGIONS), ("politics", _POLITICS, POLITICS)):
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2):
+                yield make_fact(key, canonical[m["v"].lower()], confidence=ctx.confidence)
+    for m in _VOTE.finditer(s.text):
+        if not negated_before(s.text, m.start() + 2):
+            yield make_fact("politics", m["v"], confidence=min(ctx.confidence, 0.7))
+    for key, pattern in (
+        ("income", _INCOME),
+        ("email", _EMAIL),
+        ("phone", _PHONE),
+        ("birthday", _BIRTHDAY),
+        ("pronouns", _PRONOUNS),
+    ):
+        for m in pattern.finditer(s.text):
+            yield make_fact(key, m["v"], confidence=ctx.confidence)
+
+
+# --- partner, children, pets ------------------------------------------------------------------
+
+_PARTNER = _re(
+    r"\b(?:my|our)\s+(?:(?:lovely|amazing|beautiful|wonderful|new|current|long-?term|awesome)\s+)?"
+    rf"(?P<rel>{_alternation(PARTNER_WORDS)})\b(?!')(?:\s*,?\s+{NAME}\b)?"
+)
+_PARTNER_NAMED = _re(rf"\bmy\s+(?P<rel>{_alternation(PARTNER_WORDS)})'s\s+name\s+is\s+{NAME}")
+_MARRIED = _re(rf"\bI\s+am\s+(?:happily\s+)?(?:married\s+to|engaged\s+to|dating|seeing)\s+{NAME}")
+_BREAKUP = _re(
+    r"\b(?:we|I)\s+(?:just\s+|recently\s+|finally\s+)?(?:broke\s+up|split\s+up|got\s+divorced|are\s+divorced|separated)\b"
+)
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twins": 2}
+_HAVE_KIDS = _re(
+    r"\b(?:I|we)\s+(?:have|have\s+got)\s+(?P<n>\d|a|an|one|two|three|four|five|six)\s+(?:(?:little|young|"
+    r"grown|adult|teenage|wonderful|amazing|beautiful|small)\s+)?(?P<noun>kids|children|sons|daughters|boys|girls|"
+    r"kid|child|son|daughter|boy|girl)\b"
+)
+_KIDS_AGES = _re(
+    r"\b(?:my|our)\s+(?:kids|children|boys|girls)\s+are\s+(?:aged\s+|ages\s+)?(?P<ages>\d{1,2}(?:\s*,\s*\d{1,2})*\s*(?:,\s*)?and\s+\d{1,2})\b"
+)
+_CHILD_NAMED = _re(
+    r"\b(?:my|our)\s+(?:(?:little|youngest|oldest|eldest|older|younger|baby|\d+[- ]year[- ]old)\s+)?"
+    rf"(?P<noun>{_alternation(CHILD_WORDS)})\s*,?\s+{NAME}\b"
+)
+_SPECIES = _alternation(PET_SPECIES)
+_PET_NAMED = _re(
+    rf"\b(?:my|our)\s+(?:(?:new|little|old|sweet|rescue|baby|fat|lazy)\s+)?(?P<species>{_SPECIES})\s*,?\s+"
+    rf"(?:(?:named|called)\s+)?{NAME}\b"
+)
+_PET_HAVE = _re(
+    r"\b(?:I|we)\s+(?:have|have\s+got|got|adopted|rescued|own|just\s+got|just\s+adopted)\s+(?P<v>[^.;!?]+)"
+)
+_PET_ITEM = _re(
+    r"^(?:(?P<n>a|an|one|two|three|four|\d+)\s+)?(?:(?:new|little|old|sweet|rescue|baby|black|white|ginger|"
+    rf"orange|grey|gray|tabby|fluffy)\s+)*(?P<species>{_SPECIES})(?P<plural>s)?(?:\s+(?:named|called)\s+{NAME})?"
+    r"(?=\s*$|\s+(?:who|that|which|too|as\s+well|at\s+home|now|lol)\b)"
+)
+
+
+def _person(name: str | None) -> str | None:
+    return name if name and name.lower() not in NOT_NAMES else None
+
+
+def family(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for m in [*_PARTNER_NAMED.finditer(s.text), *_MARRIED.finditer(s.text), *_PARTNER.finditer(s.text)]:
+        if _BREAKUP.search(s.text) or re.search(r"\bex[- ]", s.text[max(0, m.start() - 3) : m.end()], I):
+            break
+        rel = m.groupdict().get("rel")
+        if negated_before(s.text, m.start()):
+            continue
+        yield make_fact("partner", _person(m["v"]) or PARTNER_WORDS.get((rel or "partner").lower(), "partner"),
+                        confidence=ctx.confidence, keywords=[PARTNER_WORDS.get((rel or "").lower(), "partner")])  # fmt: skip
+        break
+    if _BREAKUP.search(s.text):
+        yield FactRetraction("partner", "")
+        return
+    children: list[str] = []
+    for m in _HAVE_KIDS.finditer(s.text):
+        n, noun = _NUMBERS.get(m["n"].lower(), m["n"]), m["noun"].lower()
+        children.append(str(n) if noun.startswith(("kid", "child")) else f"{n} {noun}")
+    children += [str(len(re.findall(r"\d+", m["ages"]))) for m in _KIDS_AGES.finditer(s.text)]
+    children += [name for m in _CHILD_NAMED.finditer(s.text) if (name := _person(m["v"]))]
+    if children:
+        yield make_fact("children", ", ".join(dict.fromkeys(children)), confidence=ctx.confidence)
+    pets = [f"{m['v']} ({m['species'].lower()})" for m in _PET_NAMED.finditer(s.text) if _person(m["v"])]
+    for m in _PET_HAVE.finditer(s.text):
+        if negated_before(s.text, m.start()):
+            continue
+        for chunk in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", m["v"].strip()):
+            item = _PET_ITEM.match(chunk)
+            if not item:
+                break
+            species = item["species"].lower()
+            count = _NUMBERS.get((item["n"] or "a").lower(), item["n"])
+            pets.append(
+                f"{item['v']} ({species})"
+                if item["v"]
+                else f"{count} {species}s"
+                if item["plural"]
+                else species
+            )
+    if pets:
+        yield make_fact("pets", ", ".join(dict.fromkeys(pets)), confidence=ctx.confidence)
+
+
+RULES = (preferences, favorites, health, beliefs_money_contact, family)

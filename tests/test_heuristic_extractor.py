@@ -1,0 +1,318 @@
+import json
+from datetime import UTC, datetime
+
+import pytest
+from django.core.management import call_command
+
+from chat.reflection import Extraction, FactRetraction, classify_category, extract
+from chat.reflection.evaluation import HELDOUT, evaluate, load_cases
+
+THU = datetime(2024, 3, 14, 10, 30, tzinfo=UTC)
+LOCOMO = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def facts_of(text: str, **kwargs) -> dict[str, str]:
+    return {f.key: f.value for f in extract(text, occurred_at=THU, **kwargs).facts}
+
+
+FACTS = [
+    ("Hi! I'm Sam, by the way.", {"name": "Sam"}),
+    ("you can call me Alex, nobody uses Alexander", {"preferred_name": "Alex"}),
+    ("Heya, Marcus here.", {"name": "Marcus"}),
+    (
+        "My name is Priya Raman and I work at Stripe as a backend engineer.",
+        {"name": "Priya Raman", "employer": "Stripe", "job_title": "backend engineer"},
+    ),
+    ("i live in berlin now", {"location": "Berlin"}),
+    ("I've been living in Austin, TX for about three years", {"location": "Austin, TX"}),
+    ("I'm from São Paulo but I live in Dublin now", {"hometown": "São Paulo", "location": "Dublin"}),
+    ("I live at 221B Baker Street, London", {"address": "221B Baker Street, London", "location": "London"}),
+    ("I'm a nurse at St. Mary's, night shifts mostly", {"job_title": "nurse", "employer": "St. Mary's"}),
+    ("I'm the only designer there", {"job_title": "designer"}),
+    ("I got promoted to senior engineer yesterday!!", {"job_title": "senior engineer"}),
+    (
+        "I speak English and Spanish, and I'm learning Japanese (badly)",
+        {"languages": "English, Spanish", "languages.learning": "Japanese"},
+    ),
+    ("been learning german on duolingo", {"languages.learning": "German"}),
+    (
+        "I use VS Code on my Mac, mostly writing Python and some Go",
+        {"editor": "VS Code", "os": "macOS", "programming_languages": "Python, Go"},
+    ),
+    ("i'm on arch btw, using neovim + tmux", {"os": "Arch Linux", "editor": "Neovim", "tools": "tmux"}),
+    ("I've switched from Windows to Linux Mint", {"os": "Linux Mint"}),
+    ("I hate cilantro, it tastes like soap to me", {"preference.cilantro": "dislikes"}),
+    ("I don't really like sushi", {"preference.sushi": "dislikes"}),
+    ("I prefer dark mode in everything", {"preference.dark mode": "likes"}),
+    (
+        "i'm a big fan of jazz and lofi beats when i code",
+        {"preference.jazz": "likes", "preference.lofi beats": "likes"},
+    ),
+    ("not a fan of cold weather tbh", {"preference.cold weather": "dislikes"}),
+    ("I'm a huge Arsenal fan", {"preference.arsenal": "likes"}),
+    (
+        "My favorite band is Radiohead and my favourite food is ramen",
+        {"favorite.band": "Radiohead", "favorite.food": "ramen"},
+    ),
+    ("I'm allergic to peanuts and shellfish, so keep that in mind", {"allergies": "peanuts, shellfish"}),
+    ("I have type 1 diabetes so I need to watch carbs", {"health_conditions": "type 1 diabetes"}),
+    ("I have anxiety and take sertraline", {"health_conditions": "anxiety", "medications": "sertraline"}),
+    ("I'm vegetarian, have been for like 10 years", {"diet": "vegetarian"}),
+    ("I'm Muslim, so no pork please", {"religion": "Muslim"}),
+    ("I earn about 85k a year, is that enough for a house?", {"income": "85k a year"}),
+    ("My email is sam.r@example.com if you need it", {"email": "sam.r@example.com"}),
+    ("My wife Maria and I just got back from Peru", {"partner": "Maria"}),
+    (
+        "My girlfriend is Chinese and I'm trying to learn Mandarin",
+        {"partner": "girlfriend", "languages.learning": "Mandarin"},
+    ),
+    ("I have two kids, 5 and 8, so weekends are chaos", {"children": "2"}),
+    ("My son Leo starts kindergarten in September", {"children": "Leo"}),
+    ("Our dog Biscuit is scared of thunder", {"pets": "Biscuit (dog)"}),
+    ("we have a cat named Miso and a golden retriever", {"pets": "Miso (cat), golden retriever"}),
+    ("Btw I go by they/them", {"pronouns": "they/them"}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FACTS)
+def test_extract_sets_the_facts_the_message_states(text, expected):
+    assert facts_of(text) == expected
+
+
+NO_FACTS = [
+    "Do you like jazz?",
+    "do you like jazz",
+    "What's the weather like in Seattle?",
+    "Is Rust better than Go for CLI tools?",
+    "If I lived in London I'd probably cycle everywhere",
+    "I might move to Berlin next year",
+    "I'm thinking about moving to Denver maybe next year",
+    "My therapist thinks I have ADHD",
+    "My brother lives in Toronto and works at Shopify.",
+    "My friend Tom is allergic to cats",
+    "my buddy Raj loves jazz, what album should I get him?",
+    "She said she's moving to Berlin next month",
+    "I love you lol",
+    "I like how you explained that",
+    "I'm not allergic to anything",
+    "I'm not from Canada",
+    "I'm Spanish",
+    "I live in fear of deadlines",
+    "I work at home most days",
+    "I'm a terrible cook",
+    "I used to work at Amazon",
+    "Can you remind me what we decided about the database?",
+    "my boyfriend and I broke up last week",
+]
+
+
+@pytest.mark.parametrize("text", NO_FACTS)
+def test_extract_sets_no_fact_for_questions_hedges_negations_and_other_people(text):
+    assert facts_of(text) == {}
+
+
+def test_extract_from_an_assistant_message_sets_no_user_facts():
+    assert (
+        extract("You mentioned you live in Berlin and love jazz.", role="assistant", occurred_at=THU)
+        == Extraction()
+    )
+
+
+def test_extract_keeps_an_agreement_the_assistant_restates_as_a_decision_note():
+    [note] = extract(
+        "Great, so we agreed to ship the beta on Friday.", role="assistant", occurred_at=THU
+    ).notes
+
+    assert note.tags[0] == "decision"
+    assert note.occurred_at == datetime(2024, 3, 15, tzinfo=UTC)
+
+
+def test_extract_retracts_what_the_speaker_says_is_no_longer_true():
+    result = extract("I don't live in Paris anymore, I moved to Lyon last month.", occurred_at=THU)
+
+    assert result.retractions == [FactRetraction("location", "Paris")]
+    assert {f.key: f.value for f in result.facts} == {"location": "Lyon"}
+    assert [(n.kind, n.occurred_at.date().isoformat()) for n in result.notes] == [("event", "2024-02-01")]
+
+
+@pytest.mark.parametrize(
+    ("text", "retraction"),
+    [
+        ("I used to work at Amazon but I quit in January", FactRetraction("employer", "Amazon")),
+        ("I'm not vegan anymore, I eat fish now", FactRetraction("diet", "vegan")),
+        ("my boyfriend and I broke up last week", FactRetraction("partner", "")),
+    ],
+)
+def test_extract_retractions(text, retraction):
+    assert extract(text, occurred_at=THU).retractions == [retraction]
+
+
+def test_extract_turns_a_dated_plan_into_a_note_on_the_resolved_day():
+    [note] = extract("I'm flying to Tokyo next Friday!", occurred_at=THU).notes
+
+    assert note.tags[:2] == ["plan", "travel"]
+    assert note.content == "I'm flying to Tokyo next Friday (2024-03-22)!"
+    assert note.occurred_at == datetime(2024, 3, 22, tzinfo=UTC)
+
+
+def test_extract_grounds_a_past_event_against_the_message_time_and_names_the_speaker():
+    result = extract(
+        "I went to a LGBTQ support group yesterday and it was so powerful.",
+        occurred_at=LOCOMO,
+        speaker="Caroline",
+    )
+
+    [note] = result.notes
+    assert (
+        note.content
+        == "Caroline: I went to a LGBTQ support group yesterday (2023-05-07) and it was so powerful."
+    )
+    assert (note.kind, note.occurred_at.date().isoformat(), note.category) == (
+        "event",
+        "2023-05-07",
+        "sexual_life",
+    )
+    assert result.facts == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "tag"),
+    [
+        ("Remember that my sister's birthday is June 3.", "remembered", "family"),
+        ("Note to self: renew passport before June", "remembered", "travel"),
+        ("My password for the router is Tr0ub4dor&3, remember that", "remembered", None),
+        ("We decided to use Postgres instead of MySQL for the new service.", "decision", "tech"),
+        ("Let's go with the blue theme for the dashboard.", "decision", None),
+        ("My brother lives in Toronto and works at Shopify.", "people", "family"),
+        ("Remind me to call the plumber tomorrow", "plan", None),
+        ("Yesterday I ran my first half marathon!!", "event", "fitness"),
+    ],
+)
+def test_extract_writes_one_note_of_the_right_kind(text, kind, tag):
+    [note] = extract(text, occurred_at=THU).notes
+
+    assert note.kind == kind
+    assert tag is None or tag in note.tags
+
+
+def test_extract_stores_a_remembered_fact_as_a_fact_not_a_note():
+    result = extract("Could you remember that I prefer metric units?", occurred_at=THU)
+
+    assert [(f.key, f.value, f.confidence) for f in result.facts] == [
+        ("preference.metric units", "likes", 1.0)
+    ]
+    assert result.notes == []
+
+
+def test_extract_marks_a_password_note_as_credentials():
+    [note] = extract("My password for the router is Tr0ub4dor&3, remember that", occurred_at=THU).notes
+
+    assert note.category == "credentials"
+
+
+def test_extract_pins_identity_facts_and_gives_contextual_facts_keywords():
+    facts = {
+        f.key: f for f in extract("I'm Sam. I'm allergic to peanuts. I hate cilantro.", occurred_at=THU).facts
+    }
+
+    assert (facts["name"].pinned, facts["name"].keywords) == (True, [])
+    allergies = facts["allergies"]
+    assert (allergies.pinned, allergies.category) == (False, "health")
+    assert {"food", "eat", "restaurant", "peanuts"} <= set(allergies.keywords)
+    assert {"cilantro", "food", "restaurant"} <= set(facts["preference.cilantro"].keywords)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "category"),
+    [
+        ("My wife Maria is a chef", "partner", "relationships"),
+        ("I have two kids", "children", "minors"),
+        ("I live at 221B Baker Street, London", "address", "precise_location"),
+        ("I earn about 85k a year", "income", "finances"),
+        ("I keep kosher", "diet", "religion"),
+        ("I'm vegetarian", "diet", ""),
+    ],
+)
+def test_extract_gives_each_fact_its_consent_category(text, key, category):
+    facts = {f.key: f for f in extract(text, occurred_at=THU).facts}
+
+    assert facts[key].category == category
+
+
+def test_extract_lowers_confidence_when_the_speaker_is_unsure():
+    [fact] = extract("I think I'm allergic to shellfish", occurred_at=THU).facts
+
+    assert (fact.key, fact.confidence) == ("allergies", 0.6)
+
+
+def test_extract_keeps_the_last_of_two_contradicting_statements():
+    assert facts_of("I work at Microsoft. Actually no, I work at GitHub, which is owned by Microsoft.") == {
+        "employer": "GitHub"
+    }
+
+
+def test_extract_collects_list_facts_from_several_sentences():
+    assert facts_of("I speak English. I also speak French and english.") == {"languages": "English, French"}
+
+
+def test_extract_of_empty_text_is_empty():
+    assert not extract("   ", occurred_at=THU)
+
+
+CATEGORIES = [
+    ("I love jazz", ""),
+    ("oh my god, that was fast", ""),
+    ("a 10 minute drive from the office", ""),
+    ("use std::vector here", ""),
+    ("my wife and I", "relationships"),
+    ("I have asthma", "health"),
+    ("my wife has cancer", "health"),
+    ("I'm gay", "sexual_life"),
+    ("my son's school", "minors"),
+    ("my salary is 90k", "finances"),
+    ("I go to church on Sundays", "religion"),
+    ("I voted Labour", "politics"),
+    ("I live at 221B Baker Street", "precise_location"),
+    ("my password is hunter22", "credentials"),
+    ("her passport number is 123456789", "government_ids"),
+    ("my SSN is [REDACTED:ssn]", "government_ids"),
+    ("card [REDACTED:credit_card]", "finances"),
+    ("key [REDACTED:openai_key]", "credentials"),
+]
+
+
+@pytest.mark.parametrize(("text", "category"), CATEGORIES)
+def test_classify_category_picks_the_most_sensitive_category_mentioned(text, category):
+    assert classify_category(text) == category
+
+
+def test_the_labelled_set_has_varied_cases_with_honest_splits():
+    _, cases = load_cases()
+    _, heldout = load_cases(split=HELDOUT)
+
+    assert len(cases) >= 60 and len(heldout) >= 60
+    assert sum(not (c.get("facts") or c.get("notes")) for c in cases) >= 20  # questions, hedges, small talk
+
+
+def test_extraction_eval_stays_above_its_regression_guards():
+    every = evaluate()
+    heldout = evaluate(split=HELDOUT)
+
+    # Measured: all 0.970 / 0.839, held-out 0.952 / 0.750 (the last untouched split alone: 1.000 / 0.577).
+    assert every.scores["facts"].precision >= 0.9 and every.scores["facts"].recall >= 0.75
+    assert heldout.scores["facts"].precision >= 0.85 and heldout.scores["facts"].recall >= 0.65
+    assert every.scores["notes (kind)"].precision >= 0.85 and every.scores["notes (kind)"].recall >= 0.8
+    assert every.scores["categories"].precision >= 0.9
+    assert every.silent_negatives == every.negatives
+
+
+def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "eval.json"
+
+    call_command("extraction_eval", "--json", str(out))
+
+    printed = capsys.readouterr().out
+    assert "extraction eval [all]" in printed and "precision" in printed
+    metrics = json.loads(out.read_text())
+    assert set(metrics) >= {"all", "all held-out", "dev", "heldout", "heldout2", "heldout3"}
+    assert metrics["all"]["metrics"]["facts"]["precision"] >= 0.9

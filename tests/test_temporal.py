@@ -1,0 +1,152 @@
+from datetime import UTC, date, datetime, timedelta, timezone
+
+import pytest
+
+from memory.temporal import ground, resolve_dates
+
+# A LoCoMo-style historical reference (a Monday) and a Thursday.
+MON = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+THU = datetime(2024, 3, 14, 10, 30, tzinfo=UTC)
+D = date.fromisoformat
+
+RESOLVES = [
+    # text, reference, phrase, start, end, granularity
+    ("I went hiking yesterday", MON, "yesterday", "2023-05-07", None, "day"),
+    ("I'm off today", MON, "today", "2023-05-08", None, "day"),
+    ("see you tomorrow", MON, "tomorrow", "2023-05-09", None, "day"),
+    ("the day before yesterday was rough", MON, "the day before yesterday", "2023-05-06", None, "day"),
+    ("the day after tomorrow works", MON, "the day after tomorrow", "2023-05-10", None, "day"),
+    ("last night we cooked", MON, "last night", "2023-05-07", None, "day"),
+    ("this morning I ran", MON, "this morning", "2023-05-08", None, "day"),
+    ("I'm flying to Tokyo next Friday", THU, "next Friday", "2024-03-22", None, "day"),
+    ("next Friday works", MON, "next Friday", "2023-05-19", None, "day"),
+    ("last Friday was fun", MON, "last Friday", "2023-05-05", None, "day"),
+    ("this Friday then", MON, "this Friday", "2023-05-12", None, "day"),
+    ("this Monday is busy", MON, "this Monday", "2023-05-08", None, "day"),
+    ("We went to Lisbon on Saturday", MON, "on Saturday", "2023-05-06", None, "day"),
+    ("I'm seeing her on Saturday", MON, "on Saturday", "2023-05-13", None, "day"),
+    ("I have a meeting on Thursday", THU, "on Thursday", "2024-03-21", None, "day"),
+    ("Friday was fun", THU, "Friday", "2024-03-08", None, "day"),
+    ("3 days ago", MON, "3 days ago", "2023-05-05", None, "day"),
+    ("three days ago", MON, "three days ago", "2023-05-05", None, "day"),
+    ("a couple of days ago", MON, "a couple of days ago", "2023-05-06", None, "day"),
+    ("a few days ago", MON, "a few days ago", "2023-05-05", None, "day"),
+    ("twelve days ago", MON, "twelve days ago", "2023-04-26", None, "day"),
+    ("two weeks ago", MON, "two weeks ago", "2023-04-24", None, "week"),
+    ("a month ago", MON, "a month ago", "2023-04-08", None, "month"),
+    ("6 months ago", MON, "6 months ago", "2022-11-08", None, "month"),
+    ("two years ago", MON, "two years ago", "2021-05-08", None, "year"),
+    ("in 3 days", MON, "in 3 days", "2023-05-11", None, "day"),
+    ("in two weeks", MON, "in two weeks", "2023-05-22", None, "week"),
+    ("last week", MON, "last week", "2023-05-01", "2023-05-07", "week"),
+    ("this week", MON, "this week", "2023-05-08", "2023-05-14", "week"),
+    ("next week", MON, "next week", "2023-05-15", "2023-05-21", "week"),
+    ("last month", MON, "last month", "2023-04-01", "2023-04-30", "month"),
+    ("next month", MON, "next month", "2023-06-01", "2023-06-30", "month"),
+    ("last year", MON, "last year", "2022-01-01", "2022-12-31", "year"),
+    ("next year", MON, "next year", "2024-01-01", "2024-12-31", "year"),
+    ("last weekend", MON, "last weekend", "2023-05-06", "2023-05-07", "day"),
+    ("this weekend", THU, "this weekend", "2024-03-16", "2024-03-17", "day"),
+    ("next weekend", THU, "next weekend", "2024-03-23", "2024-03-24", "day"),
+    ("two weekends ago", MON, "two weekends ago", "2023-04-29", "2023-04-30", "day"),
+    ("earlier this week", THU, "earlier this week", "2024-03-11", "2024-03-13", "week"),
+    ("next March", MON, "next March", "2024-03-01", "2024-03-31", "month"),
+    ("last May", MON, "last May", "2022-05-01", "2022-05-31", "month"),
+    ("we go in July", MON, "in July", "2023-07-01", "2023-07-31", "month"),
+    ("I went there in April", MON, "in April", "2023-04-01", "2023-04-30", "month"),
+    ("I moved in December", MON, "in December", "2022-12-01", "2022-12-31", "month"),
+    ("last summer", MON, "last summer", "2022-06-01", "2022-08-31", "month"),
+    ("We met on May 8", THU, "May 8", "2023-05-08", None, "day"),
+    ("the deadline is May 3", THU, "May 3", "2024-05-03", None, "day"),
+    ("on the 14th", MON, "on the 14th", "2023-05-14", None, "day"),
+    ("8 May 2023", THU, "8 May 2023", "2023-05-08", None, "day"),
+    ("2023-05-08", THU, "2023-05-08", "2023-05-08", None, "day"),
+    ("05/08/2023", THU, "05/08/2023", "2023-05-08", None, "day"),
+    ("May 2023", THU, "May 2023", "2023-05-01", "2023-05-31", "month"),
+    ("back in 2019", THU, "back in 2019", "2019-01-01", "2019-12-31", "year"),
+]
+
+
+@pytest.mark.parametrize(("text", "reference", "phrase", "start", "end", "granularity"), RESOLVES)
+def test_resolve_dates_turns_the_phrase_into_an_absolute_date(
+    text, reference, phrase, start, end, granularity
+):
+    [mention] = resolve_dates(text, reference)
+
+    assert mention.phrase == phrase
+    assert text[mention.span[0] : mention.span[1]] == phrase
+    assert mention.start == D(start)
+    assert mention.end == (D(end) if end else None)
+    assert mention.granularity == granularity
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I may go, I may not",
+        "March on, soldiers",
+        "May I ask something?",
+        "Black Friday deals are a scam",
+        "I go to the gym on Mondays",
+        "I always fall asleep on the couch",
+        "version 3.5 is out",
+        "call me at 5",
+        "music from the 1990s",
+        "",
+    ],
+)
+def test_resolve_dates_ignores_words_that_only_look_like_dates(text):
+    assert resolve_dates(text, MON) == []
+
+
+def test_resolve_dates_finds_every_mention_in_order():
+    mentions = resolve_dates("Yesterday I booked the flight for next Friday", THU)
+
+    assert [(m.phrase, m.start) for m in mentions] == [
+        ("Yesterday", D("2024-03-13")),
+        ("next Friday", D("2024-03-22")),
+    ]
+
+
+def test_resolve_dates_uses_the_reference_and_not_the_clock():
+    assert resolve_dates("yesterday", datetime(1999, 1, 1))[0].start == D("1998-12-31")
+
+
+def test_resolve_dates_reads_the_day_in_the_references_own_time_zone():
+    late_in_sydney = datetime(2023, 5, 8, 23, 30, tzinfo=timezone(timedelta(hours=10)))
+
+    assert resolve_dates("yesterday", late_in_sydney)[0].start == D("2023-05-07")
+
+
+def test_resolve_dates_accepts_a_plain_date_as_reference():
+    assert resolve_dates("tomorrow", D("2023-05-08"))[0].start == D("2023-05-09")
+
+
+GROUNDS = [
+    ("I went hiking yesterday", MON, "I went hiking yesterday (2023-05-07)", "2023-05-07"),
+    ("I'm flying to Tokyo next Friday!", THU, "I'm flying to Tokyo next Friday (2024-03-22)!", "2024-03-22"),
+    ("It was last month", MON, "It was last month (April 2023)", "2023-04-01"),
+    ("We met three years ago", MON, "We met three years ago (2020)", "2020-05-08"),
+    ("busy last week", MON, "busy last week (week of 2023-05-01)", "2023-05-01"),
+    ("camping last weekend", MON, "camping last weekend (2023-05-06 to 2023-05-07)", "2023-05-06"),
+    ("I was born on 8 May 1990", MON, "I was born on 8 May 1990", "1990-05-08"),
+    ("Deployed 2023-05-08", THU, "Deployed 2023-05-08", "2023-05-08"),
+    (
+        "Yesterday I booked it for tomorrow",
+        MON,
+        "Yesterday (2023-05-07) I booked it for tomorrow (2023-05-09)",
+        "2023-05-07",
+    ),
+    ("No dates here", MON, "No dates here", None),
+]
+
+
+@pytest.mark.parametrize(("text", "reference", "grounded", "event_date"), GROUNDS)
+def test_ground_appends_the_absolute_date_after_each_relative_mention(text, reference, grounded, event_date):
+    assert ground(text, reference) == (grounded, D(event_date) if event_date else None)
+
+
+def test_ground_is_safe_to_run_twice():
+    once, day = ground("I went hiking yesterday and swam on Saturday", MON)
+
+    assert ground(once, MON) == (once, day)
