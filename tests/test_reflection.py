@@ -279,3 +279,43 @@ def test_posting_a_response_reflects_on_the_turn_after_commit(
     run = ReflectionRun.objects.get()
     assert run.status == "done" and run.stats["source"] == "heuristic"
     assert ProfileFact.objects.filter(subject=subject, origin="reflection").exists()
+
+
+def test_heuristic_reflection_grounds_relative_dates_against_the_message_time(subject, actor):
+    import time_machine
+
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="history", actor=actor)
+    sent = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    with time_machine.travel(datetime(2026, 11, 29, 12, 0, tzinfo=UTC), tick=False):
+        message_add(
+            conversation=conversation,
+            role="user",
+            occurred_at=sent,
+            actor=actor,
+            text="I'm flying to Tokyo next Friday for a conference.",
+        )
+        reply, _ = message_add(
+            conversation=conversation,
+            role="assistant",
+            occurred_at=sent,
+            actor=actor,
+            text="Have a great trip!",
+        )
+        run, stats = reflect(conversation, reply)
+
+    note = Note.objects.get(subject=subject, origin="reflection")
+    assert stats["source"] == "heuristic"
+    assert note.occurred_at.date().isoformat() == "2023-05-19"
+    assert "2023-05-19" in note.content
+
+
+def test_secrets_in_api_writes_are_removed_before_storing(client, subject):
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+    note = client.post("/api/v1/subjects/alice/notes", {"content": f"deploy token {secret}"}, format="json")
+    fact = client.post("/api/v1/subjects/alice/profile", {"key": "token", "value": secret}, format="json")
+
+    assert note.status_code == 201 and fact.status_code == 201
+    assert secret not in Note.objects.get().content
+    assert secret not in ProfileFact.objects.get().value
+    assert not AuditEvent.objects.filter(data__icontains=secret).exists()
