@@ -7,6 +7,7 @@ rewrites the query instead, bounded by `timeoutMs`; when it is slow or unusable 
 message is searched (and the fallback counted).
 """
 
+import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -19,6 +20,7 @@ REFERENTIAL = re.compile(
     r"and the|what else|which one|the other)\b",
     re.IGNORECASE,
 )
+logger = logging.getLogger(__name__)
 MAX_EXTRA_TERMS = 8
 _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rewriter")
 
@@ -70,6 +72,10 @@ def rewrite_query(*, message: str, conversation, config: MemoryConfig) -> tuple[
         except FutureTimeout:
             rewritten = None
             counter_add("llm.fallback.rewriter.timeout")
+        except Exception:  # the hot read never fails because of the rewriter
+            logger.exception("query rewriter failed; searching the message as typed")
+            rewritten = None
+            counter_add("llm.fallback.rewriter.error")
         return (rewritten, "llm") if rewritten else (message, "llm-fallback")
     own = set(query_terms(message))
     extra: list[str] = []

@@ -11,8 +11,13 @@ The loop of a chat app, one model call per user turn::
             memory.add_message(conversation["id"], text)
             context = memory.context("alice", text, conversation_id=conversation["id"])
             reply = call_model(system=context.prompt, user=text)  # your LLM call
-            memory.respond(conversation["id"], reply)
+            memory.respond(conversation["id"], reply)  # queues a reflection on the turn
             print(reply)
+
+Posting the reply makes the server reflect on the turn in the background (new facts and
+notes). An app that must read its own writes right away, a test or a script, waits for it
+with `memory.flush("alice", conversation["id"])`. Sensitive memories wait for the person's
+consent: `memory.pending("alice")`, then `pending_approve` or `pending_reject`.
 
 `context.prompt` is the whole memory text (the stable prefix, then the tail sections). The
 server does not resend a block the conversation already received unchanged; this client keeps
@@ -253,6 +258,12 @@ class MemoryWeb:
         body = _drop_none({"text": text, "occurred_at": _iso(occurred_at), "external_id": external_id})
         return self._request("POST", f"/conversations/{int(conversation_id)}/responses", json=body)
 
+    def flush(self, subject: str, conversation_id: int | None = None, timeout_ms: int = 10_000) -> dict:
+        """Wait, at most `timeout_ms`, until the background reflection of the subject (or of one
+        conversation) is done: `{"done", "pending", "waited_ms"}`. Not done in time is no error."""
+        body = _drop_none({"subject": subject, "conversation": conversation_id, "timeout_ms": timeout_ms})
+        return self._request("POST", "/flush", json=body)
+
     # --- context ----------------------------------------------------------------------------
     def context(
         self,
@@ -405,3 +416,41 @@ class MemoryWeb:
         return self._request(
             "POST", f"/subjects/{_seg(subject)}/votes", json={"item": item, "signal": signal}
         )
+
+    # --- consent ----------------------------------------------------------------------------
+    def consent_categories(self) -> list[dict]:
+        """The sensitive categories (`slug`, `name`, `description`, `default_policy`)."""
+        return self._request("GET", "/consent/categories")["categories"]
+
+    def consent(self, subject: str) -> list[dict]:
+        """The subject's effective policy per category (`category`, `policy`, `is_default`, …)."""
+        return self._request("GET", f"/subjects/{_seg(subject)}/consent")["policies"]
+
+    def consent_set(self, subject: str, category: str, policy: str) -> list[dict]:
+        """Set `allow`, `ask` or `deny` for one category; returns every policy of the subject."""
+        body = {"category": category, "policy": policy}
+        return self._request("POST", f"/subjects/{_seg(subject)}/consent", json=body)["policies"]
+
+    def pending(self, subject: str, status: str = "pending") -> list[dict]:
+        """Memories waiting for consent (or decided ones: `approved`, `rejected`, `expired`), newest first."""
+        return self._request("GET", f"/subjects/{_seg(subject)}/pending", params={"status": status})[
+            "pending"
+        ]
+
+    def pending_approve(self, subject: str, id: int) -> dict:
+        """Store a pending memory; the answer's `result_id` is the new fact or note."""
+        return self._request("POST", f"/subjects/{_seg(subject)}/pending/{int(id)}/approve")
+
+    def pending_reject(self, subject: str, id: int) -> dict:
+        """Drop a pending memory; the same content is not asked about again."""
+        return self._request("POST", f"/subjects/{_seg(subject)}/pending/{int(id)}/reject")
+
+    # --- the subject as a whole -------------------------------------------------------------
+    def export(self, subject: str) -> dict:
+        """Everything held about the subject: facts with history, notes with versions,
+        conversations with messages, consent policies and pending memories."""
+        return self._request("GET", f"/subjects/{_seg(subject)}")
+
+    def subject_delete(self, subject: str) -> None:
+        """Delete the subject and everything held about it. Cannot be undone."""
+        self._request("DELETE", f"/subjects/{_seg(subject)}")

@@ -9,9 +9,18 @@ from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 
-from chat.models import Conversation, Message
-from memory.models import Note, ProfileFact, RetrievalEvent, VoteEvent
+from chat.models import Conversation, Message, ReflectionRun
+from memory.models import (
+    Note,
+    PendingMemory,
+    ProfileFact,
+    RetrievalEvent,
+    Subject,
+    SubjectConsent,
+    VoteEvent,
+)
 from memory.services import api_key_create
+from memory.services.consent import memory_candidate_route
 from memoryweb.client import Context, MemoryWeb, MemoryWebError
 
 
@@ -247,3 +256,136 @@ def test_subject_names_and_keys_are_quoted_in_the_url(memory):
 
     assert [f["key"] for f in history] == ["a.key: with spaces"]
     assert ProfileFact.objects.get().subject.external_id == "alice smith"
+
+
+# --- flush, consent, export and delete ------------------------------------------------------
+HEALTH_FACT = {"key": "condition", "value": "type 2 diabetes", "pinned": True, "keywords": []}
+
+
+@pytest.fixture
+def queued(subject, actor, config):
+    """A health fact waiting for alice's consent."""
+    return memory_candidate_route(
+        subject=subject, kind="fact", payload=HEALTH_FACT, category="health", actor=actor, config=config
+    ).obj
+
+
+def test_flush_reports_whether_the_reflection_of_the_turn_is_done(memory):
+    conversation = memory.conversation("alice", external_id="c")
+    memory.respond(conversation["id"], "hi")  # queues a run; its task starts only on commit
+
+    waiting = memory.flush("alice", conversation["id"], timeout_ms=0)
+    ReflectionRun.objects.filter(conversation_id=conversation["id"]).update(status="done")
+    done = memory.flush("alice")
+
+    assert (waiting["done"], waiting["pending"]) == (False, 1)
+    assert (done["done"], done["pending"]) == (True, 0)
+
+
+def test_flush_after_respond_lets_the_app_read_what_reflection_wrote(
+    memory, subject, django_capture_on_commit_callbacks
+):
+    from memoryweb.celery import app as celery_app
+
+    conversation = memory.conversation("alice", external_id="c")
+    memory.add_message(conversation["id"], "Call me Sam. I work at Acme as a data engineer.")
+    celery_app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            memory.respond(conversation["id"], "Hi Sam!")
+    finally:
+        celery_app.conf.task_always_eager = False
+
+    flushed = memory.flush("alice", conversation["id"])
+
+    assert (flushed["done"], flushed["pending"]) == (True, 0)
+    assert ReflectionRun.objects.get().status == "done"
+    assert any(f["origin"] == "reflection" for f in memory.export("alice")["facts"])
+
+
+def test_consent_policies_are_listed_and_set(memory, subject):
+    categories = memory.consent_categories()
+    before = memory.consent("alice")
+
+    policies = memory.consent_set("alice", "health", "deny")
+
+    assert {c["slug"] for c in categories} == {p["category"] for p in before}
+    assert {c["default_policy"] for c in categories} == {"ask"}
+    health = next(p for p in policies if p["category"] == "health")
+    assert (health["policy"], health["is_default"]) == ("deny", False)
+    assert SubjectConsent.objects.get(subject=subject).policy == "deny"
+
+
+def test_a_bad_consent_policy_raises_an_error_naming_the_field(memory, subject):
+    with pytest.raises(MemoryWebError) as error:
+        memory.consent_set("alice", "health", "maybe")
+
+    assert (error.value.status, error.value.code, error.value.field) == (400, "invalid", "policy")
+    assert not SubjectConsent.objects.exists()
+
+
+def test_a_pending_memory_is_approved_into_a_fact(memory, subject, queued):
+    listed = memory.pending("alice")
+
+    approved = memory.pending_approve("alice", queued.pk)
+
+    assert [(p["id"], p["category"], p["payload"]["value"]) for p in listed] == [
+        (queued.pk, "health", "type 2 diabetes")
+    ]
+    fact = ProfileFact.objects.get(subject=subject)
+    assert (approved["status"], approved["result_id"]) == ("approved", fact.pk)
+    assert (fact.value, fact.category) == ("type 2 diabetes", "health")
+    assert memory.pending("alice") == []
+    assert [p["id"] for p in memory.pending("alice", status="approved")] == [queued.pk]
+
+
+def test_approving_twice_raises_and_stores_once(memory, queued):
+    memory.pending_approve("alice", queued.pk)
+
+    with pytest.raises(MemoryWebError) as error:
+        memory.pending_approve("alice", queued.pk)
+
+    assert (error.value.status, error.value.field) == (400, "status")
+    assert ProfileFact.objects.count() == 1
+
+
+def test_a_rejected_pending_memory_is_not_stored(memory, queued):
+    rejected = memory.pending_reject("alice", queued.pk)
+
+    assert (rejected["status"], rejected["result_id"]) == ("rejected", None)
+    assert PendingMemory.objects.get().status == "rejected"
+    assert not ProfileFact.objects.exists()
+
+
+def test_another_apps_pending_memory_is_404(memory, other_app, actor, wsgi, queued):
+    _, other_key = api_key_create(app=other_app, actor=actor)
+    with MemoryWeb("http://testserver", other_key, transport=wsgi) as other:
+        other.conversation("alice")  # the other app's own alice
+        with pytest.raises(MemoryWebError) as error:
+            other.pending_approve("alice", queued.pk)
+
+    assert (error.value.status, error.value.code) == (404, "not_found")
+    assert PendingMemory.objects.get().status == "pending"
+
+
+def test_export_holds_the_subjects_memory_and_delete_removes_it(memory, subject, queued):
+    conversation = memory.conversation("alice", external_id="c")
+    memory.add_message(conversation["id"], "hello")
+    memory.profile_set("alice", "city", "Porto")
+    memory.note_store("alice", "Alice's cat is called Miso")
+    memory.consent_set("alice", "politics", "deny")
+
+    exported = memory.export("alice")
+    deleted = memory.subject_delete("alice")
+
+    assert exported["subject"] == "alice"
+    assert [f["value"] for f in exported["facts"]] == ["Porto"]
+    assert [n["content"] for n in exported["notes"]] == ["Alice's cat is called Miso"]
+    assert [m["text"] for m in exported["conversations"][0]["messages"]] == ["hello"]
+    assert exported["consent"] == {"politics": "deny"}
+    assert [(p["id"], p["category"]) for p in exported["pending"]] == [(queued.pk, "health")]
+    assert deleted is None
+    assert not Subject.objects.exists() and not Message.objects.exists() and not Note.objects.exists()
+    with pytest.raises(MemoryWebError) as error:
+        memory.export("alice")
+    assert (error.value.status, error.value.field) == (404, "subject")

@@ -1,6 +1,11 @@
-"""The model-backed query rewriter (`llm.rewriter`), over a fake OpenAI on the wire."""
+"""The model-backed query rewriter (`llm.rewriter`), over a fake OpenAI on the wire.
 
-import time
+The model is called on the rewriter's thread pool, and the LLM client counts its calls from
+there, on that thread's own DB connection. Inside the usual per-test transaction that write
+would wait on the test's lock, so these tests commit for real (and restore the seeded rows).
+"""
+
+import threading
 
 import pytest
 
@@ -9,6 +14,8 @@ from memory.config import get_config
 from memory.models import Counter
 from memory.rewriter import rewrite_query
 from memory.services import app_config_set
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 MESSAGE = "how much was it?"
 
@@ -58,24 +65,49 @@ def test_the_prompt_holds_the_history_oldest_first_and_the_message(app, actor, c
     assert f"<message>\n{MESSAGE}\n</message>" in prompt
 
 
-def test_a_slow_model_falls_back_to_the_message_and_counts_the_timeout(
-    app, actor, conversation, openai_wire
-):
+def test_a_slow_model_falls_back_to_the_message_and_counts_the_timeout(app, actor, conversation, openai_wire):
     config = configure(app, actor, timeoutMs=50)
-    openai_wire.on_request = lambda request: time.sleep(0.5)
+    answered = threading.Event()
+    openai_wire.on_request = lambda request: answered.wait(timeout=5)  # far beyond 50 ms
     openai_wire.answer_json({"query": "too late"})
 
-    result = rewrite_query(message=MESSAGE, conversation=conversation, config=config)
+    try:
+        result = rewrite_query(message=MESSAGE, conversation=conversation, config=config)
+    finally:
+        answered.set()  # let the abandoned call finish; its late answer is never used
 
     assert result == (MESSAGE, "llm-fallback")
     assert Counter.objects.get(name="llm.fallback.rewriter.timeout").value == 1
 
 
-def test_a_malformed_answer_falls_back_to_the_message(app, actor, conversation, openai_wire):
+@pytest.mark.parametrize(
+    "answer,reason",
+    [
+        ('{"query": ', "invalid_json"),
+        ('{"answer": "price of the flat"}', "schema_mismatch"),
+    ],
+)
+def test_a_malformed_answer_falls_back_to_the_message(app, actor, conversation, openai_wire, answer, reason):
     config = configure(app, actor)
-    openai_wire.answer_text('{"query": ')
+    openai_wire.answer_text(answer)
 
     result = rewrite_query(message=MESSAGE, conversation=conversation, config=config)
 
     assert result == (MESSAGE, "llm-fallback")
+    assert Counter.objects.get(name=f"llm.fallback.rewriter.{reason}").value == 1
     assert not Counter.objects.filter(name="llm.fallback.rewriter.timeout").exists()
+
+
+def test_the_context_endpoint_searches_the_models_query(client, app, actor, conversation, openai_wire):
+    configure(app, actor)
+    openai_wire.answer_json({"query": "price of the flat in Lisbon booked for June"})
+
+    response = client.post(
+        "/api/v1/context",
+        {"subject": "alice", "message": MESSAGE, "conversation": conversation.pk},
+        format="json",
+    )
+
+    assert response.status_code == 200
+    assert response.json()["rewritten_query"] == "price of the flat in Lisbon booked for June"
+    assert not Counter.objects.filter(name__startswith="llm.fallback.rewriter").exists()

@@ -1,5 +1,6 @@
 """Consent endpoints (categories, per-subject policies, the pending queue) and subject export/delete."""
 
+from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -53,6 +54,7 @@ class ConsentPoliciesApi(AppAPIView):
     @extend_schema(
         request=InputSerializer, responses={200: dict}, summary="Set allow / ask / deny for a category"
     )
+    @transaction.atomic  # a refused category or policy leaves no new subject behind
     def post(self, request, subject):
         data = self.validated(self.InputSerializer, request.data)
         subj = self.subject(subject, create=True)

@@ -94,13 +94,15 @@ class ContextApi(AppAPIView):
     @extend_schema(
         request=InputSerializer, responses={200: dict}, summary="Build the memory context for a message"
     )
-    @transaction.atomic  # a refused conversation leaves no new subject behind
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)
-        subject = self.subject(data["subject"], create=True)
-        conversation = (
-            self.conversation(data["conversation"], subject=subject) if "conversation" in data else None
-        )
+        with transaction.atomic():  # a refused conversation leaves no new subject behind
+            subject = self.subject(data["subject"], create=True)
+            conversation = (
+                self.conversation(data["conversation"], subject=subject) if "conversation" in data else None
+            )
+        # built outside that transaction: on SQLite it would hold the write lock for the whole
+        # build, and the LLM rewriter's worker thread (which counts its calls) would wait on it
         context = context_build(
             subject=subject,
             message=data["message"],
