@@ -23,10 +23,19 @@ class PeriodicJob:
         return max(int(self.every.total_seconds() * 0.9), 1)
 
 
+def _consolidation_every() -> timedelta:
+    from memory.config import get_config
+
+    return timedelta(hours=get_config()["consolidation.intervalHours"])
+
+
 SCHEDULE = [
     PeriodicJob("memory: eviction sweep", "memory.notes_evict_sweep", timedelta(hours=1)),
     PeriodicJob("memory: prune retrieval events", "memory.retrieval_events_prune", timedelta(days=1)),
     PeriodicJob("memory: expire pending consent", "memory.pending_expire", timedelta(hours=6)),
+    # the global consolidation.intervalHours when the schedule is installed; edit it in the admin after
+    PeriodicJob("consolidation: consolidate", "consolidation.consolidate_all", _consolidation_every()),
+    PeriodicJob("consolidation: decay votes", "consolidation.votes_decay", timedelta(hours=6)),
 ]
 
 

@@ -34,11 +34,35 @@ DEFAULTS: dict[str, Any] = {
     },
     "profile": {"maxTokens": 512},
     "recallInjection": {"k": 3, "maxTokens": 400, "candidates": 40},
+    "lessons": {"k": 2, "maxTokens": 300},
+    "procedures": {"k": 1, "maxTokens": 400},
     "memoryIndex": {"maxTokens": 300, "maxEntries": 12, "gistChars": 72},
     "stablePrefix": {"maxTokens": 400},
     "dedup": {"enabled": True, "fts5Threshold": 0.8, "candidates": 8, "minTerms": 4},
     "eviction": {"utilityWeighted": False},
-    "voting": {"maxVotePerItem": 5.0},
+    # the note link graph (memory/links.py): edges written after a note is stored, BFS at recall
+    "links": {
+        "enabled": True,
+        "neighbours": 5,
+        "minSimilarity": 0.2,
+        "expansionDepth": 1,
+        "maxExpanded": 12,
+        "expandedScoreFactor": 0.5,
+        # type the edges with llm.consolidation's model when one is configured
+        "llmTyping": True,
+    },
+    # signalDecay: every vote_score is multiplied by it on each decay tick (consolidation/)
+    "voting": {"maxVotePerItem": 5.0, "signalDecay": 0.9},
+    # distilling clusters of linked notes into lessons and procedures (consolidation/)
+    "consolidation": {
+        "minClusterSize": 3,
+        # a bigger cluster is distilled in pieces of this size (a prompt stays small)
+        "maxClusterSize": 20,
+        "maxClustersPerTick": 5,
+        "requireSharedTag": True,
+        # read from the global configuration when the beat schedule is installed
+        "intervalHours": 6,
+    },
     "retention": {"retrievalEventDays": 30},
     "consent": {"pendingExpiryDays": 30},
     "reflection": {"enabled": True, "maxFactsPerCall": 6, "maxNotesPerCall": 4},

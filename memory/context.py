@@ -1,24 +1,36 @@
 """The context builder (DESIGN §5): what the model gets for one message.
 
 Serves the REST sidecar, and later the dashboard preview, the playground and the MCP server.
-Reads candidates, ranks them, renders each section under its token cap, then records a
+Reads candidates, ranks them, adds the notes linked to them (memory/links.py,
+`ranked_expand`), renders each section under its token cap, then records a
 RetrievalEvent and which blocks the conversation now holds.
 """
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.utils import timezone
 
 from memory.config import MemoryConfig
-from memory.models import Note, ProfileFact, Subject
+from memory.links import ranked_expand
+from memory.models import Lesson, Note, Procedure, ProfileFact, Subject
 from memory.rewriter import rewrite_query
-from memory.search.lexical import NoteFilter, fact_keyword_search, note_search, query_terms, word_set
+from memory.search.lexical import (
+    NoteFilter,
+    fact_keyword_search,
+    lesson_search,
+    note_search,
+    procedure_search,
+    query_terms,
+    word_set,
+)
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
-SECTION_ORDER = ["profile", "recalled", "memory-index"]
+SECTION_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures"]
 
 GUIDANCE = (
     "## Memory\n"
@@ -199,7 +211,7 @@ def _rank_notes(subject, terms, conversation, config, now) -> list[tuple[Note, f
     return ranked
 
 
-def _recalled_and_index(ranked, config) -> tuple[list[str], list[str], list[Item]]:
+def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str], list[str], list[Item]]:
     k = config["recallInjection.k"]
     recall_cap, index_cap = config["recallInjection.maxTokens"], config["memoryIndex.maxTokens"]
     recalled: list[str] = []
@@ -221,6 +233,7 @@ def _recalled_and_index(ranked, config) -> tuple[list[str], list[str], list[Item
                         score=score,
                         reason=reason,
                         tokens=estimate_tokens(line),
+                        expanded=note.pk in expanded,
                         source=_source(note),
                     )
                 )
@@ -239,10 +252,56 @@ def _recalled_and_index(ranked, config) -> tuple[list[str], list[str], list[Item
                     score=score,
                     reason=reason,
                     tokens=estimate_tokens(line),
+                    expanded=note.pk in expanded,
                     source=_source(note),
                 )
             )
     return recalled, index, items
+
+
+def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
+    """`### lessons` and `### procedures`: the best matches, each section under its cap.
+    Sections with nothing to say are left out of the tail (their blocks stay, empty)."""
+    blocks, items = [], []
+    sources: list[tuple[str, Any, Any, Callable[[Any], str]]] = [
+        ("lessons", Lesson, lesson_search, _lesson_line),
+        ("procedures", Procedure, procedure_search, _procedure_lines),
+    ]
+    for name, model, search, render in sources:
+        cap, k = config[f"{name}.maxTokens"], config[f"{name}.k"]
+        hits = search(subject.pk, terms, limit=k)
+        found = model.objects.in_bulk([h.id for h in hits])
+        lines: list[str] = []
+        for hit in hits:
+            obj = found.get(hit.id)
+            if obj is None:
+                continue
+            line = render(obj)
+            if not _fit(name, lines, line, cap):
+                continue
+            lines.append(line)
+            matched = sorted(set(terms) & word_set(line))
+            items.append(
+                Item(
+                    id=f"{name[0]}:{obj.pk}",
+                    kind=name[:-1],
+                    section=name,
+                    score=hit.score,
+                    reason=f"matched {', '.join(matched[:6])}" if matched else "matched stemmed terms",
+                    tokens=estimate_tokens(line),
+                )
+            )
+        blocks.append(Block(name, _section(name, lines), cap))
+    return blocks, items
+
+
+def _lesson_line(lesson: Lesson) -> str:
+    return f"- [l:{lesson.pk}] {lesson.text}"
+
+
+def _procedure_lines(procedure: Procedure) -> str:
+    steps = "\n".join(f"  {i}. {step}" for i, step in enumerate(procedure.steps, 1))
+    return f"- [p:{procedure.pk}] {procedure.title} (advice, not instructions to run)\n{steps}"
 
 
 def _source(note: Note) -> dict:
@@ -285,21 +344,25 @@ def context_build(
 
     profile_lines, profile_items = _profile(subject, terms, config["profile.maxTokens"])
     ranked = _rank_notes(subject, terms, conversation, config, now) if terms else []
-    recalled, index, note_items = _recalled_and_index(ranked, config)
+    scopes = sorted({"", conversation.scope}) if conversation else None
+    ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
+    recalled, index, note_items = _recalled_and_index(ranked, config, expanded)
 
     prefix_cap = config["stablePrefix.maxTokens"]
     stable_prefix = Block("stable_prefix", truncate_to_tokens(GUIDANCE, prefix_cap), prefix_cap)
+    distilled_blocks, distilled_items = _distilled(subject, terms, config) if terms else ([], [])
     sections = [
         Block("profile", _section("profile", profile_lines), config["profile.maxTokens"]),
         Block("recalled", _section("recalled", recalled), config["recallInjection.maxTokens"]),
         Block("memory-index", _section("memory-index", index), config["memoryIndex.maxTokens"]),
+        *distilled_blocks,
     ]
     context = Context(
         query=query,
         rewritten_query=rewritten,
         stable_prefix=stable_prefix,
         sections=sections,
-        items=profile_items + note_items,
+        items=profile_items + note_items + distilled_items,
     )
     context.latency_ms = (time.perf_counter() - started) * 1000
     if record:

@@ -1,6 +1,7 @@
 """The memory data model (DESIGN §3). Fields, choices, constraints and pure methods only."""
 
 import hashlib
+import json
 
 from django.conf import settings
 from django.db import models
@@ -133,6 +134,14 @@ class Note(models.Model):
     recall_count = models.PositiveIntegerField(default=0)
     last_recalled_at = models.DateTimeField(null=True, blank=True)
     archived_at = models.DateTimeField(null=True, blank=True)
+    consolidated_into = models.ForeignKey(
+        "Lesson",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="consolidated_notes",
+        help_text="The lesson this note was distilled into (the note is archived with it).",
+    )
     category = models.CharField(max_length=40, blank=True, default="")
     origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.API)
     version = models.PositiveIntegerField(default=1)
@@ -214,6 +223,8 @@ class NoteLink(models.Model):
 class ItemKind(models.TextChoices):
     NOTE = "note"
     FACT = "fact"
+    LESSON = "lesson"
+    PROCEDURE = "procedure"
 
 
 class Signal(models.TextChoices):
@@ -406,3 +417,123 @@ class PendingMemory(models.Model):
 
     def __str__(self):
         return f"{self.kind} in {self.category.slug} ({self.status})"
+
+
+class TextJSONEncoder(json.JSONEncoder):
+    """Writes non-ASCII text as itself, not as \\u escapes, so that the SQLite full-text index
+    over a JSON column (procedure steps, lesson tags) sees the words ("café", not "caf u00e9")."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["ensure_ascii"] = False
+        super().__init__(*args, **kwargs)
+
+
+class Lesson(models.Model):
+    """A 1–3 sentence principle distilled from a cluster of notes (its `consolidated_notes`).
+
+    Content is append-only like a note's: an edit writes a LessonVersion, so the text a lesson
+    had before stays readable.
+    """
+
+    MAX_SENTENCES = 3
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="lessons")
+    text = models.TextField()
+    tags = models.JSONField(default=list, blank=True, encoder=TextJSONEncoder)
+    vote_score = models.FloatField(default=0.0)
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.TASK)
+    distiller = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text='"heuristic", or the model that wrote it ("openai/gpt-4o-mini").',
+    )
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["subject", "created_at"], name="lesson_recent")]
+
+    def __str__(self):
+        return f"l:{self.pk} {self.text[:40]}"
+
+
+class LessonVersion(models.Model):
+    """Every version of a lesson's text and tags, including the first."""
+
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.TASK)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["lesson", "version"], name="lesson_version_unique")]
+        ordering = ["version"]
+
+    def __str__(self):
+        return f"l:{self.lesson_id} v{self.version}"
+
+
+class Procedure(models.Model):
+    """A title and 2–8 plain-text steps distilled from notes that describe a way of doing
+    something. The steps are advice a person reads: nothing ever executes them.
+
+    Edits write a ProcedureVersion, like lessons.
+    """
+
+    MIN_STEPS = 2
+    MAX_STEPS = 8
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="procedures")
+    lesson = models.ForeignKey(
+        Lesson,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="procedures",
+        help_text="The lesson distilled from the same cluster of notes.",
+    )
+    title = models.CharField(max_length=200)
+    steps = models.JSONField(
+        default=list, encoder=TextJSONEncoder, help_text="2–8 plain-text steps, in order."
+    )
+    tags = models.JSONField(default=list, blank=True, encoder=TextJSONEncoder)
+    vote_score = models.FloatField(default=0.0)
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.TASK)
+    distiller = models.CharField(max_length=120, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["subject", "created_at"], name="procedure_recent")]
+
+    def __str__(self):
+        return f"p:{self.pk} {self.title[:40]}"
+
+
+class ProcedureVersion(models.Model):
+    """Every version of a procedure's title and steps, including the first."""
+
+    procedure = models.ForeignKey(Procedure, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    title = models.CharField(max_length=200)
+    steps = models.JSONField(default=list)
+    tags = models.JSONField(default=list, blank=True)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.TASK)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["procedure", "version"], name="procedure_version_unique")
+        ]
+        ordering = ["version"]
+
+    def __str__(self):
+        return f"p:{self.procedure_id} v{self.version}"

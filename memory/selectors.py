@@ -172,3 +172,17 @@ def subject_export(*, subject: Subject) -> dict:
             for p in PendingMemory.objects.filter(subject=subject).select_related("category").order_by("id")
         ],
     }
+
+
+def distilled_recall(
+    *, model, search, subject: Subject, query: str = "", k: int = 10
+) -> list[tuple[object, float]]:
+    """Lessons or procedures of the subject: best `k` for `query`, newest first without one."""
+    terms = query_terms(query) if query else []
+    if terms:
+        hits = search(subject.pk, terms, limit=k)
+        items = model.objects.in_bulk([h.id for h in hits])
+        return [(items[h.id], h.score) for h in hits if h.id in items]
+    if query:
+        return []
+    return [(item, 0.0) for item in model.objects.filter(subject=subject).order_by("-updated_at", "-id")[:k]]

@@ -48,3 +48,12 @@ def pending_expire_task() -> dict:
 
     days = get_config()["consent.pendingExpiryDays"]
     return {"expired": pending_expire(older_than=timedelta(days=days))}
+
+
+@shared_task(name="memory.note_link")
+def note_link_task(note_id: int) -> dict:
+    """Link a new note to its nearest neighbours (see memory.links.note_link). Safe to run
+    twice: pairs already linked are left alone."""
+    from memory.links import note_link
+
+    return note_link(note_id=note_id)

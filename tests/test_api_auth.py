@@ -15,8 +15,10 @@ from memory.api import urls as api_urls
 from memory.models import (
     ApiKey,
     AuditEvent,
+    Lesson,
     Note,
     PendingMemory,
+    Procedure,
     ProfileFact,
     RetrievalEvent,
     Subject,
@@ -73,6 +75,25 @@ ENDPOINTS = {
     "pending-list": ("api-pending", "get", "/subjects/alice/pending", None),
     "pending-approve": ("api-pending-approve", "post", "/subjects/alice/pending/{pending}/approve", None),
     "pending-reject": ("api-pending-reject", "post", "/subjects/alice/pending/{pending}/reject", None),
+    "lessons-recall": ("api-lessons", "get", "/subjects/alice/lessons?query=deploy", None),
+    "lesson-read": ("api-lesson", "get", "/subjects/alice/lessons/{lesson}", None),
+    "lesson-edit": (
+        "api-lesson",
+        "patch",
+        "/subjects/alice/lessons/{lesson}",
+        {"text": "Deploy on Tuesdays."},
+    ),
+    "lesson-delete": ("api-lesson", "delete", "/subjects/alice/lessons/{lesson}", None),
+    "procedures-recall": ("api-procedures", "get", "/subjects/alice/procedures?query=deploy", None),
+    "procedure-read": ("api-procedure", "get", "/subjects/alice/procedures/{procedure}", None),
+    "procedure-edit": (
+        "api-procedure",
+        "patch",
+        "/subjects/alice/procedures/{procedure}",
+        {"title": "Deploy"},
+    ),
+    "procedure-delete": ("api-procedure", "delete", "/subjects/alice/procedures/{procedure}", None),
+    "consolidate-now": ("api-consolidate", "post", "/subjects/alice/consolidate", None),
 }
 
 # The same endpoints aimed by another app at this app's objects. The two that only name a
@@ -108,6 +129,15 @@ FOREIGN = {
     "pending-list": ("get", "/subjects/alice/pending", None),
     "pending-approve": ("post", "/subjects/alice/pending/{pending}/approve", None),
     "pending-reject": ("post", "/subjects/alice/pending/{pending}/reject", None),
+    "lessons-recall": ("get", "/subjects/alice/lessons?query=deploy", None),
+    "lesson-read": ("get", "/subjects/alice/lessons/{lesson}", None),
+    "lesson-edit": ("patch", "/subjects/alice/lessons/{lesson}", {"text": "overwritten"}),
+    "lesson-delete": ("delete", "/subjects/alice/lessons/{lesson}", None),
+    "procedures-recall": ("get", "/subjects/alice/procedures?query=deploy", None),
+    "procedure-read": ("get", "/subjects/alice/procedures/{procedure}", None),
+    "procedure-edit": ("patch", "/subjects/alice/procedures/{procedure}", {"title": "overwritten"}),
+    "procedure-delete": ("delete", "/subjects/alice/procedures/{procedure}", None),
+    "votes-on-lesson": ("post", "/subjects/alice/votes", {"item": "l:{lesson}", "signal": "down"}),
 }
 
 SUBJECT_LISTS = {
@@ -115,6 +145,8 @@ SUBJECT_LISTS = {
     "profile-list": "facts",
     "notes-recall": "notes",
     "pending-list": "pending",
+    "lessons-recall": "lessons",
+    "procedures-recall": "procedures",
 }
 
 
@@ -134,7 +166,13 @@ def world(subject, actor, config):
         actor=actor,
         config=config,
     ).obj
+    lesson = Lesson.objects.create(subject=subject, text="Deploys go out on Tuesdays after the checks pass.")
+    procedure = Procedure.objects.create(
+        subject=subject, title="Deploy the api", steps=["Run the checks.", "Deploy with make deploy."]
+    )
     return SimpleNamespace(
+        lesson=lesson,
+        procedure=procedure,
         subject=subject,
         conversation=conversation,
         message=message,
@@ -153,6 +191,8 @@ def _fill(value, world):
         "fact": world.fact.pk,
         "key": world.key,
         "pending": world.pending.pk,
+        "lesson": world.lesson.pk,
+        "procedure": world.procedure.pk,
     }
     if isinstance(value, dict):
         return {k: _fill(v, world) for k, v in value.items()}
@@ -187,6 +227,8 @@ def snapshot():
         SubjectConsent,
     ]
     counts = {model.__name__: model.objects.count() for model in models}
+    counts["lessons"] = sorted(Lesson.objects.values_list("text", flat=True))
+    counts["procedures"] = sorted(Procedure.objects.values_list("title", flat=True))
     counts["active facts"] = ProfileFact.objects.filter(valid_to=None).count()
     counts["note contents"] = sorted(Note.objects.values_list("content", flat=True))
     counts["pending statuses"] = sorted(PendingMemory.objects.values_list("status", flat=True))

@@ -90,7 +90,14 @@ def test_the_prompt_keeps_unchanged_blocks_and_takes_the_changed_one(memory):
     context = memory.context("alice", "what is my cat called?", conversation_id=conversation["id"])
 
     unchanged = {b["name"]: b["unchanged"] for b in context.data["blocks"]}
-    assert unchanged == {"stable_prefix": True, "profile": False, "recalled": True, "memory-index": True}
+    assert unchanged == {
+        "stable_prefix": True,
+        "profile": False,
+        "recalled": True,
+        "memory-index": True,
+        "lessons": True,
+        "procedures": True,
+    }
     assert "- city: Porto" in context.prompt and "Miso" in context.prompt
     headings = [line for line in context.prompt.splitlines() if line.startswith("### ")]
     assert headings == ["### profile", "### recalled"]

@@ -29,13 +29,13 @@ def test_a_json_file_overrides_defaults(tmp_path, settings):
 
 def test_an_unknown_key_in_the_file_names_it_and_suggests_the_nearest(tmp_path, settings):
     path = tmp_path / "memory.json"
-    path.write_text(json.dumps({"memory": {"links": {}, "recallInjection": {"kk": 2}}}))
+    path.write_text(json.dumps({"memory": {"linkGraph": {}, "recallInjection": {"kk": 2}}}))
     settings.MEMORYWEB_CONFIG = str(path)
 
     with pytest.raises(ConfigError) as error:
         base_config()
 
-    assert "memory.links" in str(error.value)
+    assert "memory.linkGraph" in str(error.value)
 
 
 def test_a_misspelt_key_gets_a_did_you_mean(db):

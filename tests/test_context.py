@@ -145,3 +145,44 @@ def test_the_token_estimate_is_a_quarter_of_the_characters():
     assert estimate_tokens("abcde") == 2
     cut = truncate_to_tokens("word " * 100, 10)
     assert estimate_tokens(cut) <= 10 and cut.endswith("…")
+
+
+def test_lessons_and_procedures_render_in_their_own_sections_under_their_caps(subject, actor, config):
+    from memory.models import Lesson, Procedure
+
+    lesson = Lesson.objects.create(subject=subject, text="Deploys are safest on Tuesday mornings.")
+    procedure = Procedure.objects.create(
+        subject=subject,
+        title="Deploy the api",
+        steps=["Run the test suite.", "Tag the release.", "Run make deploy."],
+    )
+    Lesson.objects.create(subject=subject, text="Sourdough needs a warm kitchen.")
+
+    context = context_build(subject=subject, message="how should I deploy the api on Tuesday?", config=config)
+
+    data = context.as_dict()
+    names = [b["name"] for b in data["blocks"]]
+    assert names[-2:] == ["lessons", "procedures"]
+    assert f"[l:{lesson.pk}]" in data["tail"] and f"[p:{procedure.pk}]" in data["tail"]
+    assert "  2. Tag the release." in data["tail"]
+    assert "Sourdough" not in data["tail"]
+    assert (
+        data["tail"].index("### recalled" if "### recalled" in data["tail"] else "### lessons")
+        <= data["tail"].index("### lessons")
+        < data["tail"].index("### procedures")
+    )
+    assert all(b["tokens"] <= b["cap"] for b in data["blocks"])
+    assert {i["kind"] for i in data["items"]} >= {"lesson", "procedure"}
+
+
+def test_votes_reach_lessons_and_procedures(client, subject):
+    from memory.models import Lesson
+
+    lesson = Lesson.objects.create(subject=subject, text="Deploys are safest on Tuesday mornings.")
+
+    response = client.post(
+        "/api/v1/subjects/alice/votes", {"item": f"l:{lesson.pk}", "signal": "up"}, format="json"
+    )
+
+    lesson.refresh_from_db()
+    assert response.status_code == 201 and lesson.vote_score == 1.0

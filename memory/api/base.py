@@ -72,9 +72,11 @@ class StrictSerializer(serializers.Serializer):
 
 
 def parse_item_ref(ref: str) -> tuple[str, int]:
-    """'n:12' → ('note', 12); 'f:3' → ('fact', 3)."""
-    kinds = {"n": "note", "f": "fact"}
+    """'n:12' → ('note', 12); 'f:3' → ('fact', 3); 'l:4' lesson; 'p:5' procedure."""
+    kinds = {"n": "note", "f": "fact", "l": "lesson", "p": "procedure"}
     prefix, _, number = (ref or "").partition(":")
     if prefix not in kinds or not number.isdigit():
-        raise InvalidInput("item must look like n:ID (note) or f:ID (fact)", field="item")
+        raise InvalidInput(
+            "item must look like n:ID (note), f:ID (fact), l:ID (lesson) or p:ID (procedure)", field="item"
+        )
     return kinds[prefix], int(number)

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from chat import api as chat_api
-from memory.api import consent, views
+from memory.api import consent, lessons, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
@@ -36,4 +36,13 @@ urlpatterns = [
     path("subjects/<str:subject>/notes", views.NotesApi.as_view(), name="api-notes"),
     path("subjects/<str:subject>/notes/<int:note_id>", views.NoteApi.as_view(), name="api-note"),
     path("subjects/<str:subject>/votes", views.VotesApi.as_view(), name="api-votes"),
+    path("subjects/<str:subject>/lessons", lessons.LessonsApi.as_view(), name="api-lessons"),
+    path("subjects/<str:subject>/lessons/<int:lesson_id>", lessons.LessonApi.as_view(), name="api-lesson"),
+    path("subjects/<str:subject>/procedures", lessons.ProceduresApi.as_view(), name="api-procedures"),
+    path(
+        "subjects/<str:subject>/procedures/<int:procedure_id>",
+        lessons.ProcedureApi.as_view(),
+        name="api-procedure",
+    ),
+    path("subjects/<str:subject>/consolidate", lessons.ConsolidateApi.as_view(), name="api-consolidate"),
 ]

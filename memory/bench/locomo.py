@@ -14,22 +14,36 @@ Scoring: for every question and every k, the context is built with `recallInject
 question's evidence turns covered by the notes of the `recalled` section, hit@k whether any is;
 the same with `memory-index` items counted too is reported under `with_memory_index`.
 Questions without evidence after normalisation are skipped and counted.
+
+With `reflect`, each conversation is scored twice. First "turns", exactly as above. Then the
+turn reflection runs over every message (memory/bench/reflect.py: one ReflectionRun per message,
+`turn_reflect` called synchronously, heuristic path unless a reflection LLM is configured; the
+subject's consent policy is "allow" for every category so nothing waits as pending), and the
+questions are scored again on "turns+reflection": the same turn notes plus the extracted notes
+and profile facts in the same subject, through the same `context_build`. An extracted note maps
+to the dia_ids of its source messages (Note.source_message and NoteSource), a fact to its
+ProfileFact.source_message; the profile section (pinned facts, keyword-matched contextual facts)
+counts as recalled. In this mode both speakers are posted as role "user" (the extractor ignores
+most of what an assistant says) with the speaker's name at the start of the message text
+("Caroline: …"), because `chat.reflect` calls the extractor without a speaker and the name must
+reach the extracted notes; the turn notes are unchanged. Reflection throughput is turns
+(LoCoMo utterances) reflected per second of run-row creation + `turn_reflect`, timed apart
+from ingest.
 """
 
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
 from django.utils import timezone
 
 from chat.services import conversation_get_or_create, message_add
+from memory.bench import reflect as reflection
 from memory.bench.locomo_data import (
     CATEGORIES,
     CATEGORY_NAMES,
     Question,
     Sample,
-    canonical_dia_id,
     load,
     normalise_evidence,
     parse_sample,
@@ -38,17 +52,21 @@ from memory.bench.locomo_data import (
 from memory.bench.report import fmt, latency_summary, mean, rounded, table
 from memory.config import MemoryConfig, get_config
 from memory.context import context_build
-from memory.models import NoteSource
 from memory.services import Actor, app_create, note_store, subject_get_or_create
 
 __all__ = ["load", "normalise_evidence", "parse_sample", "parse_session_date", "render", "run"]
 
 
-def ingest(sample: Sample, *, app, actor: Actor, config) -> tuple[object, dict[int, set[str]], dict]:
-    """Store every turn as a message and a note; returns the subject, note → dia_ids, and stats."""
+def ingest(sample: Sample, *, app, actor: Actor, config, reflect: bool = False) -> tuple[object, list, dict]:
+    """Store every turn as a message and a note; returns the subject, the messages in order, and stats.
+
+    With `reflect` both speakers post as "user" and the message text starts with the speaker's
+    name (see the module docstring); the notes are the same either way.
+    """
     subject = subject_get_or_create(app=app, external_id=sample.sample_id)
-    roles = {sample.speaker_a: "user", sample.speaker_b: "assistant"}
+    roles = {sample.speaker_a: "user", sample.speaker_b: "user" if reflect else "assistant"}
     turns = merged = 0
+    messages = []
     started = time.perf_counter()
     for session in sample.sessions:
         conversation, _ = conversation_get_or_create(
@@ -58,11 +76,12 @@ def ingest(sample: Sample, *, app, actor: Actor, config) -> tuple[object, dict[i
             message, _ = message_add(
                 conversation=conversation,
                 role=roles.get(turn.speaker, "user"),
-                text=turn.message_text,
+                text=turn.note_content if reflect else turn.message_text,
                 occurred_at=session.date,
                 external_id=turn.dia_id,
                 actor=actor,
             )
+            messages.append(message)
             _, created = note_store(
                 subject=subject,
                 content=turn.note_content,
@@ -75,12 +94,7 @@ def ingest(sample: Sample, *, app, actor: Actor, config) -> tuple[object, dict[i
             turns += 1
             merged += not created
     seconds = time.perf_counter() - started
-    note_dia: dict[int, set[str]] = defaultdict(set)
-    sources = NoteSource.objects.filter(note__subject=subject, message__isnull=False)
-    for note_id, dia_id in sources.values_list("note_id", "message__external_id"):
-        if (canonical := canonical_dia_id(dia_id)) is not None:
-            note_dia[note_id].add(canonical)
-    return subject, dict(note_dia), {"turns": turns, "merged": merged, "seconds": seconds}
+    return subject, messages, {"turns": turns, "merged": merged, "seconds": seconds}
 
 
 def config_for_k(base: MemoryConfig, k: int) -> MemoryConfig:
@@ -95,18 +109,32 @@ def config_for_k(base: MemoryConfig, k: int) -> MemoryConfig:
     )
 
 
-def _covered(items, note_dia: dict[int, set[str]], sections: set[str]) -> set[str]:
+def _covered(
+    items, note_dia: dict[int, set[str]], sections: set[str], fact_dia: dict[int, set[str]] | None = None
+) -> set[str]:
+    """The dia_ids the context's notes in `sections` come from, plus its profile facts' with `fact_dia`."""
     covered: set[str] = set()
     for item in items:
+        number = int(item.id.split(":", 1)[1])
         if item.kind == "note" and item.section in sections:
-            covered |= note_dia.get(int(item.id.split(":", 1)[1]), set())
+            covered |= note_dia.get(number, set())
+        elif item.kind == "fact" and fact_dia is not None:
+            covered |= fact_dia.get(number, set())
     return covered
 
 
 def score_question(
-    subject, question: Question, note_dia, configs: dict[int, MemoryConfig], record: bool
+    subject,
+    question: Question,
+    note_dia,
+    configs: dict[int, MemoryConfig],
+    record: bool,
+    fact_dia: dict[int, set[str]] | None = None,
 ) -> dict:
-    """Build the context at each k and measure evidence coverage; one row per question."""
+    """Build the context at each k and measure evidence coverage; one row per question.
+
+    With `fact_dia` the profile section's facts count too, and `recall_notes`/`hit_notes` keep
+    the coverage of the recalled notes alone."""
     evidence = set(question.evidence)
     row: dict = {
         "question": question.text,
@@ -118,8 +146,8 @@ def score_question(
         started = time.perf_counter()
         context = context_build(subject=subject, message=question.text, config=config, record=record)
         latency = (time.perf_counter() - started) * 1000
-        recalled = _covered(context.items, note_dia, {"recalled"}) & evidence
-        indexed = _covered(context.items, note_dia, {"recalled", "memory-index"}) & evidence
+        recalled = _covered(context.items, note_dia, {"recalled"}, fact_dia) & evidence
+        indexed = _covered(context.items, note_dia, {"recalled", "memory-index"}, fact_dia) & evidence
         row["by_k"][k] = {
             "recall": len(recalled) / len(evidence),
             "hit": 1.0 if recalled else 0.0,
@@ -128,11 +156,15 @@ def score_question(
             "tokens": context.tokens()["total"],
             "latency_ms": latency,
         }
+        if fact_dia is not None:
+            notes_only = _covered(context.items, note_dia, {"recalled"}) & evidence
+            row["by_k"][k]["recall_notes"] = len(notes_only) / len(evidence)
+            row["by_k"][k]["hit_notes"] = 1.0 if notes_only else 0.0
     return row
 
 
-def _aggregate(rows: list[dict], ks: list[int], *, index: bool) -> dict:
-    suffix = "_index" if index else ""
+def _aggregate(rows: list[dict], ks: list[int], *, index: bool, suffix: str | None = None) -> dict:
+    suffix = suffix if suffix is not None else ("_index" if index else "")
     result: dict = {}
     for k in ks:
         result[f"recall@{k}"] = rounded(mean([r["by_k"][k]["recall" + suffix] for r in rows]), 4)
@@ -169,6 +201,39 @@ def summarise(rows: list[dict], ks: list[int], *, skipped: int) -> dict:
     }
 
 
+def _reflection_summary(rows: list[dict], ks: list[int], *, skipped: int, stats: dict, stored: dict) -> dict:
+    block = summarise(rows, ks, skipped=skipped)
+    block["without_profile"] = {
+        "overall_1_4": _aggregate(
+            [r for r in rows if r["category"] in {"1", "2", "3", "4"}], ks, index=False, suffix="_notes"
+        ),
+        "overall_1_5": _aggregate(rows, ks, index=False, suffix="_notes"),
+    }
+    block["extracted"] = {
+        "facts": stats["facts"],
+        "notes": stats["notes"],
+        "pending": stats["pending"],
+        "denied": stats["denied"],
+        "evolved": stats["evolved"],
+        "retracted": stats["retracted"],
+        **stored,
+    }
+    block["reflection_turns"] = stats["turns"]
+    block["reflection_seconds"] = rounded(stats["seconds"], 3)
+    block["reflection_turns_per_s"] = (
+        rounded(stats["turns"] / stats["seconds"], 2) if stats["seconds"] else None
+    )
+    block["reflection_warmup_seconds"] = rounded(stats["warmup_seconds"], 3)  # imports, not timed
+    block["reflection_sources"] = stats["sources"]
+    block["reflection_skipped_runs"] = stats["skipped"]
+    block["consent"] = "allow for every category (set per subject by the benchmark)"
+    block["ingest_mode"] = (
+        'both speakers posted as role "user", message text prefixed with the speaker name; '
+        "one ReflectionRun per message, turn_reflect called synchronously (no Celery)"
+    )
+    return block
+
+
 def run(
     data: list[dict] | str | Path,
     *,
@@ -176,30 +241,65 @@ def run(
     limit_conversations: int | None = None,
     record: bool = False,
     details: bool = False,
+    reflect: bool = False,
     out: Callable[[str], None] = print,
 ) -> dict:
-    """Ingest each conversation into its own subject of a fresh App and score every question."""
+    """Ingest each conversation into its own subject of a fresh App and score every question.
+
+    With `reflect`, also reflect on every turn and score again over turns + extracted memories
+    (the summary's "reflection" key)."""
     raw = load(data) if isinstance(data, (str, Path)) else data
     samples = [parse_sample(s) for s in raw[:limit_conversations]]
     actor = Actor.system("bench")
-    app = app_create(name=f"bench-locomo-{timezone.now():%Y%m%d-%H%M%S-%f}", actor=actor)
+    # the heuristic path, whatever the environment configures for the reflection LLM
+    app_config = (
+        {"memory": {"reflection": {"enabled": True}, "llm": {"reflection": "none"}}} if reflect else None
+    )
+    app = app_create(name=f"bench-locomo-{timezone.now():%Y%m%d-%H%M%S-%f}", config=app_config, actor=actor)
     base = get_config(app)
     configs = {k: config_for_k(base, k) for k in ks}
     rows, skipped, dropped, ingest_stats = [], 0, 0, {"turns": 0, "merged": 0, "seconds": 0.0}
+    reflected_rows: list[dict] = []
+    reflect_stats: dict = {"turns": 0, "seconds": 0.0, "skipped": 0, "sources": {}}
+    reflect_stats |= dict.fromkeys(reflection.STAT_KEYS, 0)
+    stored: dict[str, int] = {}
+    if reflect:
+        reflect_stats["warmup_seconds"] = reflection.warm_up()
     for sample in samples:
-        subject, note_dia, stats = ingest(sample, app=app, actor=actor, config=base)
+        subject, messages, stats = ingest(sample, app=app, actor=actor, config=base, reflect=reflect)
         for key in ingest_stats:
             ingest_stats[key] += stats[key]
         out(
             f"{sample.sample_id}: {stats['turns']} turns in {stats['seconds']:.1f} s "
             f"({stats['merged']} merged by dedup), {len(sample.questions)} questions"
         )
+        note_dia = reflection.note_dia_ids(subject)
+        scored = []
         for question in sample.questions:
             dropped += len(question.dropped)
             if not question.evidence:
                 skipped += 1
                 continue
+            scored.append(question)
             rows.append(score_question(subject, question, note_dia, configs, record))
+        if not reflect:
+            continue
+        reflection.allow_every_category(subject=subject, actor=actor)
+        result = reflection.reflect_messages(messages)
+        for key in ("turns", "seconds", "skipped", *reflection.STAT_KEYS):
+            reflect_stats[key] += result[key]
+        for source, count in result["sources"].items():
+            reflect_stats["sources"][source] = reflect_stats["sources"].get(source, 0) + count
+        for key, count in reflection.stored_counts(subject).items():
+            stored[key] = stored.get(key, 0) + count
+        out(
+            f"{sample.sample_id}: reflected {result['turns']} turns in {result['seconds']:.1f} s "
+            f"({result['facts']} facts, {result['notes']} notes, {result['pending']} pending)"
+        )
+        note_dia = reflection.note_dia_ids(subject)
+        fact_dia = reflection.fact_dia_ids(subject)
+        for question in scored:
+            reflected_rows.append(score_question(subject, question, note_dia, configs, record, fact_dia))
     summary = summarise(rows, ks, skipped=skipped)
     summary["app"] = app.name
     summary["conversations"] = len(samples)
@@ -211,9 +311,19 @@ def run(
         if ingest_stats["seconds"]
         else None,
     }
+    if reflect:
+        summary["reflection"] = _reflection_summary(
+            reflected_rows, ks, skipped=skipped, stats=reflect_stats, stored=stored
+        )
     if details:
-        summary["details"] = [{**r, "by_k": {str(k): v for k, v in r["by_k"].items()}} for r in rows]
+        summary["details"] = _details(rows)
+        if reflect:
+            summary["reflection"]["details"] = _details(reflected_rows)
     return summary
+
+
+def _details(rows: list[dict]) -> list[dict]:
+    return [{**r, "by_k": {str(k): v for k, v in r["by_k"].items()}} for r in rows]
 
 
 def render(summary: dict, ks: list[int]) -> str:
@@ -250,4 +360,44 @@ def render(summary: dict, ks: list[int]) -> str:
         f"ingest: {summary['ingest']['turns']} turns, {fmt(summary['ingest']['turns_per_s'], 1)} turns/s "
         f"(message + note each), {summary['ingest']['merged_notes']} merged by dedup",
     ]
+    if "reflection" in summary:
+        parts += ["", *_render_reflection(summary, ks, headers, rows_of)]
     return "\n".join(parts)
+
+
+def _render_reflection(summary: dict, ks: list[int], headers: list[str], rows_of) -> list[str]:
+    ref = summary["reflection"]
+    extracted = ref["extracted"]
+    metrics = [f"{m}@{k}" for k in ks for m in ("recall", "hit")]
+    side_by_side = [
+        [f"{setup} {name}", block[name]["n"], *[block[name][m] for m in metrics]]
+        for name in ("overall_1_4", "overall_1_5")
+        for setup, block in (
+            ("turns", summary),
+            ("turns+reflection", ref),
+            ("  notes only", ref["without_profile"]),
+        )
+    ]
+    return [
+        "turns+reflection (turn notes + extracted notes and facts; consent allowed for every category),",
+        "recalled section + profile facts:",
+        table(headers, rows_of(ref)),
+        "",
+        "turns+reflection, recalled + memory-index + profile facts:",
+        table(headers, rows_of(ref["with_memory_index"])),
+        "",
+        "side by side (notes only = turns+reflection without counting the profile section):",
+        table(["setup", "n", *metrics], side_by_side),
+        "",
+        "tokens (mean total) by k, turns+reflection: "
+        + ", ".join(f"k={k}: {fmt(v, 1)}" for k, v in ref["tokens_mean_by_k"].items()),
+        f"context_build latency at k={ref['main_k']}, turns+reflection: p50 {fmt(ref['latency_ms']['p50'], 2)} ms, "
+        f"p95 {fmt(ref['latency_ms']['p95'], 2)} ms",
+        f"reflection: {ref['reflection_turns']} turns in {fmt(ref['reflection_seconds'], 1)} s = "
+        f"{fmt(ref['reflection_turns_per_s'], 1)} turns/s (one run per turn, turn_reflect synchronous; "
+        f"paths {ref['reflection_sources']})",
+        f"extracted: {extracted['facts']} facts, {extracted['notes']} notes, {extracted['pending']} pending, "
+        f"{extracted['denied']} denied, {extracted['evolved']} evolved, {extracted['retracted']} retracted; "
+        f"stored: {extracted['facts_active']} active facts ({extracted['fact_versions']} versions), "
+        f"{extracted['notes_rows']} reflection notes",
+    ]

@@ -1,4 +1,4 @@
-"""Lexical search over notes and facts: FTS5 on SQLite, tsvector on PostgreSQL.
+"""Lexical search over notes, facts, lessons and procedures: FTS5 on SQLite, tsvector on PostgreSQL.
 
 User text never reaches MATCH (or to_tsquery) as syntax: it is cut into word tokens, stop words
 are dropped, and each remaining term is quoted and OR-ed. An implicit AND of every word in a
@@ -204,3 +204,42 @@ def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[H
             )
         rows = cursor.fetchall()
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
+
+
+def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int) -> list[Hit]:
+    """Lessons or procedures of the subject for any of `terms`, best first (see note_search)."""
+    if not terms or limit <= 0:
+        return []
+    fts = f"{table}_fts"
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            # the FTS index is read first and joined to the rows it found (CROSS JOIN keeps
+            # SQLite from scanning every row of the subject and probing the index for each)
+            cursor.execute(
+                f"SELECT t.id, -bm25({fts}) AS score FROM {fts} "
+                f"CROSS JOIN {table} t ON t.id = {fts}.rowid "
+                f"WHERE {fts} MATCH %s AND t.subject_id = %s "
+                f"ORDER BY bm25({fts}) LIMIT %s",
+                [fts5_expression(terms), subject_id, limit],
+            )
+        else:
+            vector = PG_VECTORS[table]
+            cursor.execute(
+                f"SELECT t.id, ts_rank_cd({vector}, q) AS score "
+                f"FROM {table} t, to_tsquery('english', %s) q "
+                f"WHERE {vector} @@ q AND t.subject_id = %s "
+                "ORDER BY score DESC, t.id DESC LIMIT %s",
+                [tsquery_expression(terms), subject_id, limit],
+            )
+        rows = cursor.fetchall()
+    return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
+
+
+def lesson_search(subject_id: int, terms: list[str], *, limit: int) -> list[Hit]:
+    """Best `limit` lessons of the subject for any of `terms` (text and tags), best first."""
+    return _distilled_search("memory_lesson", subject_id, terms, limit)
+
+
+def procedure_search(subject_id: int, terms: list[str], *, limit: int) -> list[Hit]:
+    """Best `limit` procedures of the subject for any of `terms` (title and steps), best first."""
+    return _distilled_search("memory_procedure", subject_id, terms, limit)

@@ -1,26 +1,45 @@
 """DDL for the full-text indexes, per database vendor. Used by the migrations and `reindex`.
 
-SQLite: FTS5 external-content tables (porter tokenizer) over notes and facts, kept in sync by
-triggers. The update triggers fire only when the indexed columns change, so recall counters and
-votes never touch the index. PostgreSQL: GIN indexes over the same tsvector expressions that
-the search queries use.
+SQLite: FTS5 external-content tables (porter tokenizer) over notes, facts, lessons and
+procedures, kept in sync by triggers. The update triggers fire only when the indexed columns
+change, so recall counters and votes never touch the index. PostgreSQL: GIN indexes over the
+same tsvector expressions that the search queries use.
+
+A migration installs the indexes of the tables that exist at that point: it passes `tables`
+(content tables, e.g. ("memory_note",)), so an index added later never runs before its table.
 """
+
+from collections.abc import Iterable
 
 FTS_TABLES = {
     # fts table: (content table, indexed columns)
     "memory_note_fts": ("memory_note", ["content", "tags"]),
     "memory_profilefact_fts": ("memory_profilefact", ["key", "value", "keywords"]),
+    "memory_lesson_fts": ("memory_lesson", ["text", "tags"]),
+    "memory_procedure_fts": ("memory_procedure", ["title", "steps"]),
 }
 
 PG_VECTORS = {
     "memory_note": "to_tsvector('english', content || ' ' || tags::text)",
     "memory_profilefact": "to_tsvector('english', key || ' ' || value || ' ' || keywords::text)",
+    "memory_lesson": "to_tsvector('english', text || ' ' || tags::text)",
+    "memory_procedure": "to_tsvector('english', title || ' ' || steps::text)",
 }
 
 
-def sqlite_statements() -> list[str]:
+def _fts_tables(tables: Iterable[str] | None) -> dict[str, tuple[str, list[str]]]:
+    wanted = None if tables is None else set(tables)
+    return {fts: spec for fts, spec in FTS_TABLES.items() if wanted is None or spec[0] in wanted}
+
+
+def _pg_vectors(tables: Iterable[str] | None) -> dict[str, str]:
+    wanted = None if tables is None else set(tables)
+    return {table: expr for table, expr in PG_VECTORS.items() if wanted is None or table in wanted}
+
+
+def sqlite_statements(tables: Iterable[str] | None = None) -> list[str]:
     statements = []
-    for fts, (table, columns) in FTS_TABLES.items():
+    for fts, (table, columns) in _fts_tables(tables).items():
         cols = ", ".join(columns)
         new = ", ".join(f"new.{c}" for c in columns)
         old = ", ".join(f"old.{c}" for c in columns)
@@ -38,34 +57,37 @@ def sqlite_statements() -> list[str]:
     return statements
 
 
-def sqlite_drop_statements() -> list[str]:
+def sqlite_drop_statements(tables: Iterable[str] | None = None) -> list[str]:
     statements = []
-    for fts in FTS_TABLES:
+    for fts in _fts_tables(tables):
         statements += [f"DROP TRIGGER IF EXISTS {fts}_{s}" for s in ("ai", "ad", "au")]
         statements.append(f"DROP TABLE IF EXISTS {fts}")
     return statements
 
 
-def postgres_statements() -> list[str]:
+def postgres_statements(tables: Iterable[str] | None = None) -> list[str]:
     return [
         f"CREATE INDEX IF NOT EXISTS {table}_fts ON {table} USING GIN ({expr})"
-        for table, expr in PG_VECTORS.items()
+        for table, expr in _pg_vectors(tables).items()
     ]
 
 
-def postgres_drop_statements() -> list[str]:
-    return [f"DROP INDEX IF EXISTS {table}_fts" for table in PG_VECTORS]
+def postgres_drop_statements(tables: Iterable[str] | None = None) -> list[str]:
+    return [f"DROP INDEX IF EXISTS {table}_fts" for table in _pg_vectors(tables)]
 
 
-def install(connection) -> None:
-    statements = sqlite_statements() if connection.vendor == "sqlite" else postgres_statements()
+def install(connection, tables: Iterable[str] | None = None) -> None:
+    """Create the indexes (of `tables` only, when given) that do not exist yet."""
+    statements = sqlite_statements(tables) if connection.vendor == "sqlite" else postgres_statements(tables)
     with connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)
 
 
-def uninstall(connection) -> None:
-    statements = sqlite_drop_statements() if connection.vendor == "sqlite" else postgres_drop_statements()
+def uninstall(connection, tables: Iterable[str] | None = None) -> None:
+    statements = (
+        sqlite_drop_statements(tables) if connection.vendor == "sqlite" else postgres_drop_statements(tables)
+    )
     with connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)

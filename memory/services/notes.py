@@ -97,7 +97,8 @@ def note_store(
     Scope and working_dir come from the conversation, never from the caller. A note that
     repeats an existing one (see `_duplicate_of`) is merged into it: the existing note gains
     the new provenance and nothing else is written, so storing the same thing twice is safe.
-    After a new note, the subject's oldest notes beyond `notes.maxEntries` are evicted.
+    After a new note, the subject's oldest notes beyond `notes.maxEntries` are evicted, and
+    (with `links.enabled`) the note is linked to its neighbours by a task started on commit.
     """
     content = _clean_content(content, config)
     tags = _clean_tags(tags, config)
@@ -140,6 +141,10 @@ def note_store(
     _add_source(note, conversation, source_message)
     audit_record(actor=actor, action="note.stored", subject=subject, object_kind="note", object_id=note.pk)
     notes_evict_overflow(subject=subject, config=config, actor=actor)
+    if config["links.enabled"]:
+        from memory.tasks import note_link_task
+
+        transaction.on_commit(lambda: note_link_task.delay(note.pk))
     return note, True
 
 

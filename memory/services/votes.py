@@ -2,10 +2,25 @@ from django.db import transaction
 
 from memory.config import MemoryConfig
 from memory.errors import InvalidInput, NotFound
-from memory.models import SIGNAL_WEIGHTS, ItemKind, Note, ProfileFact, Signal, Subject, VoteEvent
+from memory.models import (
+    SIGNAL_WEIGHTS,
+    ItemKind,
+    Lesson,
+    Note,
+    Procedure,
+    ProfileFact,
+    Signal,
+    Subject,
+    VoteEvent,
+)
 from memory.services.audit import Actor, audit_record
 
-VOTABLE: dict[str, type[Note] | type[ProfileFact]] = {ItemKind.NOTE: Note, ItemKind.FACT: ProfileFact}
+VOTABLE: dict[str, type[Note] | type[ProfileFact] | type[Lesson] | type[Procedure]] = {
+    ItemKind.NOTE: Note,
+    ItemKind.FACT: ProfileFact,
+    ItemKind.LESSON: Lesson,
+    ItemKind.PROCEDURE: Procedure,
+}
 
 
 @transaction.atomic

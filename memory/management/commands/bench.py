@@ -1,17 +1,20 @@
-"""`manage.py bench context|locomo`: the project's benchmarks (DESIGN §9).
+"""`manage.py bench context|locomo|consolidate`: the project's benchmarks (DESIGN §9).
 
-Both write to the configured database. Run them against a scratch one:
+They write to the configured database. Run them against a scratch one:
 
     export MEMORYWEB_VAR_DIR=$(mktemp -d)
     .venv/bin/python manage.py migrate
     .venv/bin/python manage.py bench context --notes 1000,10000,100000 --queries 200 --json ctx.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --json locomo.json
+    .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --reflect --json r.json
+    .venv/bin/python manage.py bench consolidate --notes 10000,100000 --json consolidate.json
 """
 
 import argparse
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memory.bench import consolidate as consolidate_bench
 from memory.bench import context as context_bench
 from memory.bench import locomo as locomo_bench
 from memory.bench.report import write_json
@@ -40,10 +43,15 @@ def positive_int(text: str) -> int:
 
 
 class Command(BaseCommand):
-    help = "Benchmarks: context latency and ingest throughput (context), LoCoMo retrieval recall (locomo)."
+    help = (
+        "Benchmarks: context latency and ingest throughput (context), LoCoMo retrieval recall (locomo), "
+        "consolidation ticks (consolidate)."
+    )
 
     def add_arguments(self, parser):
-        subparsers = parser.add_subparsers(dest="bench", required=True, metavar="{context,locomo}")
+        subparsers = parser.add_subparsers(
+            dest="bench", required=True, metavar="{context,locomo,consolidate}"
+        )
 
         ctx = subparsers.add_parser(
             "context",
@@ -92,12 +100,32 @@ class Command(BaseCommand):
         loc.add_argument("--limit-conversations", type=positive_int, default=None)
         loc.add_argument("--record", action="store_true", help="record a RetrievalEvent per build (slower)")
         loc.add_argument("--details", action="store_true", help="include every question's scores in the JSON")
+        loc.add_argument(
+            "--reflect",
+            action="store_true",
+            help="also run the turn reflection over every turn (heuristic path, synchronous, consent "
+            "allowed for every category) and score retrieval over turns + extracted memories",
+        )
         loc.add_argument("--json", metavar="OUT", help="write the summary as JSON to this file")
+
+        con = subparsers.add_parser(
+            "consolidate",
+            help="time per consolidation tick and clusters found on a synthetic linked corpus",
+            description="Fill one subject per size with linked notes (topical clusters plus noise), then time "
+            "consolidation ticks (heuristic distiller) and a vote-decay tick. " + SCRATCH_HINT,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        con.add_argument("--notes", type=int_list, default=[10000, 100000], help="sizes, e.g. 10000,100000")
+        con.add_argument("--ticks", type=positive_int, default=3, help="consolidation ticks per size")
+        con.add_argument("--seed", type=int, default=1)
+        con.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
 
     def handle(self, *args, bench, **options):
         self.stdout.write(f"database: {context_bench.describe_db()}")
         if bench == "context":
             summary = self._context(options)
+        elif bench == "consolidate":
+            summary = self._consolidate(options)
         else:
             summary = self._locomo(options)
         if options["json"]:
@@ -136,14 +164,30 @@ class Command(BaseCommand):
         except (OSError, ValueError) as exc:
             raise CommandError(f"cannot read {options['path']}: {exc}") from exc
         ks = sorted(set(options["k"]))
+        if options["reflect"]:
+            self.stdout.write(
+                "reflect: both speakers post as role user with their name at the start of the text; "
+                "each subject's consent policy is set to allow for every category so extracted "
+                "memories are stored, not queued as pending; one ReflectionRun per turn, "
+                "chat.reflect.turn_reflect called synchronously (no Celery), heuristic extractor."
+            )
         summary = locomo_bench.run(
             data,
             ks=ks,
             limit_conversations=options["limit_conversations"],
             record=options["record"],
             details=options["details"],
+            reflect=options["reflect"],
             out=self._out,
         )
         self.stdout.write("")
         self.stdout.write(locomo_bench.render(summary, ks))
+        return summary
+
+    def _consolidate(self, options) -> dict:
+        summary = consolidate_bench.run(
+            sizes=options["notes"], ticks=options["ticks"], seed=options["seed"], out=self._out
+        )
+        self.stdout.write("")
+        self.stdout.write(consolidate_bench.render(summary))
         return summary

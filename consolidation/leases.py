@@ -1,0 +1,138 @@
+"""Leases for the periodic jobs: at most one worker runs a job for a given key at a time.
+
+A lease is a running JobRun row. Taking one is two statements, each safe against a concurrent
+worker doing the same:
+
+1. a conditional UPDATE marks a running run whose lease has expired as abandoned (its worker
+   died or hung; whichever worker's UPDATE matches the row first wins, the other matches none);
+2. an INSERT of a new running run, which the partial unique constraint on (key) where
+   status = running refuses while anyone else holds the key — that worker gets None.
+
+The holder extends its lease with `lease_heartbeat` between units of work; the heartbeat is
+conditional on the owner and the running status, so a worker whose lease was taken over learns
+it (False) and stops. `lease_release` records the outcome, again only for the owner.
+"""
+
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from consolidation.models import JobRun, JobStatus
+
+DEFAULT_TTL = timedelta(minutes=5)
+
+
+def lease_owner_id() -> str:
+    """A fresh owner name for one run: host, process and a random token."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def lease_acquire(
+    key: str, owner: str, ttl: timedelta = DEFAULT_TTL, *, kind: str = "", subject=None
+) -> JobRun | None:
+    """Take the lease on `key` for `owner`: the new running JobRun, or None while another
+    worker holds an unexpired lease on it. Never blocks on the holder."""
+    now = timezone.now()
+    JobRun.objects.filter(key=key, status=JobStatus.RUNNING, lease_expires_at__lt=now).update(
+        status=JobStatus.ABANDONED,
+        finished_at=now,
+        error=f"lease expired without a heartbeat; taken over by {owner}",
+    )
+    try:
+        with transaction.atomic():
+            return JobRun.objects.create(
+                kind=kind or key.split(":", 1)[0],
+                key=key,
+                subject=subject,
+                status=JobStatus.RUNNING,
+                lease_owner=owner,
+                lease_seconds=max(int(ttl.total_seconds()), 1),
+                lease_expires_at=now + ttl,
+                heartbeat_at=now,
+                started_at=now,
+            )
+    except IntegrityError:
+        return None  # someone holds it
+
+
+def leases_expire() -> int:
+    """Mark every running run whose lease has expired as abandoned (their workers died and no
+    one took the key over since); returns how many. Safe to repeat."""
+    now = timezone.now()
+    return JobRun.objects.filter(status=JobStatus.RUNNING, lease_expires_at__lt=now).update(
+        status=JobStatus.ABANDONED, finished_at=now, error="lease expired without a heartbeat"
+    )
+
+
+def lease_heartbeat(run: JobRun, owner: str, ttl: timedelta | None = None) -> bool:
+    """Extend the lease by `ttl` (default: the run's own lease length). False when `owner` no
+    longer holds it (released, or taken over after it expired) — the caller must stop."""
+    now = timezone.now()
+    ttl = ttl if ttl is not None else timedelta(seconds=run.lease_seconds)
+    expires = now + ttl
+    held = JobRun.objects.filter(pk=run.pk, lease_owner=owner, status=JobStatus.RUNNING).update(
+        heartbeat_at=now, lease_expires_at=expires
+    )
+    if held:
+        run.heartbeat_at, run.lease_expires_at = now, expires
+    return bool(held)
+
+
+def lease_release(run: JobRun, status: str, stats: dict | None = None, *, error: str = "") -> bool:
+    """End the run with `status` (done or failed) and its stats. Only the owner of a running
+    lease can release it; returns False (and writes nothing) otherwise."""
+    if status not in (JobStatus.DONE, JobStatus.FAILED):
+        raise ValueError(f"a lease is released as done or failed, not {status!r}")
+    now = timezone.now()
+    error = error[:2000]
+    fields: dict[str, Any] = {"status": status, "finished_at": now, "error": error}
+    if stats is not None:
+        fields["stats"] = stats
+    held = JobRun.objects.filter(pk=run.pk, lease_owner=run.lease_owner, status=JobStatus.RUNNING)
+    released = held.update(**fields)
+    if released:
+        run.status, run.finished_at, run.error = status, now, error
+        if stats is not None:
+            run.stats = stats
+    return bool(released)
+
+
+class LeaseLost(Exception):
+    """The lease was taken over while the job ran (its heartbeat came too late)."""
+
+
+def run_under_lease(
+    key: str,
+    owner: str,
+    work: Callable[[JobRun], dict],
+    *,
+    kind: str = "",
+    subject=None,
+    ttl: timedelta = DEFAULT_TTL,
+) -> JobRun | None:
+    """Run `work(run)` while holding the lease on `key`; it returns the stats to record.
+
+    Returns the finished JobRun (done, or failed with the error when `work` raised an Exception,
+    which is re-raised), or None when another worker holds the lease. When `work` raises
+    LeaseLost the run is returned as the other worker left it. A process killed mid-run leaves
+    its run running until the lease expires; the next taker marks it abandoned.
+    """
+    run = lease_acquire(key, owner, ttl, kind=kind, subject=subject)
+    if run is None:
+        return None
+    try:
+        stats = work(run)
+    except LeaseLost:
+        run.refresh_from_db()
+        return run
+    except Exception as exc:
+        lease_release(run, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    lease_release(run, JobStatus.DONE, stats)
+    return run

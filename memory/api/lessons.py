@@ -1,0 +1,171 @@
+"""Lessons and procedures (distilled by consolidation): recall, read, edit, delete; consolidate now."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from memory.api.base import AppAPIView, StrictSerializer
+from memory.errors import InvalidInput, NotFound
+from memory.models import Lesson, Procedure
+from memory.search.lexical import lesson_search, procedure_search
+from memory.selectors import distilled_recall
+from memory.services import Actor
+from memory.services.lessons import lesson_delete, lesson_edit, procedure_delete, procedure_edit
+
+
+class LessonOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    vote_score = serializers.FloatField()
+    recall_count = serializers.IntegerField()
+    version = serializers.IntegerField()
+    origin = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    notes = serializers.SerializerMethodField(help_text="The archived notes it was distilled from.")
+
+    def get_notes(self, obj) -> list[int]:
+        return list(obj.consolidated_notes.order_by("id").values_list("id", flat=True))
+
+
+class ProcedureOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    steps = serializers.ListField(child=serializers.CharField(), help_text="Advice text; never executed.")
+    tags = serializers.ListField(child=serializers.CharField())
+    lesson = serializers.IntegerField(source="lesson_id", allow_null=True)
+    vote_score = serializers.FloatField()
+    recall_count = serializers.IntegerField()
+    version = serializers.IntegerField()
+    origin = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class RecallQuery(serializers.Serializer):
+    query = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
+    k = serializers.IntegerField(required=False, min_value=1, max_value=100, default=10)
+
+
+def _mark_recalled(model, ids):
+    from django.db.models import F
+    from django.utils import timezone
+
+    if ids:
+        model.objects.filter(pk__in=ids).update(
+            recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
+        )
+
+
+class _DistilledListApi(AppAPIView):
+    model: type = Lesson
+    out: type = LessonOut
+    search = staticmethod(lesson_search)
+    key = "lessons"
+
+    def get(self, request, subject):
+        params = self.validated(RecallQuery, request.query_params)
+        results = distilled_recall(
+            model=self.model,
+            search=self.search,
+            subject=self.subject(subject),
+            query=params["query"],
+            k=params["k"],
+        )
+        _mark_recalled(self.model, [item.pk for item, _ in results])
+        payload = []
+        for item, score in results:
+            data = self.out(item).data
+            data["score"] = round(score, 4)
+            payload.append(data)
+        return Response({self.key: payload})
+
+
+class LessonsApi(_DistilledListApi):
+    @extend_schema(parameters=[RecallQuery], responses={200: LessonOut(many=True)}, summary="Recall lessons")
+    def get(self, request, subject):
+        return super().get(request, subject)
+
+
+class ProceduresApi(_DistilledListApi):
+    model = Procedure
+    out = ProcedureOut
+    search = staticmethod(procedure_search)
+    key = "procedures"
+
+    @extend_schema(
+        parameters=[RecallQuery], responses={200: ProcedureOut(many=True)}, summary="Recall procedures"
+    )
+    def get(self, request, subject):
+        return super().get(request, subject)
+
+
+class LessonApi(AppAPIView):
+    class EditSerializer(StrictSerializer):
+        text = serializers.CharField(max_length=1000)
+
+    def lesson(self, subject, lesson_id) -> Lesson:
+        lesson = Lesson.objects.filter(pk=lesson_id, subject=self.subject(subject)).first()
+        if lesson is None:
+            raise NotFound(f"no lesson {lesson_id} for this subject", field="id")
+        return lesson
+
+    @extend_schema(responses={200: LessonOut}, summary="Read a lesson")
+    def get(self, request, subject, lesson_id):
+        return Response(LessonOut(self.lesson(subject, lesson_id)).data)
+
+    @extend_schema(
+        request=EditSerializer, responses={200: LessonOut}, summary="Edit a lesson (a new version)"
+    )
+    def patch(self, request, subject, lesson_id):
+        data = self.validated(self.EditSerializer, request.data)
+        lesson = lesson_edit(lesson=self.lesson(subject, lesson_id), text=data["text"], actor=self.actor)
+        return Response(LessonOut(lesson).data)
+
+    @extend_schema(responses={204: None}, summary="Delete a lesson (its notes stay archived)")
+    def delete(self, request, subject, lesson_id):
+        lesson_delete(lesson=self.lesson(subject, lesson_id), actor=self.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProcedureApi(AppAPIView):
+    class EditSerializer(StrictSerializer):
+        title = serializers.CharField(max_length=200, required=False)
+        steps = serializers.ListField(child=serializers.CharField(max_length=500), required=False)
+
+    def procedure(self, subject, procedure_id) -> Procedure:
+        procedure = Procedure.objects.filter(pk=procedure_id, subject=self.subject(subject)).first()
+        if procedure is None:
+            raise NotFound(f"no procedure {procedure_id} for this subject", field="id")
+        return procedure
+
+    @extend_schema(responses={200: ProcedureOut}, summary="Read a procedure")
+    def get(self, request, subject, procedure_id):
+        return Response(ProcedureOut(self.procedure(subject, procedure_id)).data)
+
+    @extend_schema(
+        request=EditSerializer, responses={200: ProcedureOut}, summary="Edit a procedure (a new version)"
+    )
+    def patch(self, request, subject, procedure_id):
+        data = self.validated(self.EditSerializer, request.data)
+        if not data:
+            raise InvalidInput("give title or steps to change", field="steps")
+        procedure = procedure_edit(procedure=self.procedure(subject, procedure_id), actor=self.actor, **data)
+        return Response(ProcedureOut(procedure).data)
+
+    @extend_schema(responses={204: None}, summary="Delete a procedure")
+    def delete(self, request, subject, procedure_id):
+        procedure_delete(procedure=self.procedure(subject, procedure_id), actor=self.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ConsolidateApi(AppAPIView):
+    @extend_schema(request=None, responses={200: dict}, summary="Run consolidation for the subject now")
+    def post(self, request, subject):
+        from consolidation.services import consolidate_now
+
+        run = consolidate_now(self.subject(subject), Actor.api_key(self.api_key))
+        if run is None:
+            return Response({"ran": False, "reason": "another consolidation of this subject is running"})
+        return Response({"ran": True, "job_run": run.pk, "status": run.status, "stats": run.stats})

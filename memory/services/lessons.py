@@ -1,0 +1,109 @@
+"""Edits and deletions of lessons and procedures (consolidation writes them; people curate them).
+
+Procedures are advice text: their steps are stored and shown, never executed.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.errors import InvalidInput
+from memory.models import Lesson, LessonVersion, Origin, Procedure, ProcedureVersion
+from memory.services.audit import Actor, audit_record
+from memory.services.scrub import scrub
+
+MAX_LESSON_CHARS = 1000
+MAX_STEP_CHARS = 500
+
+
+def _clean_text(value, field: str, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{field} must be a non-empty string", field=field)
+    value = scrub(value.strip(), where=field)
+    if len(value) > limit:
+        raise InvalidInput(f"{field} must be at most {limit} characters", field=field)
+    return value
+
+
+def _clean_steps(steps) -> list[str]:
+    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
+        raise InvalidInput("steps must be a list of strings", field="steps")
+    cleaned = [_clean_text(s, "steps", MAX_STEP_CHARS) for s in steps if s.strip()]
+    if not 2 <= len(cleaned) <= 8:
+        raise InvalidInput("a procedure has 2 to 8 steps", field="steps")
+    return cleaned
+
+
+@transaction.atomic
+def lesson_edit(*, lesson: Lesson, text: str, actor: Actor, origin: str = Origin.API) -> Lesson:
+    """Write a new version of the lesson's text; earlier versions stay readable."""
+    text = _clean_text(text, "text", MAX_LESSON_CHARS)
+    if text == lesson.text:
+        return lesson
+    lesson.text, lesson.version, lesson.updated_at = text, lesson.version + 1, timezone.now()
+    lesson.save(update_fields=["text", "version", "updated_at"])
+    LessonVersion.objects.create(
+        lesson=lesson, version=lesson.version, text=text, tags=lesson.tags, origin=origin
+    )
+    audit_record(
+        actor=actor,
+        action="lesson.edited",
+        subject=lesson.subject,
+        object_kind="lesson",
+        object_id=lesson.pk,
+        data={"version": lesson.version},
+    )
+    return lesson
+
+
+@transaction.atomic
+def procedure_edit(
+    *, procedure: Procedure, title: str | None = None, steps=None, actor: Actor, origin: str = Origin.API
+) -> Procedure:
+    """Write a new version of the procedure's title and steps; earlier versions stay readable."""
+    new_title = _clean_text(title, "title", 200) if title is not None else procedure.title
+    new_steps = _clean_steps(steps) if steps is not None else procedure.steps
+    if new_title == procedure.title and new_steps == procedure.steps:
+        return procedure
+    procedure.title, procedure.steps = new_title, new_steps
+    procedure.version, procedure.updated_at = procedure.version + 1, timezone.now()
+    procedure.save(update_fields=["title", "steps", "version", "updated_at"])
+    ProcedureVersion.objects.create(
+        procedure=procedure,
+        version=procedure.version,
+        title=new_title,
+        steps=new_steps,
+        tags=procedure.tags,
+        origin=origin,
+    )
+    audit_record(
+        actor=actor,
+        action="procedure.edited",
+        subject=procedure.subject,
+        object_kind="procedure",
+        object_id=procedure.pk,
+        data={"version": procedure.version},
+    )
+    return procedure
+
+
+@transaction.atomic
+def lesson_delete(*, lesson: Lesson, actor: Actor) -> None:
+    """Delete a lesson. Its archived parent notes stay (readable by id, never silently lost)."""
+    lesson_id, subject = lesson.pk, lesson.subject
+    lesson.delete()
+    audit_record(
+        actor=actor, action="lesson.deleted", subject=subject, object_kind="lesson", object_id=lesson_id
+    )
+
+
+@transaction.atomic
+def procedure_delete(*, procedure: Procedure, actor: Actor) -> None:
+    procedure_id, subject = procedure.pk, procedure.subject
+    procedure.delete()
+    audit_record(
+        actor=actor,
+        action="procedure.deleted",
+        subject=subject,
+        object_kind="procedure",
+        object_id=procedure_id,
+    )
