@@ -269,8 +269,15 @@ def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
     ]
     for name, model, search, render in sources:
         cap, k = config[f"{name}.maxTokens"], config[f"{name}.k"]
-        hits = search(subject.pk, terms, limit=k)
+        hits = search(subject.pk, terms, limit=max(k * 3, 6))
         found = model.objects.in_bulk([h.id for h in hits])
+        top = max((h.score for h in hits), default=1.0)
+        max_vote = config["voting.maxVotePerItem"] or 1.0
+        for hit in hits:  # relevance, then votes, as for notes
+            obj = found.get(hit.id)
+            votes = obj.vote_score / max_vote if obj is not None else 0.0
+            hit.score = config["scoring.relevance"] * hit.score / top + config["scoring.votes"] * votes
+        hits = sorted(hits, key=lambda h: -h.score)[:k]
         lines: list[str] = []
         for hit in hits:
             obj = found.get(hit.id)

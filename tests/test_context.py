@@ -186,3 +186,23 @@ def test_votes_reach_lessons_and_procedures(client, subject):
 
     lesson.refresh_from_db()
     assert response.status_code == 201 and lesson.vote_score == 1.0
+
+
+def test_votes_move_a_lesson_up_in_its_section(subject, actor, config):
+    from memory.models import Lesson
+    from memory.services import vote_cast
+
+    plain = Lesson.objects.create(subject=subject, text="Deploy the api on Tuesday mornings after review.")
+    loved = Lesson.objects.create(subject=subject, text="Deploy the api behind a feature flag on Tuesday.")
+    one = config.with_overrides({"lessons": {"k": 1}})
+    for _ in range(5):
+        vote_cast(
+            subject=subject, item_kind="lesson", item_id=loved.pk, signal="up", actor=actor, config=config
+        )
+    vote_cast(
+        subject=subject, item_kind="lesson", item_id=plain.pk, signal="down", actor=actor, config=config
+    )
+
+    context = context_build(subject=subject, message="deploy the api on Tuesday", config=one)
+
+    assert [i.id for i in context.items if i.kind == "lesson"] == [f"l:{loved.pk}"]

@@ -26,7 +26,7 @@ from django.db.models import Exists, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 from consolidation.clusters import Cluster, adjacency, find_clusters
-from consolidation.distill import SourceNote, distill
+from consolidation.distill import Distillation, SourceNote, distill
 from consolidation.leases import (
     DEFAULT_TTL,
     LeaseLost,
@@ -129,6 +129,22 @@ def _decline(subject: Subject, cluster: Cluster, distiller: str) -> None:
         pass  # declined by a concurrent run already
 
 
+def _store(subject: Subject, cluster: Cluster, notes: list[SourceNote], result: Distillation, actor: Actor):
+    """Write the lesson in place of the notes it rests on; None when the cluster changed."""
+    rests_on = set(result.source_ids)
+    sources = [note for note in notes if note.id in rests_on]
+    lesson = lesson_distilled_store(
+        subject=subject,
+        note_ids=[note.id for note in sources],
+        text=result.lesson or "",
+        tags=_lesson_tags(sources, cluster.tag),
+        procedure=(result.procedure.title, result.procedure.steps) if result.procedure else None,
+        distiller=result.distiller,
+        actor=actor,
+    )
+    return lesson, len(sources)
+
+
 def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Actor, owner: str) -> dict:
     started = time.perf_counter()
     clusters, stats = clusters_find(subject, config=config)
@@ -139,7 +155,7 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
         procedures=0,
         notes_archived=0,
         declined=0,
-        changed=0,
+        changed=0,  # a member was archived, consolidated or forgotten since the graph was read
         llm_fallbacks=0,
         lesson_ids=[],
         distillers={},
@@ -147,9 +163,7 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
     distill_s = 0.0
     for cluster in clusters:
         notes = _source_notes(subject, cluster)
-        if len(notes) != len(cluster.note_ids):
-            stats["changed"] += 1  # a member was archived or forgotten since the graph was read
-        else:
+        if len(notes) == len(cluster.note_ids):
             t0 = time.perf_counter()
             result = distill(notes, tag=cluster.tag, config=config)
             distill_s += time.perf_counter() - t0
@@ -159,23 +173,16 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
                 _decline(subject, cluster, result.distiller)
                 stats["declined"] += 1
             else:
-                sources = [note for note in notes if note.id in set(result.source_ids)]
-                lesson = lesson_distilled_store(
-                    subject=subject,
-                    note_ids=[note.id for note in sources],
-                    text=result.lesson or "",
-                    tags=_lesson_tags(sources, cluster.tag),
-                    procedure=(result.procedure.title, result.procedure.steps) if result.procedure else None,
-                    distiller=result.distiller,
-                    actor=actor,
-                )
-                if lesson is None:
-                    stats["changed"] += 1
-                else:
+                lesson, archived = _store(subject, cluster, notes, result, actor)
+                if lesson is not None:
                     stats["lessons"] += 1
                     stats["procedures"] += result.procedure is not None
-                    stats["notes_archived"] += len(sources)
+                    stats["notes_archived"] += archived
                     stats["lesson_ids"].append(lesson.pk)
+                else:
+                    stats["changed"] += 1
+        else:
+            stats["changed"] += 1
         if not lease_heartbeat(run, owner):
             raise LeaseLost(run.key)
     stats["distill_ms"] = round(distill_s * 1000, 1)

@@ -3,6 +3,7 @@
 from collections import defaultdict
 from datetime import timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
 from consolidation.leases import lease_owner_id, run_under_lease
@@ -38,9 +39,10 @@ def votes_decay(
         for each in apps:
             groups[get_config(each)["voting.signalDecay"]].append(each.pk)
         changed: dict[str, int] = defaultdict(int)
-        for factor, app_ids in groups.items():
-            for table, count in vote_scores_decay(factor=factor, app_ids=app_ids).items():
-                changed[table] += count
+        with transaction.atomic():
+            for factor, app_ids in groups.items():
+                for table, count in vote_scores_decay(factor=factor, app_ids=app_ids).items():
+                    changed[table] += count
         stats = {"scope": f"app:{app.pk}" if app else "all", "factors": sorted(groups), **changed}
         audit_record(actor=actor, action="votes.decayed", app=app, data=stats)
         return stats
