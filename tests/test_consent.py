@@ -152,3 +152,9 @@ def test_old_pending_items_expire(subject, actor, config):
     assert pending_expire(older_than=timedelta(days=30)) == 0
     pending.refresh_from_db()
     assert pending.status == "expired"
+
+
+def test_the_extractor_knows_exactly_the_seeded_categories(db):
+    from chat.reflection.categories import CATEGORY_PRIORITY
+
+    assert set(CATEGORY_PRIORITY) == set(ConsentCategory.objects.values_list("slug", flat=True))

@@ -10,21 +10,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date
 
 from chat.llm import prompt_schema
+from chat.reflection.categories import CATEGORY_PRIORITY
 from memory.models import Note, ProfileFact
 from memory.search.lexical import note_search, query_terms
 
-CATEGORIES = {
-    "health",
-    "sexual_life",
-    "religion",
-    "politics",
-    "finances",
-    "precise_location",
-    "government_ids",
-    "credentials",
-    "relationships",
-    "minors",
-}
+CATEGORIES = frozenset(CATEGORY_PRIORITY)  # the seeded consent categories
 RELATED_NOTES = 12
 MIN_CONFIDENCE = 0.5  # the prompt asks the model not to emit these; drop any it does
 
