@@ -60,6 +60,7 @@ lint: install
 	$(RUFF) check .
 	$(RUFF) format --check .
 	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/mypy memory chat consolidation memoryweb
 
 # Drops queued broker messages only; the database under var/ stays.
 clean:
