@@ -11,6 +11,7 @@ from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_recall
 from memory.services import Actor
 from memory.services.lessons import lesson_delete, lesson_edit, procedure_delete, procedure_edit
+from memory.services.notes import recalls_count
 
 
 class LessonOut(serializers.Serializer):
@@ -43,19 +44,17 @@ class ProcedureOut(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+def _owned(model, subject, pk):
+    """The subject's lesson or procedure `pk`, else NotFound (another subject's looks missing)."""
+    item = model.objects.filter(pk=pk, subject=subject).first()
+    if item is None:
+        raise NotFound(f"no {model._meta.model_name} {pk} for this subject", field="id")
+    return item
+
+
 class RecallQuery(serializers.Serializer):
     query = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
     k = serializers.IntegerField(required=False, min_value=1, max_value=100, default=10)
-
-
-def _mark_recalled(model, ids):
-    from django.db.models import F
-    from django.utils import timezone
-
-    if ids:
-        model.objects.filter(pk__in=ids).update(
-            recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
-        )
 
 
 class _DistilledListApi(AppAPIView):
@@ -73,7 +72,7 @@ class _DistilledListApi(AppAPIView):
             query=params["query"],
             k=params["k"],
         )
-        _mark_recalled(self.model, [item.pk for item, _ in results])
+        recalls_count(model=self.model, ids=[item.pk for item, _ in results])
         payload = []
         for item, score in results:
             data = self.out(item).data
@@ -106,10 +105,7 @@ class LessonApi(AppAPIView):
         text = serializers.CharField(max_length=1000)
 
     def lesson(self, subject, lesson_id) -> Lesson:
-        lesson = Lesson.objects.filter(pk=lesson_id, subject=self.subject(subject)).first()
-        if lesson is None:
-            raise NotFound(f"no lesson {lesson_id} for this subject", field="id")
-        return lesson
+        return _owned(Lesson, self.subject(subject), lesson_id)
 
     @extend_schema(responses={200: LessonOut}, summary="Read a lesson")
     def get(self, request, subject, lesson_id):
@@ -135,10 +131,7 @@ class ProcedureApi(AppAPIView):
         steps = serializers.ListField(child=serializers.CharField(max_length=500), required=False)
 
     def procedure(self, subject, procedure_id) -> Procedure:
-        procedure = Procedure.objects.filter(pk=procedure_id, subject=self.subject(subject)).first()
-        if procedure is None:
-            raise NotFound(f"no procedure {procedure_id} for this subject", field="id")
-        return procedure
+        return _owned(Procedure, self.subject(subject), procedure_id)
 
     @extend_schema(responses={200: ProcedureOut}, summary="Read a procedure")
     def get(self, request, subject, procedure_id):

@@ -231,9 +231,14 @@ def notes_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Actor
     return deleted
 
 
-def notes_mark_recalled(*, note_ids: list[int]) -> None:
-    """Count a recall of each note (feeds utility-weighted eviction). Not idempotent by design."""
-    if note_ids:
-        Note.objects.filter(pk__in=note_ids).update(
+def recalls_count(*, model, ids: list[int]) -> None:
+    """Count a recall of each note, lesson or procedure (feeds utility-weighted eviction and
+    the dashboards). Not idempotent by design: each recall counts."""
+    if ids:
+        model.objects.filter(pk__in=ids).update(
             recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
         )
+
+
+def notes_mark_recalled(*, note_ids: list[int]) -> None:
+    recalls_count(model=Note, ids=note_ids)
