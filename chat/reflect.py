@@ -22,7 +22,8 @@ from memory.config import MemoryConfig, get_config
 from memory.errors import MemorywebError
 from memory.models import ItemKind, Note, ProfileFact
 from memory.redaction import redact
-from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
+from memory.search.lexical import NoteFilter
+from memory.selectors import note_near_duplicates
 from memory.services import Actor, counter_add, fact_remove, note_edit
 from memory.services.consent import memory_candidate_route
 from memory.temporal import ground
@@ -126,17 +127,14 @@ def _evolve_instead(op: Operation, subject, config: MemoryConfig) -> Operation:
     """A NOTE that repeats an existing note but brings new tags refines that note's tags instead."""
     if not op.tags:
         return op
-    hits = note_search(
-        subject.pk, query_terms(op.content), limit=config["dedup.candidates"], filters=NoteFilter()
-    )
-    words = word_set(op.content)
-    for note in Note.objects.filter(pk__in=[h.id for h in hits]):
-        if jaccard(words, word_set(note.content)) >= config["dedup.fts5Threshold"]:
-            new_tags = [t for t in op.tags if t not in note.tags]
-            if new_tags:
-                return Operation(op="EVOLVE", message=op.message, note_id=note.pk, add_tags=new_tags)
-            return op  # same tags: note_store merges it and keeps the provenance
-    return op
+    near = note_near_duplicates(subject=subject, content=op.content, config=config, filters=NoteFilter())
+    if not near:
+        return op
+    note = near[0][0]
+    new_tags = [t for t in op.tags if t not in note.tags]
+    if new_tags:
+        return Operation(op="EVOLVE", message=op.message, note_id=note.pk, add_tags=new_tags)
+    return op  # same tags: note_store merges it and keeps the provenance
 
 
 def _prepare(op: Operation) -> Operation:

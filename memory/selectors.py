@@ -4,7 +4,14 @@ from django.utils import timezone
 
 from memory.errors import NotFound
 from memory.models import App, Note, NoteVersion, ProfileFact, Subject
-from memory.search.lexical import NoteFilter, note_filter_queryset, note_search, query_terms
+from memory.search.lexical import (
+    NoteFilter,
+    jaccard,
+    note_filter_queryset,
+    note_search,
+    query_terms,
+    word_set,
+)
 
 
 def subject_get(*, app: App, external_id: str) -> Subject:
@@ -39,6 +46,23 @@ def note_recall(
         return []
     queryset = note_filter_queryset(Note.objects.filter(subject=subject), filters)
     return [(note, 0.0) for note in queryset.order_by("-updated_at", "-id")[:k]]
+
+
+def note_near_duplicates(
+    *, subject: Subject, content: str, config, filters: NoteFilter | None = None
+) -> list[tuple[Note, float]]:
+    """The subject's notes whose words overlap `content` with Jaccard ≥ `dedup.fts5Threshold`,
+    best first (candidates: the top `dedup.candidates` full-text hits)."""
+    hits = note_search(subject.pk, query_terms(content), limit=config["dedup.candidates"], filters=filters)
+    if not hits:
+        return []
+    words = word_set(content)
+    threshold = config["dedup.fts5Threshold"]
+    scored = [
+        (note, jaccard(words, word_set(note.content)))
+        for note in Note.objects.filter(pk__in=[h.id for h in hits])
+    ]
+    return sorted([(n, s) for n, s in scored if s >= threshold], key=lambda pair: (-pair[1], pair[0].pk))
 
 
 def fact_list(*, subject: Subject, include_contextual: bool = True) -> list[ProfileFact]:

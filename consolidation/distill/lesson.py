@@ -25,7 +25,7 @@ from consolidation.distill.text import (
     stem,
     stems,
 )
-from memory.search.lexical import STOPWORDS, query_terms
+from memory.search.lexical import STOPWORDS, TOKEN_RE, query_terms
 
 ADVICE = re.compile(
     r"\b(?:always|never|should|must|avoid|prefers?|preferred|make\s+sure|remember|don't|do\s+not|"
@@ -58,7 +58,7 @@ VAGUE = {
     *(name.lower() for name in calendar.month_name[1:]),
     *(name.lower() for name in calendar.day_name),
 }
-_WORD = re.compile(r"[^\W_]+")
+_WORD = TOKEN_RE  # the same notion of a word as search
 
 
 def _lowercase_words(notes) -> set[str]:

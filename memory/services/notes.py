@@ -7,7 +7,8 @@ from django.utils import timezone
 from memory.config import MemoryConfig
 from memory.errors import InvalidInput
 from memory.models import Note, NoteSource, NoteVersion, Origin, Subject
-from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
+from memory.search.lexical import NoteFilter, query_terms
+from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
 
@@ -50,24 +51,13 @@ def _clean_tags(tags, config: MemoryConfig) -> list[str]:
 
 def _duplicate_of(subject: Subject, content: str, tags: list[str], scope: str, working_dir: str, config):
     """An existing note this one repeats: FTS candidates, Jaccard ≥ threshold, tags ⊇ new tags."""
-    terms = query_terms(content)
-    if len(terms) < config["dedup.minTerms"]:
+    if len(query_terms(content)) < config["dedup.minTerms"]:
         return None  # "Thanks, bye!" from two people is two notes, not one
     filters = NoteFilter(scope=scope, working_dir=working_dir)
-    hits = note_search(subject.pk, terms, limit=config["dedup.candidates"], filters=filters)
-    if not hits:
-        return None
-    words = word_set(content)
-    threshold = config["dedup.fts5Threshold"]
-    candidates = Note.objects.filter(pk__in=[h.id for h in hits])
-    best, best_score = None, 0.0
-    for note in candidates:
-        if not set(tags) <= set(note.tags):
-            continue
-        score = jaccard(words, word_set(note.content))
-        if score >= threshold and score > best_score:
-            best, best_score = note, score
-    return best
+    for note, _ in note_near_duplicates(subject=subject, content=content, config=config, filters=filters):
+        if set(tags) <= set(note.tags):
+            return note
+    return None
 
 
 def _add_source(note: Note, conversation, message) -> None:
