@@ -6,16 +6,25 @@ written under a name no queue matches, flushed to disk, then renamed into place 
 atomic within a folder). A worker claims a message by renaming it into the processed folder,
 which sits on the same filesystem, so two workers never both get the same message.
 
+The routing table in the control folder gets the same care. The stock transport creates it
+with an open-for-writing that truncates before it takes its lock, so a second process binding
+the same queue at that moment read an empty file and failed with a JSON error (seen in CI with
+one producer and two consumers starting together). Here every change to the table is made
+under a lock on a separate lock file and lands by rename, so a reader sees the old table or
+the new one, never a part.
+
 Names start with the wall-clock time in nanoseconds and a per-process sequence number, so one
 producer's messages come out in the order it put them (the stock millisecond stamp leaves
 messages of the same millisecond in random order), and messages left in the folder across a
 reboot still sort before new ones (a monotonic clock restarts at boot).
 """
 
+import fcntl
 import itertools
 import os
 import time
 import uuid
+from contextlib import contextmanager
 from queue import Empty
 
 from kombu.transport import filesystem
@@ -36,6 +45,51 @@ class AtomicFilesystemChannel(filesystem.Channel):
         exchange = exchange or "amq.direct"
         meta = self.typeof(exchange).prepare_bind(queue, exchange, routing_key, arguments)
         self._queue_bind(exchange, *meta)
+
+    @contextmanager
+    def _table_lock(self, exchange):
+        """Hold the exclusive lock that serialises changes to `exchange`'s routing table."""
+        self.control_folder.mkdir(parents=True, exist_ok=True)
+        path = self.control_folder / f".{exchange}.lock"
+        with open(path, "a+b") as f:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+    def _write_table(self, exchange, queues):
+        file = self._exchange_file(exchange)
+        partial = file.with_name(f".{file.name}.{os.getpid()}.{uuid.uuid4().hex}.part")
+        try:
+            with open(partial, "wb") as f:
+                f.write(str_to_bytes(dumps(queues)))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(partial, file)
+        except OSError as exc:
+            try:
+                os.remove(partial)
+            except OSError:
+                pass
+            raise filesystem.ChannelError(f"Cannot write the routing table {file}") from exc
+
+    def _queue_bind(self, exchange, routing_key, pattern, queue):
+        entry = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        with self._table_lock(exchange):
+            queues = self.get_table(exchange)
+            if entry not in queues:
+                self._write_table(exchange, [entry, *queues])
+
+    def _delete(self, queue, exchange, routing_key, pattern, *args, **kwargs):
+        # The queue's messages go as in the stock transport (its grandparent's _delete);
+        # the routing table changes under the lock, by rename.
+        super(filesystem.Channel, self)._delete(queue, exchange, routing_key, pattern, *args, **kwargs)
+        entry = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        with self._table_lock(exchange):
+            queues = self.get_table(exchange)
+            if entry in queues:
+                self._write_table(exchange, [q for q in queues if q != entry])
 
     def _put(self, queue, payload, **kwargs):
         name = f"{time.time_ns():020d}_{next(_sequence):012d}_{uuid.uuid4().hex}.{queue}.msg"

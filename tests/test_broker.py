@@ -13,7 +13,8 @@ from queue import Empty
 
 import pytest
 from django.conf import settings
-from kombu import Connection
+from kombu import Connection, Exchange
+from kombu import Queue as KombuQueue
 
 from memoryweb.tasks import ping
 
@@ -180,6 +181,43 @@ def test_no_message_is_visible_half_written_and_each_is_delivered_exactly_once(b
     assert all(len(body["blob"]) == sizes[body["i"]] for body in everything)
     assert list((broker / "in").iterdir()) == []
     assert list((broker / "processed").iterdir()) == []
+
+
+def bind_concurrently(options: dict, transport: str, *, binders: int = 12, rounds: int = 5) -> list:
+    """Bind `binders` queues to one exchange from as many threads at once, `rounds` times over."""
+    errors: list[BaseException] = []
+    for round_ in range(rounds):
+        start = threading.Barrier(binders)
+        exchange = Exchange(f"shared-{round_}", type="direct")
+
+        def bind(i, exchange=exchange):
+            try:
+                with Connection(transport=transport, transport_options=options) as conn:
+                    queue = KombuQueue(f"{exchange.name}-q{i}", exchange, routing_key=f"q{i}")
+                    start.wait()
+                    queue(conn.default_channel).declare()
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=bind, args=(i,)) for i in range(binders)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    return errors
+
+
+def test_queues_bound_at_the_same_moment_all_land_in_the_routing_table(broker):
+    # The stock transport truncates the table file before it locks it: a binder starting at
+    # that moment read an empty file (the JSON error CI once hit with one producer and two
+    # consumers starting together), and a later writer could drop an earlier one's queue.
+    options = broker_options(broker)
+    assert bind_concurrently(options, TRANSPORT) == []
+    with connect(options) as conn:
+        for round_ in range(5):
+            table = conn.default_channel.get_table(f"shared-{round_}")
+            assert sorted(entry.queue for entry in table) == sorted(f"shared-{round_}-q{i}" for i in range(12))
+    assert not [p.name for p in (broker / "control").iterdir() if p.name.endswith(".part")]
 
 
 CONSUMER = """
