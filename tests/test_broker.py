@@ -190,7 +190,7 @@ def bind_concurrently(options: dict, transport: str, *, binders: int = 12, round
         start = threading.Barrier(binders)
         exchange = Exchange(f"shared-{round_}", type="direct")
 
-        def bind(i, exchange=exchange):
+        def bind(i, exchange=exchange, start=start):
             try:
                 with Connection(transport=transport, transport_options=options) as conn:
                     queue = KombuQueue(f"{exchange.name}-q{i}", exchange, routing_key=f"q{i}")
