@@ -216,7 +216,9 @@ def test_queues_bound_at_the_same_moment_all_land_in_the_routing_table(broker):
     with connect(options) as conn:
         for round_ in range(5):
             table = conn.default_channel.get_table(f"shared-{round_}")
-            assert sorted(entry.queue for entry in table) == sorted(f"shared-{round_}-q{i}" for i in range(12))
+            assert sorted(entry.queue for entry in table) == sorted(
+                f"shared-{round_}-q{i}" for i in range(12)
+            )
     assert not [p.name for p in (broker / "control").iterdir() if p.name.endswith(".part")]
 
 
