@@ -66,7 +66,13 @@ DEFAULTS: dict[str, Any] = {
     "retention": {"retrievalEventDays": 30},
     "consent": {"pendingExpiryDays": 30},
     "reflection": {"enabled": True, "maxFactsPerCall": 6, "maxNotesPerCall": 4},
-    "retrieve": {"rewriter": {"enabled": True, "maxWords": 6, "historyTurns": 3, "timeoutMs": 1500}},
+    "retrieve": {
+        "rewriter": {"enabled": True, "maxWords": 6, "historyTurns": 3, "timeoutMs": 1500},
+        # fts | vector | hybrid | full (memory/ranking.py); full without embeddings is fts + signals
+        "mode": "full",
+        # weighted reciprocal rank of the full-text and vector lists: weight / (rrfK + rank)
+        "fusion": {"lexicalWeight": 1.0, "vectorWeight": 0.6, "rrfK": 4.0},
+    },
     # provider-qualified model per component: "none", "anthropic/MODEL", "openai/MODEL" or
     # "openai-compatible/MODEL" (with baseUrl); API keys come from the environment
     "llm": {
@@ -80,11 +86,42 @@ DEFAULTS: dict[str, Any] = {
         "maxRetries": 2,
         "maxOutputTokens": 1024,
     },
+    # vectors for recall (memory/embeddings/): provider "none", "local" (all-MiniLM-L6-v2 on
+    # onnxruntime, the memoryweb[embeddings] extra), "openai" or "openai-compatible" (any
+    # /v1/embeddings at baseUrl). A failing provider degrades recall to full-text search.
+    "embeddings": {
+        "enabled": True,
+        "provider": "none",
+        # "" picks the provider's default: all-MiniLM-L6-v2 (local), text-embedding-3-small (openai)
+        "model": "",
+        "baseUrl": "",
+        # the environment variable holding the API key ("" = OPENAI_API_KEY for openai, none
+        # for openai-compatible)
+        "apiKeyEnv": "",
+        # 0 = the model's own size; otherwise asked of the provider (text-embedding-3-*)
+        "dimensions": 0,
+        "timeoutSeconds": 10.0,
+        "batchSize": 32,
+        # after a failure the provider is not asked again for this long (recall uses FTS)
+        "retryAfterSeconds": 30.0,
+    },
     "scoring": {
         "relevance": 1.0,
         "votes": 0.1,
         "recency": 0.15,
         "recencyHalfLifeDays": 30.0,
+        # a note said again (merged by dedup) counts as confirmed: up to this much for 3+ times
+        "confirmations": 0.05,
+        # retrieve.mode full: notes of the turns within neighbourWindow messages of a candidate's
+        # turn get neighbours × its relevance; the conversation holding the best candidates,
+        # session × its share; a date the message names, dateMatch (slack after the range:
+        # dateSlackDays); a "when" question, whenDated for notes that mention a date
+        "neighbours": 0.5,
+        "neighbourWindow": 2,
+        "session": 0.3,
+        "dateMatch": 0.5,
+        "dateSlackDays": 0,
+        "whenDated": 0.1,
     },
 }
 
@@ -186,6 +223,70 @@ def _from_env(environ: dict[str, str]) -> dict:
     return tree
 
 
+EMBEDDING_PROVIDERS = ("none", "local", "openai", "openai-compatible")
+
+
+def check_values(tree: dict) -> dict:
+    """Value checks that a type alone cannot express; raises ConfigError naming the key."""
+    emb = tree.get("embeddings", {})
+    provider = emb.get("provider", "none")
+    if provider not in EMBEDDING_PROVIDERS:
+        hint = _suggest(provider, list(EMBEDDING_PROVIDERS))
+        raise ConfigError(
+            f"memory.embeddings.provider must be one of {', '.join(EMBEDDING_PROVIDERS)}, got {provider!r}"
+            + (f" — did you mean {hint}?" if hint else ""),
+            key="memory.embeddings.provider",
+        )
+    if provider == "openai-compatible" and not emb.get("baseUrl"):
+        raise ConfigError(
+            "memory.embeddings.baseUrl is required with provider openai-compatible "
+            '(e.g. "http://127.0.0.1:11434")',
+            key="memory.embeddings.baseUrl",
+        )
+    for key, low in (("dimensions", 0), ("batchSize", 1)):
+        if key in emb and emb[key] < low:
+            raise ConfigError(
+                f"memory.embeddings.{key} must be at least {low}", key=f"memory.embeddings.{key}"
+            )
+    for key in ("timeoutSeconds", "retryAfterSeconds"):
+        if key in emb and emb[key] < 0:
+            raise ConfigError(
+                f"memory.embeddings.{key} must not be negative", key=f"memory.embeddings.{key}"
+            )
+    _check_ranking(tree)
+    return tree
+
+
+RETRIEVE_MODES = ("fts", "vector", "hybrid", "full")
+
+
+def _check_ranking(tree: dict) -> None:
+    retrieve, scoring = tree.get("retrieve", {}), tree.get("scoring", {})
+    mode = retrieve.get("mode", "full")
+    if mode not in RETRIEVE_MODES:
+        hint = _suggest(mode, list(RETRIEVE_MODES))
+        raise ConfigError(
+            f"memory.retrieve.mode must be one of {', '.join(RETRIEVE_MODES)}, got {mode!r}"
+            + (f" — did you mean {hint}?" if hint else ""),
+            key="memory.retrieve.mode",
+        )
+    fusion = retrieve.get("fusion", {})
+    for key in ("lexicalWeight", "vectorWeight"):
+        if fusion.get(key, 0) < 0:
+            raise ConfigError(
+                f"memory.retrieve.fusion.{key} must not be negative", key=f"memory.retrieve.fusion.{key}"
+            )
+    if fusion.get("rrfK", 1) <= 0:
+        raise ConfigError("memory.retrieve.fusion.rrfK must be positive", key="memory.retrieve.fusion.rrfK")
+    for key in ("confirmations", "neighbours", "session", "dateMatch", "dateSlackDays", "whenDated"):
+        if scoring.get(key, 0) < 0:
+            raise ConfigError(f"memory.scoring.{key} must not be negative", key=f"memory.scoring.{key}")
+    if not 0 <= scoring.get("neighbourWindow", 0) <= 10:
+        raise ConfigError(
+            "memory.scoring.neighbourWindow must be between 0 and 10", key="memory.scoring.neighbourWindow"
+        )
+
+
 @lru_cache(maxsize=1)
 def base_config() -> dict:
     """Defaults + settings.MEMORY + the JSON file + env, validated; cached per process."""
@@ -201,7 +302,7 @@ def base_config() -> dict:
         except json.JSONDecodeError as exc:
             raise ConfigError(f"MEMORYWEB_CONFIG={path}: invalid JSON ({exc})") from exc
         config = merge(config, unwrap(document, source=path))
-    return merge(config, _from_env(dict(os.environ)))
+    return check_values(merge(config, _from_env(dict(os.environ))))
 
 
 class MemoryConfig:
@@ -227,14 +328,14 @@ class MemoryConfig:
 def validate_app_config(document: Any) -> dict:
     """Check an App's override document; return its `memory` part. Raises ConfigError."""
     tree = unwrap(document or {}, source="app config")
-    merge(DEFAULTS, tree)
+    check_values(merge(base_config(), tree))
     return tree
 
 
 def get_config(app=None) -> MemoryConfig:
     tree = base_config()
     if app is not None and app.config:
-        tree = merge(tree, unwrap(app.config, source=f"app {app.name}"))
+        tree = check_values(merge(tree, unwrap(app.config, source=f"app {app.name}")))
     return MemoryConfig(tree)
 
 

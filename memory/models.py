@@ -537,3 +537,35 @@ class ProcedureVersion(models.Model):
 
     def __str__(self):
         return f"p:{self.procedure_id} v{self.version}"
+
+
+class Embedding(models.Model):
+    """One item's vector under one embedding model (float32, little-endian, L2-normalised).
+
+    `content_sha256` is the hash of the text that was embedded, so a re-embed skips items whose
+    text did not change. A changed vector is written as a new row (delete + insert), so the
+    subject's newest id changes with every write: the search cache in memory.search.vectors
+    relies on that. The vec0 index (SQLite) or the pgvector table (PostgreSQL) is kept beside
+    this table by memory.search.vectors.
+    """
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="embeddings")
+    kind = models.CharField(max_length=20, choices=ItemKind.choices, default=ItemKind.NOTE)
+    item_id = models.BigIntegerField()
+    model_id = models.CharField(max_length=200, help_text='e.g. "local/all-MiniLM-L6-v2".')
+    dim = models.PositiveIntegerField()
+    vector = models.BinaryField()
+    content_sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "item_id", "model_id"], name="embedding_unique_item_model"
+            )
+        ]
+        # with the id: a subject's newest vector is one index lookup (memory.search.vectors)
+        indexes = [models.Index(fields=["subject", "model_id", "kind", "id"], name="embedding_subject_model")]
+
+    def __str__(self):
+        return f"{self.kind}:{self.item_id} @ {self.model_id}"

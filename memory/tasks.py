@@ -57,3 +57,12 @@ def note_link_task(note_id: int) -> dict:
     from memory.links import note_link
 
     return note_link(note_id=note_id)
+
+
+@shared_task(name="memory.note_embed")
+def note_embed_task(note_id: int) -> dict:
+    """Embed one note under its app's provider (memory.services.embeddings.note_embed). Safe
+    to run twice: an unchanged note is skipped. A provider failure is counted, not raised."""
+    from memory.services.embeddings import note_embed
+
+    return note_embed(note_id=note_id)

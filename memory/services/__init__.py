@@ -15,6 +15,7 @@ from memory.services.notes import (
     note_edit,
     note_forget,
     note_store,
+    note_store_and_embed,
     notes_evict_overflow,
     notes_mark_recalled,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "note_edit",
     "note_forget",
     "note_store",
+    "note_store_and_embed",
     "notes_evict_overflow",
     "notes_mark_recalled",
     "retrieval_event_record",

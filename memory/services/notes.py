@@ -6,10 +6,11 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig
 from memory.errors import InvalidInput
-from memory.models import Note, NoteSource, NoteVersion, Origin, Subject
+from memory.models import ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
 from memory.search.lexical import NoteFilter, query_terms
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
+from memory.services.embeddings import embeddings_delete, note_embed_enqueue
 from memory.services.scrub import scrub
 
 TAG_RE = re.compile(r"^[\w][\w:./-]{0,49}$", re.UNICODE)
@@ -135,7 +136,31 @@ def note_store(
         from memory.tasks import note_link_task
 
         transaction.on_commit(lambda: note_link_task.delay(note.pk))
+    note_embed_enqueue(note=note, config=config)
     return note, True
+
+
+def note_store_and_embed(**kwargs) -> tuple[Note, bool, bool]:
+    """`note_store`, then wait for the note's vector: returns (note, created, embedded).
+
+    The vector is written in this call, right after the store, rather than by the background
+    task (which then finds it unchanged). A provider failure is logged and counted and gives
+    embedded=False — the note is stored all the same, and FTS recall finds it. Called outside
+    a transaction, the note commits before the provider is asked, so a slow provider never
+    holds the database's write lock."""
+    from memory.services.embeddings import note_embed
+
+    note, created = note_store(**kwargs)
+    result = note_embed(note_id=note.pk)
+    embedded = result["embedded"] > 0 or result.get("reason") is None
+    return note, created, embedded
+
+
+async def anote_store_and_embed(**kwargs) -> tuple[Note, bool, bool]:
+    """The async variant of `note_store_and_embed` (for async views and consumers)."""
+    from asgiref.sync import sync_to_async
+
+    return await sync_to_async(note_store_and_embed, thread_sensitive=True)(**kwargs)
 
 
 @transaction.atomic
@@ -145,6 +170,7 @@ def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, 
     new_tags = _clean_tags(tags, config) if tags is not None else note.tags
     if new_content == note.content and new_tags == note.tags:
         return note
+    content_changed = new_content != note.content
     note.content, note.tags, note.version = new_content, new_tags, note.version + 1
     note.updated_at = timezone.now()
     note.save(update_fields=["content", "tags", "version", "updated_at"])
@@ -159,6 +185,8 @@ def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, 
         object_id=note.pk,
         data={"version": note.version},
     )
+    if content_changed:
+        note_embed_enqueue(note=note, config=config)
     return note
 
 
@@ -166,6 +194,7 @@ def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, 
 def note_forget(*, note: Note, actor: Actor) -> None:
     """Delete the note, its versions, provenance and links. The audit keeps only its id."""
     note_id, subject = note.pk, note.subject
+    embeddings_delete(kind=ItemKind.NOTE, item_ids=[note_id])
     note.delete()
     audit_record(actor=actor, action="note.forgotten", subject=subject, object_kind="note", object_id=note_id)
 
@@ -205,6 +234,8 @@ def notes_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Actor
                 cursor.execute(f"DELETE FROM {table} WHERE {column} IN ({victims})", params)
             else:  # SET_NULL
                 cursor.execute(f"UPDATE {table} SET {column} = NULL WHERE {column} IN ({victims})", params)
+        # vectors point at notes by id, not by a foreign key (their index rows follow them)
+        cursor.execute(f"DELETE FROM memory_embedding WHERE kind = 'note' AND item_id IN ({victims})", params)
         cursor.execute(f"DELETE FROM memory_note WHERE id IN ({victims})", params)
         deleted = cursor.rowcount
     audit_record(

@@ -1,0 +1,279 @@
+"""Writing and reading note vectors (DESIGN §8): embed, store, backfill, query.
+
+Nothing here lets a provider failure reach an API caller: `query_vector` answers None (recall
+then runs on full-text search alone), the store path logs and counts. Every failure adds to
+the `embeddings.failures` counter that diagnose reports. After a failure the provider is left
+alone for `embeddings.retryAfterSeconds` (per process), so an unreachable endpoint does not
+add its timeout to every context build; those skipped queries count `embeddings.skipped`.
+"""
+
+import hashlib
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+import numpy as np
+from django.db import transaction
+
+from memory.config import MemoryConfig, get_config
+from memory.embeddings import Embedder, embedding_spec, get_embedder
+from memory.models import Embedding, ItemKind, Note, Subject
+from memory.search import vectors
+from memory.services.counters import counter_add
+
+logger = logging.getLogger(__name__)
+
+WRITE_BATCH = 256
+QUERY_CACHE_SIZE = 256
+
+_down_until: dict[str, float] = {}  # model_id -> monotonic time before which it is not asked
+_query_cache: "OrderedDict[tuple[str, str], np.ndarray]" = OrderedDict()
+_lock = threading.Lock()
+
+
+def content_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def embeddings_enabled(config: MemoryConfig) -> bool:
+    return not embedding_spec(config).is_none
+
+
+def provider_failed(model_id: str, exc: BaseException, *, where: str, config: MemoryConfig) -> None:
+    """Log and count a failure, and rest the provider for `embeddings.retryAfterSeconds`."""
+    logger.warning("embeddings (%s) failed in %s: %s", model_id, where, exc)
+    counter_add("embeddings.failures")
+    with _lock:
+        _down_until[model_id] = time.monotonic() + config["embeddings.retryAfterSeconds"]
+
+
+def provider_resting(model_id: str) -> bool:
+    with _lock:
+        return _down_until.get(model_id, 0.0) > time.monotonic()
+
+
+def provider_reset() -> None:
+    """Forget rested providers and cached query vectors (tests, diagnose --probe)."""
+    with _lock:
+        _down_until.clear()
+        _query_cache.clear()
+
+
+def query_vector(config: MemoryConfig, text: str) -> np.ndarray | None:
+    """The query's vector, or None when embeddings are off or the provider failed (logged and
+    counted; never raises). Recent queries are cached per process."""
+    try:
+        embedder = get_embedder(config)
+    except Exception as exc:  # a bad embeddings section must not break recall either
+        logger.warning("embeddings are misconfigured: %s", exc)
+        counter_add("embeddings.failures")
+        return None
+    if embedder is None or not text.strip():
+        return None
+    key = (embedder.model_id, text)
+    with _lock:
+        cached = _query_cache.get(key)
+        if cached is not None:
+            _query_cache.move_to_end(key)
+            return cached
+    if provider_resting(embedder.model_id):
+        counter_add("embeddings.skipped")
+        return None
+    try:
+        vector = embedder.embed([text])[0]
+    except Exception as exc:  # EmbeddingError, or anything a provider library raised
+        provider_failed(embedder.model_id, exc, where="query", config=config)
+        return None
+    with _lock:
+        _query_cache[key] = vector
+        while len(_query_cache) > QUERY_CACHE_SIZE:
+            _query_cache.popitem(last=False)
+    return vector
+
+
+@transaction.atomic
+def embeddings_write(
+    *, kind: str, model_id: str, rows: list[tuple[int, int, str]], matrix: np.ndarray
+) -> list[int]:
+    """Store one vector per (subject id, item id, content sha256) row of `rows`, replacing the
+    items' previous vectors under `model_id`, and add them to the vector index. Returns the
+    new Embedding ids. Safe to repeat (the last write wins)."""
+    if not rows:
+        return []
+    matrix = np.ascontiguousarray(matrix, dtype="<f4")
+    dim = int(matrix.shape[1])
+    item_ids = [item_id for _, item_id, _ in rows]
+    Embedding.objects.filter(kind=kind, model_id=model_id, item_id__in=item_ids).delete()
+    created = Embedding.objects.bulk_create(
+        [
+            Embedding(
+                subject_id=subject_id,
+                kind=kind,
+                item_id=item_id,
+                model_id=model_id,
+                dim=dim,
+                vector=matrix[i].tobytes(),
+                content_sha256=sha,
+            )
+            for i, (subject_id, item_id, sha) in enumerate(rows)
+        ]
+    )
+    ids = [e.pk for e in created if e.pk is not None]
+    if len(ids) != len(created):  # a database that does not return ids from a bulk insert
+        ids = list(
+            Embedding.objects.filter(kind=kind, model_id=model_id, item_id__in=item_ids).values_list(
+                "pk", flat=True
+            )
+        )
+    for start in range(0, len(ids), 500):
+        vectors.index_add(model_id, dim, ids[start : start + 500])
+    return ids
+
+
+def embeddings_delete(*, kind: str, item_ids: Iterable[int]) -> int:
+    """Delete the items' vectors under every model (their index rows go with them)."""
+    item_ids = list(item_ids)
+    if not item_ids:
+        return 0
+    rows = Embedding.objects.filter(kind=kind, item_id__in=item_ids)
+    vectors.cache_forget(set(rows.values_list("subject_id", flat=True)))
+    return rows.delete()[0]
+
+
+def embed_notes(notes: Iterable[Note], *, config: MemoryConfig, embedder: Embedder | None = None) -> int:
+    """Embed and store the notes' contents now; returns how many vectors were written.
+
+    Notes whose content hash already has a vector under this model are skipped, so running it
+    twice writes nothing the second time. Raises EmbeddingError when the provider fails (the
+    callers decide whether that is counted or reported)."""
+    embedder = embedder or get_embedder(config)
+    if embedder is None:
+        return 0
+    notes = list(notes)
+    written = 0
+    for start in range(0, len(notes), WRITE_BATCH):
+        batch = notes[start : start + WRITE_BATCH]
+        hashes = {note.pk: content_sha256(note.content) for note in batch}
+        stored = dict(
+            Embedding.objects.filter(
+                kind=ItemKind.NOTE, model_id=embedder.model_id, item_id__in=list(hashes)
+            ).values_list("item_id", "content_sha256")
+        )
+        todo = [note for note in batch if stored.get(note.pk) != hashes[note.pk]]
+        if not todo:
+            continue
+        matrix = embedder.embed([note.content for note in todo])
+        rows = [(note.subject_id, note.pk, hashes[note.pk]) for note in todo]
+        written += len(
+            embeddings_write(kind=ItemKind.NOTE, model_id=embedder.model_id, rows=rows, matrix=matrix)
+        )
+    return written
+
+
+def note_embed(*, note_id: int) -> dict:
+    """Embed one note under its app's configured provider (the store path's task). A provider
+    failure is logged and counted, not raised: `manage.py memory reembed` backfills. Safe to
+    repeat: an unchanged note is skipped."""
+    note = Note.objects.select_related("subject__app").filter(pk=note_id).first()
+    if note is None:
+        return {"embedded": 0, "reason": "gone"}
+    config = get_config(note.subject.app)
+    try:
+        embedder = get_embedder(config)
+        if embedder is None:
+            return {"embedded": 0, "reason": "off"}
+        return {"embedded": embed_notes([note], config=config, embedder=embedder)}
+    except Exception as exc:
+        model_id = embedding_spec(config).model_id if embeddings_enabled(config) else "?"
+        provider_failed(model_id, exc, where=f"note {note_id}", config=config)
+        return {"embedded": 0, "reason": "failed"}
+
+
+def note_embed_enqueue(*, note: Note, config: MemoryConfig) -> None:
+    """After the surrounding transaction commits, embed the note in a task (no-op when
+    embeddings are off). Fire-and-forget: the caller never waits."""
+    if not embeddings_enabled(config):
+        return
+    from memory.tasks import note_embed_task
+
+    note_id = note.pk
+    transaction.on_commit(lambda: note_embed_task.delay(note_id))
+
+
+Progress = Callable[[int, int], None]
+
+
+def reembed(*, subjects: Iterable[Subject] | None = None, progress: Progress | None = None) -> dict:
+    """Backfill vectors for the notes (archived ones too) of `subjects` (default: every
+    subject whose app has embeddings on), under each app's configured provider. Unchanged
+    notes are skipped; vectors of notes that no longer exist are removed; the vector index
+    is created or refilled where it is missing. `progress(done, total)` is called after each
+    batch. Safe to repeat. A provider failure stops that app's subjects and is reported in
+    `errors` (and counted); other apps go on."""
+    queryset = Subject.objects.select_related("app").order_by("app_id", "id")
+    if subjects is not None:
+        ids = [s.pk for s in subjects]
+        queryset = queryset.filter(pk__in=ids)
+    plan: list[tuple[Subject, MemoryConfig]] = []
+    for subject in queryset:
+        config = get_config(subject.app)
+        if embeddings_enabled(config):
+            plan.append((subject, config))
+    total = sum(Note.objects.filter(subject=s).count() for s, _ in plan)
+    result: dict = {
+        "subjects": len(plan),
+        "notes": total,
+        "embedded": 0,
+        "unchanged": 0,
+        "orphans_removed": prune_orphans(),
+        "models": [],
+        "errors": [],
+    }
+    done = 0
+    if progress:
+        progress(0, total)
+    failed_apps: set[int] = set()
+    for subject, config in plan:
+        if subject.app_id in failed_apps:
+            done += Note.objects.filter(subject=subject).count()
+            continue
+        embedder = get_embedder(config)
+        assert embedder is not None
+        if embedder.model_id not in result["models"]:
+            result["models"].append(embedder.model_id)
+        last_id = 0
+        while True:
+            batch = list(Note.objects.filter(subject=subject, pk__gt=last_id).order_by("pk")[:WRITE_BATCH])
+            if not batch:
+                break
+            last_id = batch[-1].pk
+            try:
+                written = embed_notes(batch, config=config, embedder=embedder)
+            except Exception as exc:
+                provider_failed(embedder.model_id, exc, where="reembed", config=config)
+                result["errors"].append(
+                    {"app": subject.app.name, "model": embedder.model_id, "error": str(exc)}
+                )
+                failed_apps.add(subject.app_id)
+                done += Note.objects.filter(subject=subject, pk__gte=batch[0].pk).count()
+                break
+            result["embedded"] += written
+            result["unchanged"] += len(batch) - written
+            done += len(batch)
+            if progress:
+                progress(done, total)
+    for model_id in result["models"]:
+        dim = Embedding.objects.filter(model_id=model_id).values_list("dim", flat=True).first()
+        if dim:
+            vectors.index_ensure(model_id, dim)
+    if progress:
+        progress(total, total)
+    return result
+
+
+def prune_orphans() -> int:
+    """Delete note vectors whose note no longer exists; returns how many."""
+    orphans = Embedding.objects.filter(kind=ItemKind.NOTE).exclude(item_id__in=Note.objects.values("pk"))
+    return orphans.delete()[0]
