@@ -86,3 +86,23 @@ class ReflectionRun(models.Model):
 
     def __str__(self):
         return f"reflection {self.pk} of c:{self.conversation_id} ({self.status})"
+
+
+class LiveEvent(models.Model):
+    """One live update for open dashboard pages, waiting in the outbox.
+
+    In the embedded default the channel layer lives inside the web process, so a worker cannot
+    reach a browser directly: `chat.notify.notify` writes a row here and the web process's
+    poller forwards it to the layer. Rows are pruned by age, never by delivery, because every
+    web process reads them with its own cursor. With channels_redis nothing is written here.
+    """
+
+    subject = models.ForeignKey(
+        "memory.Subject", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )  # null: an event for staff only, such as a sweep over all subjects
+    event = models.CharField(max_length=60)
+    payload = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self):
+        return f"{self.event} for subject {self.subject_id}"

@@ -23,6 +23,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from chat.notify import notify
 from consolidation.models import JobRun, JobStatus
 
 DEFAULT_TTL = timedelta(minutes=5)
@@ -100,6 +101,8 @@ def lease_release(run: JobRun, status: str, stats: dict | None = None, *, error:
         run.status, run.finished_at, run.error = status, now, error
         if stats is not None:
             run.stats = stats
+        # open jobs pages refresh (staff pages for a run over all subjects)
+        notify(run.subject_id, "job.finished", {"id": run.pk, "kind": run.kind, "status": status})
     return bool(released)
 
 

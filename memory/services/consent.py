@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from chat.notify import notify
 from memory.config import MemoryConfig
 from memory.errors import InvalidInput
 from memory.models import (
@@ -150,6 +151,7 @@ def memory_candidate_route(
             config=config,
             origin=origin,
         )
+        notify(subject.pk, "memory.changed", {"kind": kind, "id": obj.pk})
         return RouteOutcome("stored", obj)
 
     digest = _content_hash(kind, payload)
@@ -183,6 +185,7 @@ def memory_candidate_route(
         object_id=pending.pk,
         data={"category": category, "kind": kind},
     )
+    notify(subject.pk, "pending.created", {"id": pending.pk, "category": category, "kind": kind})
     return RouteOutcome("pending", pending)
 
 
@@ -220,6 +223,8 @@ def pending_approve(*, pending: PendingMemory, actor: Actor, config: MemoryConfi
         object_id=pending.pk,
         data={"result": f"{pending.kind}:{obj.pk}"},
     )
+    notify(pending.subject_id, "pending.decided", {"id": pending.pk, "status": pending.status})
+    notify(pending.subject_id, "memory.changed", {"kind": pending.kind, "id": obj.pk})
     return obj
 
 
@@ -236,12 +241,18 @@ def pending_reject(*, pending: PendingMemory, actor: Actor) -> PendingMemory:
         object_kind="pending",
         object_id=pending.pk,
     )
+    notify(pending.subject_id, "pending.decided", {"id": pending.pk, "status": pending.status})
     return pending
 
 
 def pending_expire(*, older_than: timedelta) -> int:
     """Expire items nobody decided on within `older_than`. Safe to repeat."""
     cutoff = timezone.now() - older_than
-    return PendingMemory.objects.filter(status=PendingStatus.PENDING, created_at__lt=cutoff).update(
+    expiring = PendingMemory.objects.filter(status=PendingStatus.PENDING, created_at__lt=cutoff)
+    subject_ids = set(expiring.values_list("subject_id", flat=True))
+    expired = expiring.update(
         status=PendingStatus.EXPIRED, decided_at=timezone.now(), decided_by="task:pending_expire"
     )
+    for subject_id in sorted(subject_ids) if expired else []:
+        notify(subject_id, "pending.decided", {"status": PendingStatus.EXPIRED.value})
+    return expired
