@@ -1,5 +1,7 @@
 """Reads shared by more than one interface (API, dashboard, CLI, MCP)."""
 
+import math
+
 from django.utils import timezone
 
 from memory.errors import NotFound
@@ -52,12 +54,25 @@ def note_near_duplicates(
     *, subject: Subject, content: str, config, filters: NoteFilter | None = None
 ) -> list[tuple[Note, float]]:
     """The subject's notes whose words overlap `content` with Jaccard ≥ `dedup.fts5Threshold`,
-    best first (candidates: the top `dedup.candidates` full-text hits)."""
-    hits = note_search(subject.pk, query_terms(content), limit=config["dedup.candidates"], filters=filters)
-    if not hits:
-        return []
+    best first (candidates: the top `dedup.candidates` full-text hits).
+
+    A note with Jaccard ≥ t against these n words holds all but at most n − ⌈t·n⌉ of them, so
+    it holds one of any n − ⌈t·n⌉ + 1 of them: in a large subject only the notes sharing one
+    of that many of the rarest words are ranked, which finds every duplicate the full search
+    would find, without ranking every note that shares a common word."""
     words = word_set(content)
     threshold = config["dedup.fts5Threshold"]
+    terms = query_terms(content)
+    rarest = len(words) - math.ceil(threshold * len(words) - 1e-9) + 1
+    hits = note_search(
+        subject.pk,
+        terms,
+        limit=config["dedup.candidates"],
+        filters=filters,
+        rarest=min(max(rarest, 1), max(len(terms), 1)),
+    )
+    if not hits:
+        return []
     scored = [
         (note, jaccard(words, word_set(note.content)))
         for note in Note.objects.filter(pk__in=[h.id for h in hits])
@@ -210,3 +225,308 @@ def distilled_recall(
     if query:
         return []
     return [(item, 0.0) for item in model.objects.filter(subject=subject).order_by("-updated_at", "-id")[:k]]
+
+
+# --- dashboard reads ------------------------------------------------------------------------
+
+NOTE_BROWSE_CANDIDATES = 500
+
+
+def note_browse(
+    *,
+    subject: Subject,
+    query: str = "",
+    tags: list[str] | None = None,
+    scope: str | None = None,
+    archived: str = "live",
+    category: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[tuple[Note, float]], int]:
+    """The dashboard's note search: (one page of (note, score), how many match in all).
+
+    `query` is searched like recall (FTS terms OR-ed, best first); without one, newest first.
+    `archived` is "live" (default), "archived" (only notes consolidated away) or "all";
+    `category` "" means notes without a consent category, None any category.
+    """
+    filters = NoteFilter(scope=scope, tags=list(tags or []), include_archived=archived != "live")
+    queryset = note_filter_queryset(Note.objects.filter(subject=subject), filters)
+    if archived == "archived":
+        queryset = queryset.filter(archived_at__isnull=False)
+    if category is not None:
+        queryset = queryset.filter(category=category)
+    terms = query_terms(query) if query else []
+    if terms:
+        hits = note_search(subject.pk, terms, limit=NOTE_BROWSE_CANDIDATES, filters=filters)
+        notes = queryset.in_bulk([h.id for h in hits])
+        ranked = [(notes[h.id], h.score) for h in hits if h.id in notes]
+        return ranked[offset : offset + limit], len(ranked)
+    if query:  # only stop words: nothing to match
+        return [], 0
+    page = queryset.order_by("-updated_at", "-id")[offset : offset + limit]
+    return [(note, 0.0) for note in page], queryset.count()
+
+
+def note_facets(*, subject: Subject, tag_limit: int = 30) -> dict:
+    """Values to filter the subject's notes by: the most used tags, scopes and categories."""
+    from collections import Counter as _Counter
+
+    rows = Note.objects.filter(subject=subject).values_list("tags", "scope", "category")
+    tags: _Counter[str] = _Counter()
+    scopes, categories = set(), set()
+    for note_tags, scope, category in rows.iterator():
+        tags.update(note_tags or [])
+        scopes.add(scope)
+        categories.add(category)
+    return {
+        "tags": [tag for tag, _ in tags.most_common(tag_limit)],
+        "scopes": sorted(s for s in scopes if s),
+        "categories": sorted(c for c in categories if c),
+    }
+
+
+def note_dossier(*, note: Note, recent_retrievals: int = 200) -> dict:
+    """Everything the note detail page shows: versions, provenance, links both ways, votes,
+    the lesson it was consolidated into, and which of the subject's last `recent_retrievals`
+    context builds chose it."""
+    from memory.models import NoteLink, RetrievalEvent, VoteEvent
+
+    item_id = f"n:{note.pk}"
+    chosen = []
+    events = RetrievalEvent.objects.filter(subject_id=note.subject_id).order_by("-created_at", "-id")
+    for event in events[:recent_retrievals]:
+        for item in event.items or []:
+            if isinstance(item, dict) and item.get("id") == item_id:
+                chosen.append(
+                    {"event": event, "section": item.get("section", ""), "score": item.get("score")}
+                )
+                break
+    return {
+        "versions": list(note.versions.order_by("-version")),
+        "sources": list(note.sources.select_related("conversation", "message").order_by("created_at", "id")),
+        "links_out": list(NoteLink.objects.filter(src=note).select_related("dst").order_by("-weight", "id")),
+        "links_in": list(NoteLink.objects.filter(dst=note).select_related("src").order_by("-weight", "id")),
+        "votes": list(
+            VoteEvent.objects.filter(item_kind="note", item_id=note.pk).order_by("-created_at", "-id")[:50]
+        ),
+        "lesson": note.consolidated_into,
+        "retrievals": chosen,
+    }
+
+
+def subject_overview(*, subject: Subject, days: int = 30) -> dict:
+    """The overview page's numbers: counts per kind, memories added and context builds per day
+    over the last `days` days (oldest first, every day present), pending consent, and the
+    latest consolidation run that covered the subject."""
+    from datetime import datetime, time, timedelta
+
+    from django.db.models import Count, Q
+    from django.db.models.functions import TruncDate
+
+    from consolidation.models import JobRun
+    from memory.models import Lesson, NoteLink, PendingMemory, Procedure, RetrievalEvent
+
+    today = timezone.localdate()
+    first = today - timedelta(days=days - 1)
+    since = timezone.make_aware(datetime.combine(first, time.min))
+    day_list = [first + timedelta(days=i) for i in range(days)]
+
+    def per_day(queryset, field: str = "created_at") -> list[int]:
+        rows = (
+            queryset.filter(**{f"{field}__gte": since})
+            .annotate(day=TruncDate(field))
+            .values("day")
+            .annotate(n=Count("id"))
+        )
+        by_day = {row["day"]: row["n"] for row in rows}
+        return [by_day.get(day, 0) for day in day_list]
+
+    notes = Note.objects.filter(subject=subject)
+    facts = ProfileFact.objects.filter(subject=subject)
+    lessons = Lesson.objects.filter(subject=subject)
+    procedures = Procedure.objects.filter(subject=subject)
+    retrievals = RetrievalEvent.objects.filter(subject=subject)
+    pending = PendingMemory.objects.filter(subject=subject, status="pending")
+    consolidation = (
+        JobRun.objects.filter(kind__startswith="consolidate")
+        .filter(Q(subject=subject) | Q(subject__isnull=True))
+        .order_by("-started_at", "-id")
+        .first()
+    )
+    return {
+        "counts": {
+            "facts": facts.filter(valid_to=None).count(),
+            "notes": notes.filter(archived_at=None).count(),
+            "archived_notes": notes.exclude(archived_at=None).count(),
+            "lessons": lessons.count(),
+            "procedures": procedures.count(),
+            "links": NoteLink.objects.filter(src__subject=subject).count(),
+            "pending": pending.count(),
+            "retrievals": retrievals.count(),
+        },
+        "days": [day.isoformat() for day in day_list],
+        "added": {
+            "notes": per_day(notes),
+            "facts": per_day(facts),
+            "lessons": per_day(lessons),
+            "procedures": per_day(procedures),
+        },
+        "recalls": {
+            "context_builds": per_day(retrievals),
+            "from_cache": per_day(retrievals.filter(from_cache=True)),
+        },
+        "most_recalled": list(notes.filter(recall_count__gt=0).order_by("-recall_count", "-id")[:5]),
+        "pending": list(pending.select_related("category").order_by("-created_at", "-id")[:5]),
+        "last_consolidation": consolidation,
+    }
+
+
+# --- dashboard reads: lessons, link graph, consent queue, jobs ------------------------------
+
+DISTILLED_BROWSE_CANDIDATES = 500
+
+
+def distilled_browse(
+    *, model, search, subject: Subject, query: str = "", limit: int = 25, offset: int = 0
+) -> tuple[list[tuple[object, float]], int]:
+    """The dashboard's list of lessons or procedures: (one page of (item, score), how many in
+    all). With `query`, the best full-text matches first; without, the newest first. Unlike
+    recall, browsing counts no recall."""
+    terms = query_terms(query) if query else []
+    if terms:
+        hits = search(subject.pk, terms, limit=DISTILLED_BROWSE_CANDIDATES)
+        items = model.objects.filter(subject=subject).in_bulk([h.id for h in hits])
+        ranked = [(items[h.id], h.score) for h in hits if h.id in items]
+        return ranked[offset : offset + limit], len(ranked)
+    if query:  # only stop words: nothing to match
+        return [], 0
+    queryset = model.objects.filter(subject=subject)
+    page = queryset.order_by("-updated_at", "-id")[offset : offset + limit]
+    return [(item, 0.0) for item in page], queryset.count()
+
+
+GRAPH_MAX_NODES = 500
+
+
+def note_graph(
+    *,
+    subject: Subject,
+    limit: int = 150,
+    focus: Note | None = None,
+    depth: int = 2,
+    include_archived: bool = False,
+) -> dict:
+    """The subject's link graph, capped at `limit` notes: the most-linked ones (ties: newest
+    first), topped up with the newest unlinked notes while there is room; or, with `focus`, the
+    notes within `depth` hops of it (nearest hops first, the most-linked within a hop). Returns
+    nodes (with their degree in the whole graph), the edges among them, and the totals the
+    page needs to say what was left out."""
+    from collections import Counter as _Counter
+
+    from django.db.models import Count
+
+    from memory.models import NoteLink
+
+    limit = max(1, min(limit, GRAPH_MAX_NODES))
+    notes = Note.objects.filter(subject=subject)
+    links = NoteLink.objects.filter(src__subject=subject, dst__subject=subject)
+    if not include_archived:
+        notes = notes.filter(archived_at=None)
+        links = links.filter(src__archived_at=None, dst__archived_at=None)
+    degree: _Counter[int] = _Counter()
+    for end in ("src_id", "dst_id"):
+        for row in links.order_by().values(end).annotate(n=Count("id")):
+            degree[row[end]] += row["n"]
+
+    if focus is not None:
+        chosen = [focus.pk]
+        seen = {focus.pk}
+        frontier = [focus.pk]
+        for _ in range(depth):
+            if not frontier or len(chosen) >= limit:
+                break
+            # plain index lookups, one per direction; a note counts only if it has a live link
+            # (degree > 0), which also keeps archived and other subjects' notes out
+            pairs = [
+                *NoteLink.objects.filter(src_id__in=frontier).values_list("src_id", "dst_id"),
+                *NoteLink.objects.filter(dst_id__in=frontier).values_list("src_id", "dst_id"),
+            ]
+            reached = {other for pair in pairs for other in pair if other not in seen and degree[other]}
+            ordered = sorted(reached, key=lambda pk: (-degree[pk], -pk))[: limit - len(chosen)]
+            chosen.extend(ordered)
+            seen.update(ordered)
+            frontier = ordered
+    else:
+        chosen = [pk for pk, _ in sorted(degree.items(), key=lambda kv: (-kv[1], -kv[0]))[:limit]]
+        if len(chosen) < limit:
+            unlinked = notes.exclude(pk__in=list(degree)).order_by("-created_at", "-id")
+            chosen.extend(unlinked.values_list("pk", flat=True)[: limit - len(chosen)])
+
+    by_id = notes.in_bulk(chosen)
+    if focus is not None and focus.pk not in by_id:  # an archived focus stays visible
+        by_id[focus.pk] = focus
+    nodes = [
+        {
+            "id": pk,
+            "content": by_id[pk].content,
+            "tags": by_id[pk].tags,
+            "degree": degree[pk],
+            "archived": by_id[pk].archived_at is not None,
+            "vote_score": by_id[pk].vote_score,
+            "created_at": by_id[pk].created_at,
+            "focus": focus is not None and pk == focus.pk,
+        }
+        for pk in chosen
+        if pk in by_id
+    ]
+    ids = {node["id"] for node in nodes}
+    # by the source index alone: joining the notes or filtering on both ends is far slower
+    edges = [
+        edge
+        for edge in NoteLink.objects.filter(src_id__in=ids)
+        .order_by("-weight", "id")
+        .values("id", "src_id", "dst_id", "kind", "weight", "origin")
+        if edge["dst_id"] in ids
+    ]
+    total_edges = sum(degree.values()) // 2
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "total_notes": notes.count(),
+        "linked_notes": len(degree),
+        "total_edges": total_edges,
+        "capped": len(nodes) >= limit if focus is not None else len(nodes) < notes.count(),
+        "limit": limit,
+    }
+
+
+def pending_queue(*, subject: Subject, status: str = "pending", limit: int = 100) -> tuple[list, dict]:
+    """The subject's consent queue for `status` (newest first) with each item's category and
+    source message, and how many items the subject has in each status."""
+    from django.db.models import Count
+
+    from memory.models import PendingMemory, PendingStatus
+
+    queryset = PendingMemory.objects.filter(subject=subject)
+    items = list(
+        queryset.filter(status=status)
+        .select_related("category", "source_message", "source_message__conversation")
+        .order_by("-created_at", "-id")[:limit]
+    )
+    counts = dict.fromkeys(PendingStatus.values, 0)
+    counts.update(queryset.order_by().values_list("status").annotate(n=Count("id")))
+    return items, counts
+
+
+def job_runs_recent(*, subject: Subject, limit: int = 30) -> list:
+    """The latest job runs that concern the subject: its own (consolidation) and the
+    system-wide ones (the consolidation sweep, vote decay), newest first."""
+    from django.db.models import Q
+
+    from consolidation.models import JobRun
+
+    return list(
+        JobRun.objects.filter(Q(subject=subject) | Q(subject__isnull=True)).order_by("-started_at", "-id")[
+            :limit
+        ]
+    )

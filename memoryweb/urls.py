@@ -7,6 +7,8 @@ urlpatterns = [
     path("api/v1/", include("memory.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("memory.dashboard.urls")),
 ]
 
 handler404 = "memory.api.errors.api_not_found"

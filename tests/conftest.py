@@ -8,6 +8,9 @@ from memory.config import get_config, reset_cache
 from memory.services import Actor, api_key_create
 from tests.factories import AppFactory, SubjectFactory
 
+# owner_client, stranger_client, staff_client, … for the dashboard tests
+pytest_plugins = ["tests.dashboard_helpers"]
+
 
 def _postgres_unreachable_reason() -> str | None:
     url = os.environ.get("DATABASE_URL", "")
@@ -32,6 +35,15 @@ def _postgres_unreachable_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
+    # A transactional test without serialized_rollback flushes the database and lets Django
+    # recreate content types with new ids; the next serialized test then fails to restore
+    # (UNIQUE constraint on django_content_type), and the seeded consent categories are gone.
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        if marker and marker.kwargs.get("transaction") and not marker.kwargs.get("serialized_rollback"):
+            raise pytest.UsageError(
+                f"{item.nodeid}: use @pytest.mark.django_db(transaction=True, serialized_rollback=True)"
+            )
     reason = _postgres_unreachable_reason()
     if reason:
         skip = pytest.mark.skip(reason=reason)

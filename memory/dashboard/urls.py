@@ -1,0 +1,40 @@
+"""Dashboard URLs: `/s/<subject_id>/<page>/…`, all in the "dashboard" namespace.
+
+Pages built in their own module (lessons, graph, consent, preview, jobs, the chat playground)
+declare a module-level `urlpatterns` list there, added to this namespace below.
+"""
+
+from django.urls import path
+
+from chat import views as playground
+from memory.dashboard.views import consent, graph, home, jobs, lessons, notes, overview, preview, profile
+
+app_name = "dashboard"
+
+S = "s/<int:subject_id>/"
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("switch/", home.switch, name="switch"),
+    path(S, home.subject_home, name="subject"),
+    # overview
+    path(S + "overview/", overview.overview, name="overview"),
+    path(S + "overview/counts/", overview.overview_counts, name="overview_counts"),
+    # profile
+    path(S + "profile/", profile.profile, name="profile"),
+    path(S + "profile/add/", profile.fact_add, name="fact_add"),
+    path(S + "profile/facts/<int:fact_id>/", profile.fact_row, name="fact_row"),
+    path(S + "profile/facts/<int:fact_id>/edit/", profile.fact_edit, name="fact_edit"),
+    path(S + "profile/facts/<int:fact_id>/remove/", profile.fact_remove, name="fact_remove"),
+    path(S + "profile/facts/<int:fact_id>/history/", profile.fact_history, name="fact_history"),
+    # notes
+    path(S + "notes/", notes.notes, name="notes"),
+    path(S + "notes/<int:note_id>/", notes.note_detail, name="note_detail"),
+    path(S + "notes/<int:note_id>/vote/", notes.note_vote, name="note_vote"),
+    path(S + "notes/<int:note_id>/edit/", notes.note_edit, name="note_edit"),
+    path(S + "notes/<int:note_id>/forget/", notes.note_forget, name="note_forget"),
+]
+
+# Pages that bring their own `urlpatterns` (see the module docstring).
+for _module in (lessons, graph, consent, preview, jobs, playground):
+    urlpatterns += _module.urlpatterns

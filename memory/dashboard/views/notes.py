@@ -1,0 +1,220 @@
+"""Notes: search as you type with filters, vote, edit (a new version), forget; note detail."""
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memory import services
+from memory.errors import MemorywebError
+from memory.models import ConsentCategory, ItemKind, Note, Signal
+from memory.selectors import note_browse, note_dossier, note_facets
+from memory.services.notes import TAG_RE
+
+from .base import (
+    add_service_error,
+    dashboard_actor,
+    is_htmx,
+    owned_or_404,
+    render_fragment,
+    render_page,
+    split_list,
+    subject_config,
+    subject_view,
+)
+
+PAGE_SIZE = 25
+NO_CATEGORY = "none"
+
+
+class NoteSearchForm(forms.Form):
+    q = forms.CharField(required=False, max_length=500, label="Search")
+    tags = forms.CharField(required=False, max_length=500, help_text="Comma-separated; all must match.")
+    scope = forms.CharField(required=False, max_length=200)
+    archived = forms.ChoiceField(
+        required=False,
+        choices=[("live", "Live notes"), ("archived", "Archived (in a lesson)"), ("all", "All notes")],
+    )
+    category = forms.ChoiceField(required=False)
+    page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        categories = [(c.slug, c.name) for c in ConsentCategory.objects.order_by("name")]
+        self.fields["category"].choices = [("", "Any category"), (NO_CATEGORY, "No category")] + categories
+
+    def clean_tags(self) -> list[str]:
+        tags = [tag.lower() for tag in split_list(self.cleaned_data.get("tags", ""))]
+        for tag in tags:
+            if not TAG_RE.match(tag):
+                raise forms.ValidationError(f"{tag!r} is not a tag: letters, digits and : . / - _ only.")
+        return tags
+
+    def browse_kwargs(self) -> dict:
+        data = self.cleaned_data
+        category = data.get("category") or None
+        return {
+            "query": data.get("q", "").strip(),
+            "tags": data.get("tags", []),
+            "scope": data.get("scope") or None,
+            "archived": data.get("archived") or "live",
+            "category": "" if category == NO_CATEGORY else category,
+        }
+
+
+class NoteEditForm(forms.Form):
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}))
+    tags = forms.CharField(required=False, max_length=1000, help_text="Comma-separated.")
+
+    def clean_tags(self) -> list[str]:
+        return split_list(self.cleaned_data.get("tags", ""))
+
+
+class VoteForm(forms.Form):
+    signal = forms.ChoiceField(choices=[(Signal.UP, "up"), (Signal.DOWN, "down")])
+
+
+def _results_context(subject, form: NoteSearchForm) -> dict:
+    page = form.cleaned_data.get("page") or 1
+    results, total = note_browse(
+        subject=subject, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, **form.browse_kwargs()
+    )
+    params = {k: v for k, v in form.data.items() if k != "page" and v}
+    return {
+        "subject": subject,
+        "results": results,
+        "total": total,
+        "page_number": page,
+        "has_previous": page > 1,
+        "has_next": page * PAGE_SIZE < total,
+        "previous_query": urlencode({**params, "page": page - 1}),
+        "next_query": urlencode({**params, "page": page + 1}),
+        "searching": bool(form.cleaned_data.get("q", "").strip()),
+        "filtered": any(v for k, v in form.data.items() if k not in ("page", "q", "archived"))
+        or form.cleaned_data.get("archived", "live") not in ("", "live"),
+    }
+
+
+@subject_view
+@require_GET
+def notes(request: HttpRequest, subject) -> HttpResponse:
+    """The page, or (for htmx) just the results for the current search and filters."""
+    form = NoteSearchForm(request.GET)
+    valid = form.is_valid()
+    context = _results_context(subject, form) if valid else {"subject": subject, "results": []}
+    context["form"] = form
+    status = 200 if valid else 400
+    if is_htmx(request):
+        return render_fragment(request, "dashboard/partials/notes_results.html", context, status=status)
+    context["facets"] = note_facets(subject=subject)
+    return render_page(request, subject, "dashboard/notes.html", context, page="notes", status=status)
+
+
+def _safe_next(request: HttpRequest) -> str:
+    """The `next` field of a no-JavaScript form, if it points back into this site."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        return target
+    return ""
+
+
+def _detail_context(subject, note: Note) -> dict:
+    return {"subject": subject, "note": note, **note_dossier(note=note)}
+
+
+@subject_view
+@require_GET
+def note_detail(request: HttpRequest, subject, note_id: int) -> HttpResponse:
+    note = owned_or_404(Note, subject, note_id)
+    context = _detail_context(subject, note)
+    context["edit_form"] = NoteEditForm(initial={"content": note.content, "tags": ", ".join(note.tags)})
+    context["editing"] = request.GET.get("edit") == "1"
+    return render_page(request, subject, "dashboard/note_detail.html", context, page="notes")
+
+
+@subject_view
+@require_POST
+def note_vote(request: HttpRequest, subject, note_id: int) -> HttpResponse:
+    """Vote a note up or down (votes service); answers the updated vote widget."""
+    note = owned_or_404(Note, subject, note_id)
+    form = VoteForm(request.POST)
+    status = 400
+    if form.is_valid():
+        _, score = services.vote_cast(
+            subject=subject,
+            item_kind=ItemKind.NOTE,
+            item_id=note.pk,
+            signal=form.cleaned_data["signal"],
+            actor=dashboard_actor(request),
+            config=subject_config(subject),
+        )
+        note.vote_score = score
+        status = 200
+    if not is_htmx(request):
+        if status == 200:
+            messages.success(request, f"Voted {form.cleaned_data['signal']}: the score is now {score:+.2f}.")
+        else:
+            messages.error(request, "Choose up or down to vote.")
+        return redirect(_safe_next(request) or reverse("dashboard:note_detail", args=[subject.pk, note.pk]))
+    context = {"subject": subject, "note": note, "vote_form": form, "next_url": _safe_next(request)}
+    return render_fragment(request, "dashboard/partials/notes_vote.html", context, status=status)
+
+
+@subject_view
+@require_http_methods(["GET", "POST"])
+def note_edit(request: HttpRequest, subject, note_id: int) -> HttpResponse:
+    """GET: the editor (fragment). POST: a new version of the note; earlier versions stay."""
+    note = owned_or_404(Note, subject, note_id)
+    if request.method == "GET":
+        if not is_htmx(request):
+            detail = reverse("dashboard:note_detail", args=[subject.pk, note.pk])
+            return redirect(f"{detail}?edit=1#edit")
+        form = NoteEditForm(initial={"content": note.content, "tags": ", ".join(note.tags)})
+        context = {"subject": subject, "note": note, "edit_form": form}
+        return render_fragment(request, "dashboard/partials/note_detail_edit.html", context)
+
+    form = NoteEditForm(request.POST)
+    if form.is_valid():
+        try:
+            before = note.version
+            note = services.note_edit(
+                note=note,
+                content=form.cleaned_data["content"],
+                tags=form.cleaned_data["tags"],
+                origin="dashboard",
+                actor=dashboard_actor(request),
+                config=subject_config(subject),
+            )
+        except MemorywebError as error:
+            add_service_error(form, error)
+        else:
+            if note.version != before:
+                messages.success(request, f"Saved version {note.version}. Earlier versions stay readable.")
+            else:
+                messages.info(request, "Nothing changed.")
+            if not is_htmx(request):
+                return redirect("dashboard:note_detail", subject_id=subject.pk, note_id=note.pk)
+            context = _detail_context(subject, note)
+            return render_fragment(request, "dashboard/partials/note_detail_content.html", context)
+    context = {"subject": subject, "note": note, "edit_form": form}
+    if not is_htmx(request):
+        context.update(_detail_context(subject, note))
+        return render_page(request, subject, "dashboard/note_detail.html", context, page="notes", status=400)
+    return render_fragment(request, "dashboard/partials/note_detail_edit.html", context, status=400)
+
+
+@subject_view
+@require_POST
+def note_forget(request: HttpRequest, subject, note_id: int) -> HttpResponse:
+    """Delete the note with its versions and links (the audit keeps its id)."""
+    note = owned_or_404(Note, subject, note_id)
+    services.note_forget(note=note, actor=dashboard_actor(request))
+    messages.success(request, f"Forgot note {note_id}.")
+    if is_htmx(request):
+        return render_fragment(request, "dashboard/partials/notes_removed.html", {"note_id": note_id})
+    return redirect("dashboard:notes", subject_id=subject.pk)

@@ -1,0 +1,191 @@
+"""Profile: the subject's active facts, add, inline edit (a new version), remove, history."""
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memory import services
+from memory.errors import MemorywebError
+from memory.models import Origin, ProfileFact
+from memory.selectors import fact_history as select_fact_history
+from memory.selectors import fact_list
+from memory.services.facts import MAX_VALUE_CHARS
+
+from .base import (
+    add_service_error,
+    dashboard_actor,
+    is_htmx,
+    render_fragment,
+    render_page,
+    split_list,
+    subject_view,
+)
+
+
+class FactEditForm(forms.Form):
+    value = forms.CharField(max_length=MAX_VALUE_CHARS, widget=forms.Textarea(attrs={"rows": 2}))
+    pinned = forms.BooleanField(
+        required=False, help_text="Pinned facts are always in the context; others only on a keyword."
+    )
+    keywords = forms.CharField(
+        required=False,
+        max_length=1000,
+        help_text="Comma-separated. A fact that is not pinned needs at least one.",
+    )
+
+    def clean_keywords(self) -> list[str]:
+        return split_list(self.cleaned_data.get("keywords", ""))
+
+
+class FactAddForm(FactEditForm):
+    key = forms.CharField(max_length=100, help_text="e.g. name, city, diet")
+
+    field_order = ["key", "value", "pinned", "keywords"]
+
+
+def _active_fact(subject, fact_id: int) -> ProfileFact:
+    """The subject's fact with this id, if it is the active version (404 otherwise)."""
+    return get_object_or_404(ProfileFact, subject=subject, pk=fact_id, valid_to=None)
+
+
+def _edit_initial(fact: ProfileFact) -> dict:
+    return {"value": fact.value, "pinned": fact.pinned, "keywords": ", ".join(fact.keywords)}
+
+
+def _profile_page(request, subject, *, add_form=None, editing=None, edit_form=None, status=200):
+    return render_page(
+        request,
+        subject,
+        "dashboard/profile.html",
+        {
+            "facts": fact_list(subject=subject),
+            "add_form": add_form or FactAddForm(initial={"pinned": True}),
+            "editing": editing,
+            "edit_form": edit_form,
+        },
+        page="profile",
+        status=status,
+    )
+
+
+@subject_view
+@require_GET
+def profile(request: HttpRequest, subject) -> HttpResponse:
+    return _profile_page(request, subject)
+
+
+@subject_view
+@require_POST
+def fact_add(request: HttpRequest, subject) -> HttpResponse:
+    form = FactAddForm(request.POST)
+    if form.is_valid():
+        try:
+            fact, changed = services.fact_set(
+                subject=subject,
+                key=form.cleaned_data["key"],
+                value=form.cleaned_data["value"],
+                pinned=form.cleaned_data["pinned"],
+                keywords=form.cleaned_data["keywords"],
+                origin=Origin.DASHBOARD,
+                actor=dashboard_actor(request),
+            )
+        except MemorywebError as error:
+            add_service_error(form, error)
+        else:
+            text = f"Saved {fact.key}." if changed else f"{fact.key} already had that value: confirmed."
+            messages.success(request, text)
+            if not is_htmx(request):
+                return redirect("dashboard:profile", subject_id=subject.pk)
+            context = {
+                "subject": subject,
+                "facts": fact_list(subject=subject),
+                "add_form": FactAddForm(initial={"pinned": True}),
+            }
+            return render_fragment(request, "dashboard/partials/profile_body.html", context)
+    if not is_htmx(request):
+        return _profile_page(request, subject, add_form=form, status=400)
+    context = {"subject": subject, "facts": fact_list(subject=subject), "add_form": form}
+    return render_fragment(request, "dashboard/partials/profile_body.html", context, status=400)
+
+
+@subject_view
+@require_GET
+def fact_row(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
+    """One fact's row (what "cancel" on the inline editor brings back)."""
+    fact = _active_fact(subject, fact_id)
+    return render_fragment(
+        request, "dashboard/partials/profile_fact_row.html", {"subject": subject, "fact": fact}
+    )
+
+
+@subject_view
+@require_http_methods(["GET", "POST"])
+def fact_edit(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
+    """GET: the inline editor. POST: write a new version (the old one stays in the history)."""
+    fact = _active_fact(subject, fact_id)
+    if request.method == "GET":
+        form = FactEditForm(initial=_edit_initial(fact))
+        if not is_htmx(request):
+            return _profile_page(request, subject, editing=fact.pk, edit_form=form)
+        context = {"subject": subject, "fact": fact, "form": form}
+        return render_fragment(request, "dashboard/partials/profile_fact_form.html", context)
+
+    form = FactEditForm(request.POST)
+    if form.is_valid():
+        try:
+            new_fact, changed = services.fact_set(
+                subject=subject,
+                key=fact.key,
+                value=form.cleaned_data["value"],
+                pinned=form.cleaned_data["pinned"],
+                keywords=form.cleaned_data["keywords"],
+                mode=fact.mode,
+                scope=fact.scope,
+                confidence=fact.confidence,
+                category=fact.category,
+                origin=Origin.DASHBOARD,
+                actor=dashboard_actor(request),
+            )
+        except MemorywebError as error:
+            add_service_error(form, error)
+        else:
+            if changed:
+                messages.success(request, f"Saved a new version of {fact.key}.")
+            else:
+                messages.info(request, f"{fact.key} is unchanged: counted as a confirmation.")
+            if not is_htmx(request):
+                return redirect("dashboard:profile", subject_id=subject.pk)
+            context = {"subject": subject, "fact": new_fact}
+            return render_fragment(request, "dashboard/partials/profile_fact_row.html", context)
+    if not is_htmx(request):
+        return _profile_page(request, subject, editing=fact.pk, edit_form=form, status=400)
+    context = {"subject": subject, "fact": fact, "form": form}
+    return render_fragment(request, "dashboard/partials/profile_fact_form.html", context, status=400)
+
+
+@subject_view
+@require_POST
+def fact_remove(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
+    """Close the active version; the history keeps every value it had."""
+    fact = _active_fact(subject, fact_id)
+    services.fact_remove(
+        subject=subject, key=fact.key, mode=fact.mode, scope=fact.scope, actor=dashboard_actor(request)
+    )
+    messages.success(request, f"Removed {fact.key}. Its history is kept.")
+    if not is_htmx(request):
+        return redirect("dashboard:profile", subject_id=subject.pk)
+    return render_fragment(request, "dashboard/partials/profile_removed.html", {"fact": fact})
+
+
+@subject_view
+@require_GET
+def fact_history(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
+    """Every version of the fact's key (all modes and scopes), oldest first."""
+    fact = get_object_or_404(ProfileFact, subject=subject, pk=fact_id)
+    versions = select_fact_history(subject=subject, key=fact.key)
+    context = {"subject": subject, "fact": fact, "versions": versions}
+    if is_htmx(request):
+        return render_fragment(request, "dashboard/partials/profile_history.html", context)
+    return render_page(request, subject, "dashboard/profile_history.html", context, page="profile")

@@ -1,0 +1,129 @@
+/* memoryweb dashboard behaviour. Pages work without it (links keep real hrefs, forms post);
+   this adds htmx configuration, toasts, the subject switcher's auto-submit and the charts.
+   Other scripts hook in through `window.memoryweb` (see initCharts, toast). */
+(function () {
+  "use strict";
+
+  document.documentElement.classList.add("js");
+
+  // htmx: swap 400 (form errors naming the field) and 422 into the page; keep other errors out
+  // of the DOM but tell the person.
+  if (window.htmx) {
+    htmx.config.responseHandling = [
+      { code: "204", swap: false },
+      { code: "[23]..", swap: true },
+      { code: "400|422", swap: true, error: false },
+      { code: "[45]..", swap: false, error: true },
+    ];
+    htmx.config.historyCacheSize = 0; // pages hold CSRF tokens and live data: refetch on back
+  }
+
+  var TOAST_MS = 6000;
+
+  function dismissLater(el) {
+    if (el.dataset.timed) return;
+    el.dataset.timed = "1";
+    window.setTimeout(function () { el.remove(); }, el.classList.contains("toast-error") ? TOAST_MS * 2 : TOAST_MS);
+  }
+
+  function toast(text, level) {
+    var box = document.getElementById("toasts");
+    if (!box) return;
+    var el = document.createElement("div");
+    el.className = "toast toast-" + (level || "info");
+    el.setAttribute("role", "status");
+    el.textContent = text;
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "toast-close";
+    close.setAttribute("aria-label", "Dismiss");
+    close.textContent = "×";
+    el.appendChild(close);
+    box.appendChild(el);
+    dismissLater(el);
+  }
+
+  document.addEventListener("click", function (event) {
+    var close = event.target.closest(".toast-close");
+    if (close) close.parentElement.remove();
+  });
+
+  document.addEventListener("htmx:responseError", function (event) {
+    var status = event.detail.xhr ? event.detail.xhr.status : 0;
+    var text = status === 404 ? "That item no longer exists (or is not yours)."
+      : status === 403 ? "Your session expired: reload the page and sign in again."
+      : "Something went wrong (" + status + "). Try again.";
+    toast(text, "error");
+  });
+  document.addEventListener("htmx:sendError", function () {
+    toast("The server did not answer. Check your connection and try again.", "error");
+  });
+
+  // Plain (non-htmx) forms ask before destructive actions: <button data-confirm="…">.
+  document.addEventListener("submit", function (event) {
+    var button = event.submitter;
+    if (button && button.dataset.confirm && !window.confirm(button.dataset.confirm)) event.preventDefault();
+  });
+
+  // The subject switcher navigates as soon as a subject is picked.
+  document.addEventListener("change", function (event) {
+    var form = event.target.closest("form[data-autosubmit]");
+    if (form && event.target.tagName === "SELECT" && event.target.value) form.submit();
+  });
+
+  // Charts: <canvas data-chart="bar|line" data-source="ID"> reads JSON
+  // {labels: [...], datasets: [{label, data}]} from <script type="application/json" id="ID">.
+  var PALETTE = ["#3b5bdb", "#2b8a3e", "#e8590c", "#9c36b5", "#0c8599", "#c92a2a"];
+  var charts = new Map();
+
+  function initCharts(root) {
+    if (!window.Chart) return;
+    (root || document).querySelectorAll("canvas[data-chart]").forEach(function (canvas) {
+      var source = document.getElementById(canvas.dataset.source);
+      if (!source) return;
+      var spec = JSON.parse(source.textContent);
+      if (charts.has(canvas)) charts.get(canvas).destroy();
+      var type = canvas.dataset.chart;
+      var stacked = canvas.dataset.stacked === "true";
+      var chart = new Chart(canvas, {
+        type: type,
+        data: {
+          labels: spec.labels,
+          datasets: spec.datasets.map(function (d, i) {
+            var colour = PALETTE[i % PALETTE.length];
+            return {
+              label: d.label, data: d.data, backgroundColor: colour + (type === "line" ? "33" : "cc"),
+              borderColor: colour, borderWidth: type === "line" ? 2 : 0, fill: type === "line",
+              cubicInterpolationMode: "monotone", pointRadius: 0, pointHitRadius: 8, borderRadius: 3,
+            };
+          }),
+        },
+        options: {
+          responsive: true, maintainAspectRatio: false, animation: false,
+          interaction: { mode: "index", intersect: false },
+          plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } } },
+          scales: {
+            x: {
+              stacked: stacked, grid: { display: false },
+              // ISO days ("2026-11-30") read as "11-30" on the axis; the tooltip keeps the full date
+              ticks: { maxTicksLimit: 8, callback: function (value) { return String(this.getLabelForValue(value)).replace(/^\d{4}-/, ""); } },
+            },
+            y: { stacked: stacked, beginAtZero: true, ticks: { precision: 0 } },
+          },
+        },
+      });
+      charts.set(canvas, chart);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("#toasts .toast").forEach(dismissLater);
+    initCharts(document);
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    document.querySelectorAll("#toasts .toast").forEach(dismissLater);
+    initCharts(event.target);
+  });
+
+  window.memoryweb = { toast: toast, initCharts: initCharts };
+})();

@@ -1,0 +1,160 @@
+"""Dashboard: the jobs page — recent runs, consolidate now, diagnose for staff."""
+
+from datetime import timedelta
+
+from django.urls import reverse
+from django.utils import timezone
+
+from consolidation.leases import lease_acquire
+from consolidation.models import JobRun, JobStatus
+from consolidation.services import consolidation_key
+from memory.models import Lesson, Note, NoteLink
+from memory.services.counters import counter_add
+from tests.dashboard_helpers import hx
+from tests.factories import NoteFactory
+
+DEPLOY = [
+    "The deploy of the billing app failed because the migrations ran after the new code went live.",
+    "Always run the migrations before switching traffic when deploying the billing app.",
+    "Deploy steps that worked: first I backed up the database, then ran the migrations on staging, "
+    "after that switched the traffic and finally watched the error rate for ten minutes.",
+    "The staging deploy of the billing app went fine after running the migrations first.",
+]
+
+
+def linked_cluster(subject, contents=DEPLOY, tag="deploy"):
+    notes = [NoteFactory(subject=subject, content=text, tags=[tag]) for text in contents]
+    for a, b in zip(notes, notes[1:], strict=False):
+        NoteLink.objects.create(src=a, dst=b, kind="related")
+    return notes
+
+
+def finished_run(subject=None, kind="consolidate", status=JobStatus.DONE, stats=None, error=""):
+    now = timezone.now()
+    return JobRun.objects.create(
+        kind=kind,
+        key=f"{kind}:{subject.pk if subject else 'all'}:{now.timestamp()}",
+        subject=subject,
+        status=status,
+        lease_owner="test",
+        lease_seconds=60,
+        lease_expires_at=now + timedelta(minutes=1),
+        stats=stats or {},
+        error=error,
+        started_at=now - timedelta(seconds=2),
+        finished_at=now,
+    )
+
+
+def url(name, subject):
+    return reverse(f"dashboard:{name}", args=[subject.pk])
+
+
+def test_consolidate_now_distils_the_cluster_and_lists_the_run(owned_subject, owner_client):
+    notes = linked_cluster(owned_subject)
+    response = hx(owner_client, "POST", url("jobs_consolidate", owned_subject))
+    run = JobRun.objects.get(subject=owned_subject)
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert run.status == JobStatus.DONE and run.stats["lessons"] == 1
+    assert Lesson.objects.filter(subject=owned_subject).count() == 1
+    assert Note.objects.filter(pk__in=[n.pk for n in notes], archived_at__isnull=False).count() == len(notes)
+    assert body.lstrip().startswith('<div id="jobs-list"')
+    assert f'id="job-{run.pk}"' in body
+    assert "Consolidation found 1 cluster: 1 lesson(s)" in body  # the toast
+
+
+def test_consolidate_now_with_nothing_to_do_says_why(owned_subject, owner_client):
+    NoteFactory(subject=owned_subject, content="A lonely note")
+    response = hx(owner_client, "POST", url("jobs_consolidate", owned_subject))
+    assert response.status_code == 200
+    assert b"Nothing to consolidate yet: no group of at least 3 linked notes" in response.content
+    assert JobRun.objects.get(subject=owned_subject).stats["clusters"] == 0
+
+
+def test_consolidate_now_while_a_run_holds_the_lease_is_not_started_twice(owned_subject, owner_client):
+    linked_cluster(owned_subject)
+    held = lease_acquire(
+        consolidation_key(owned_subject), "other-worker", kind="consolidate", subject=owned_subject
+    )
+    response = hx(owner_client, "POST", url("jobs_consolidate", owned_subject))
+    assert b"already running" in response.content
+    assert list(JobRun.objects.values_list("pk", flat=True)) == [held.pk]
+    assert not Lesson.objects.exists()
+
+
+def test_consolidate_now_without_javascript_redirects_to_the_page(owned_subject, owner_client):
+    response = owner_client.post(url("jobs_consolidate", owned_subject))
+    assert response.status_code == 302
+    assert response["Location"] == url("jobs", owned_subject)
+    assert JobRun.objects.filter(subject=owned_subject).count() == 1
+
+
+def test_another_persons_memory_cannot_be_consolidated(owned_subject, stranger_client):
+    linked_cluster(owned_subject)
+    response = hx(stranger_client, "POST", url("jobs_consolidate", owned_subject))
+    assert response.status_code == 404
+    assert not JobRun.objects.exists()
+    assert not Lesson.objects.exists()
+
+
+def test_the_page_lists_this_subjects_runs_and_the_system_wide_ones_only(
+    owned_subject, stranger_subject, owner_client
+):
+    mine = finished_run(owned_subject, stats={"clusters": 2, "lessons": 2, "notes_archived": 7})
+    sweep = finished_run(None, kind="consolidate_all", stats={"subjects_started": 42})
+    theirs = finished_run(stranger_subject, stats={"clusters": 9})
+    response = owner_client.get(url("jobs", owned_subject))
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert f'id="job-{mine.pk}"' in body and f'id="job-{sweep.pk}"' in body
+    assert f'id="job-{theirs.pk}"' not in body
+    assert "notes archived <strong>7</strong>" in body
+    assert "subjects started" not in body  # a system-wide run's stats describe every tenant
+
+
+def test_staff_see_the_stats_of_system_wide_runs(owned_subject, staff_client):
+    finished_run(None, kind="consolidate_all", stats={"subjects_started": 42})
+    response = staff_client.get(url("jobs", owned_subject))
+    assert b"subjects started <strong>42</strong>" in response.content
+
+
+def test_a_failed_run_shows_its_error(owned_subject, owner_client):
+    finished_run(owned_subject, status=JobStatus.FAILED, error="LeaseLost: consolidate:subject:1")
+    response = owner_client.get(url("jobs", owned_subject))
+    assert b"badge-danger" in response.content
+    assert b"LeaseLost: consolidate:subject:1" in response.content
+
+
+def test_the_list_fragment_refreshes_alone(owned_subject, owner_client):
+    run = finished_run(owned_subject)
+    response = hx(owner_client, "GET", url("jobs_list", owned_subject))
+    assert response.status_code == 200
+    assert response.content.lstrip().startswith(b'<div id="jobs-list"')
+    assert b'hx-trigger="mw:jobs from:body"' in response.content
+    assert f'id="job-{run.pk}"'.encode() in response.content
+    assert b"<html" not in response.content
+
+
+def test_an_empty_list_says_what_to_do(owned_subject, owner_client):
+    response = owner_client.get(url("jobs", owned_subject))
+    assert b"No job has run yet." in response.content
+
+
+def test_staff_see_the_diagnose_report(owned_subject, staff_client):
+    counter_add("redaction.openai_key", 3)
+    response = staff_client.get(url("jobs", owned_subject))
+    body = response.content.decode()
+    assert response.status_code == 200
+    sections = dict(response.context["diagnose"])
+    assert {"embeddings", "database", "counters"} <= set(sections)
+    assert "jobs" not in sections
+    assert "redaction.openai_key" in body
+    assert "Diagnose" in body
+
+
+def test_owners_do_not_see_the_installations_diagnose(owned_subject, owner_client):
+    counter_add("redaction.openai_key", 3)
+    response = owner_client.get(url("jobs", owned_subject))
+    assert "diagnose" not in response.context
+    assert b"redaction.openai_key" not in response.content
