@@ -1,32 +1,25 @@
+"""The Django admin for job runs and declined clusters: history written by the workers,
+read-only here. "Consolidate now" is an action on subjects (memory/admin/tenants.py)."""
+
 from django.contrib import admin
 
 from consolidation.models import DeclinedCluster, JobRun
+from memory.admin.base import HistoryAdmin
 
 
 @admin.register(JobRun)
-class JobRunAdmin(admin.ModelAdmin):
-    """Job runs are history written by the workers: read-only here."""
-
-    list_display = ["key", "kind", "status", "lease_owner", "started_at", "finished_at"]
+class JobRunAdmin(HistoryAdmin):
+    list_display = ["id", "kind", "key", "subject", "status", "lease_owner", "started_at", "finished_at"]
     list_filter = ["kind", "status"]
-    search_fields = ["key", "lease_owner"]
+    search_fields = ["key", "lease_owner", "subject__external_id", "error"]
+    list_select_related = ["subject__app"]
     date_hierarchy = "started_at"
-    raw_id_fields = ["subject"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(DeclinedCluster)
-class DeclinedClusterAdmin(admin.ModelAdmin):
-    list_display = ["subject", "size", "distiller", "created_at"]
-    raw_id_fields = ["subject"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+class DeclinedClusterAdmin(HistoryAdmin):
+    list_display = ["subject", "size", "distiller", "signature", "created_at"]
+    list_filter = ["distiller"]
+    search_fields = ["subject__external_id", "signature"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "created_at"

@@ -1,4 +1,5 @@
 import secrets
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -46,6 +47,51 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
 
 
 @transaction.atomic
+def api_key_rotate(*, app: App, name: str = "", actor: Actor) -> tuple[ApiKey, str, list[str]]:
+    """Revoke every active key of `app` and mint a new one. Returns the new row, its raw key
+    (shown once, never stored) and the prefixes of the keys revoked. Each call mints a new key."""
+    revoked = []
+    for key in ApiKey.objects.select_for_update().filter(app=app, revoked_at=None).order_by("pk"):
+        api_key_revoke(key=key, actor=actor)
+        revoked.append(key.prefix)
+    key, raw_key = api_key_create(app=app, name=name or "rotated", actor=actor)
+    audit_record(
+        actor=actor,
+        action="api_key.rotated",
+        app=app,
+        object_kind="api_key",
+        object_id=key.prefix,
+        data={"revoked": revoked},
+    )
+    return key, raw_key, revoked
+
+
+def _app_paused_set(app: App, paused: bool, actor: Actor) -> bool:
+    # a conditional UPDATE: only a real change is written and audited, so repeating is a no-op
+    changed = App.objects.filter(pk=app.pk, paused=not paused).update(
+        paused=paused, updated_at=timezone.now()
+    )
+    app.paused = paused
+    if changed:
+        action = "app.paused" if paused else "app.resumed"
+        audit_record(actor=actor, action=action, app=app, object_kind="app", object_id=app.pk)
+    return bool(changed)
+
+
+@transaction.atomic
+def app_pause(*, app: App, actor: Actor) -> bool:
+    """Pause the app: its keys get 403 "this app is paused" until it is resumed; nothing is
+    deleted. Returns False when it was already paused (then nothing is written)."""
+    return _app_paused_set(app, True, actor)
+
+
+@transaction.atomic
+def app_resume(*, app: App, actor: Actor) -> bool:
+    """Resume a paused app. Returns False when it was not paused (then nothing is written)."""
+    return _app_paused_set(app, False, actor)
+
+
+@transaction.atomic
 def app_config_set(*, app: App, config: dict, actor: Actor) -> App:
     """Replace the App's MEMORY overrides after validating every key."""
     validate_app_config(config)
@@ -70,6 +116,41 @@ def subject_get_or_create(*, app: App, external_id: str) -> Subject:
             return Subject.objects.create(app=app, external_id=external_id)
     except IntegrityError:  # created by a concurrent request
         return Subject.objects.get(app=app, external_id=external_id)
+
+
+_UNCHANGED: Any = object()
+
+
+@transaction.atomic
+def subject_update(
+    *, subject: Subject, display_name: str = _UNCHANGED, owner: Any = _UNCHANGED, actor: Actor
+) -> Subject:
+    """Set the subject's display name and/or its owner (the dashboard login that may curate
+    this memory; None removes it). Writes and audits only what changed: safe to repeat."""
+    changes: dict[str, object] = {}
+    if display_name is not _UNCHANGED:
+        display_name = (display_name or "").strip()
+        if len(display_name) > 200:
+            raise InvalidInput("display_name must be at most 200 characters", field="display_name")
+        if display_name != subject.display_name:
+            subject.display_name = display_name
+            changes["display_name"] = display_name
+    if owner is not _UNCHANGED:
+        owner_id = owner.pk if owner is not None else None
+        if owner_id != subject.owner_id:
+            subject.owner = owner
+            changes["owner"] = owner.get_username() if owner is not None else None
+    if changes:
+        subject.save(update_fields=list(changes))
+        audit_record(
+            actor=actor,
+            action="subject.updated",
+            subject=subject,
+            object_kind="subject",
+            object_id=subject.pk,
+            data=changes,
+        )
+    return subject
 
 
 @transaction.atomic

@@ -1,0 +1,104 @@
+"""Consent, retrieval, audit, counters and embeddings: mostly read-only records."""
+
+from django.contrib import admin
+
+from memory import models
+from memory.admin.base import HistoryAdmin, truncate
+
+
+@admin.register(models.ConsentCategory)
+class ConsentCategoryAdmin(HistoryAdmin):
+    """Seeded by a data migration; the person sets their own policy in the dashboard."""
+
+    list_display = ["slug", "name", "default_policy"]
+    search_fields = ["slug", "name", "description"]
+
+
+@admin.register(models.SubjectConsent)
+class SubjectConsentAdmin(HistoryAdmin):
+    list_display = ["subject", "category", "policy", "updated_at"]
+    list_filter = ["policy", "category"]
+    search_fields = ["subject__external_id"]
+    list_select_related = ["subject__app", "category"]
+
+
+@admin.register(models.PendingMemory)
+class PendingMemoryAdmin(HistoryAdmin):
+    """The person decides on these (dashboard or API), not the operator."""
+
+    list_display = ["id", "subject", "kind", "category", "summary", "status", "created_at", "decided_at"]
+    list_filter = ["status", "kind", "category", "subject__app"]
+    search_fields = ["subject__external_id", "payload"]
+    list_select_related = ["subject__app", "category"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="memory")
+    def summary(self, obj):
+        payload = obj.payload or {}
+        if "key" in payload:
+            return truncate(f"{payload.get('key')} = {payload.get('value', '')}")
+        return truncate(str(payload.get("content", "")))
+
+
+# --- retrieval, audit, counters, embeddings ----------------------------------------------------
+
+
+@admin.register(models.RetrievalEvent)
+class RetrievalEventAdmin(HistoryAdmin):
+    list_display = ["created_at", "subject", "short_query", "item_count", "latency_ms", "from_cache"]
+    list_filter = ["from_cache", "subject__app"]
+    search_fields = ["query", "rewritten_query", "subject__external_id"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+    @admin.display(description="query")
+    def short_query(self, obj):
+        return truncate(obj.query)
+
+    @admin.display(description="items")
+    def item_count(self, obj):
+        return len(obj.items or [])
+
+
+@admin.register(models.ContextDelivery)
+class ContextDeliveryAdmin(HistoryAdmin):
+    list_display = ["conversation", "block", "digest", "updated_at"]
+    list_filter = ["block"]
+    search_fields = ["=conversation__id", "conversation__external_id"]
+    list_select_related = ["conversation"]
+
+
+@admin.register(models.AuditEvent)
+class AuditEventAdmin(HistoryAdmin):
+    list_display = [
+        "created_at",
+        "actor_kind",
+        "actor_id",
+        "action",
+        "object_kind",
+        "object_id",
+        "app",
+        "subject",
+    ]
+    list_filter = ["actor_kind", "action", "object_kind", "app"]
+    search_fields = ["actor_id", "object_id", "action", "subject__external_id"]
+    list_select_related = ["app", "subject__app"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+
+@admin.register(models.Counter)
+class CounterAdmin(HistoryAdmin):
+    list_display = ["name", "value", "updated_at"]
+    search_fields = ["name"]
+
+
+@admin.register(models.Embedding)
+class EmbeddingAdmin(HistoryAdmin):
+    list_display = ["kind", "item_id", "subject", "model_id", "dim", "created_at"]
+    list_filter = ["model_id", "kind", "subject__app"]
+    search_fields = ["=item_id", "model_id", "subject__external_id"]
+    list_select_related = ["subject__app"]
+    exclude = ["vector"]  # raw float32 bytes
+    show_full_result_count = False

@@ -1,0 +1,214 @@
+"""Facts, notes, links, votes, lessons and procedures."""
+
+from django.contrib import admin
+
+from memory import models
+from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, _actor, truncate
+from memory.services import (
+    note_forget,
+)
+from memory.services.lessons import lesson_delete, procedure_delete
+
+
+@admin.register(models.ProfileFact)
+class ProfileFactAdmin(HistoryAdmin):
+    """Every version of every fact: a set supersedes, a remove closes, nothing is rewritten."""
+
+    list_display = ["key", "short_value", "subject", "pinned", "category", "origin", "valid_from", "valid_to"]
+    list_filter = [
+        ("valid_to", admin.EmptyFieldListFilter),
+        "pinned",
+        "origin",
+        "category",
+        "subject__app",
+    ]
+    search_fields = ["key", "value", "subject__external_id"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "valid_from"
+
+    @admin.display(description="value")
+    def short_value(self, obj):
+        return truncate(obj.value)
+
+
+class NoteVersionInline(HistoryInline):
+    model = models.NoteVersion
+    fields = readonly_fields = ("version", "content", "tags", "origin", "created_at")
+    show_change_link = False
+
+
+class NoteSourceInline(HistoryInline):
+    model = models.NoteSource
+    fields = readonly_fields = ("conversation", "message", "created_at")
+    show_change_link = False
+
+
+@admin.register(models.Note)
+class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
+    list_display = [
+        "id",
+        "subject",
+        "short_content",
+        "tags",
+        "category",
+        "vote_score",
+        "recall_count",
+        "archived_at",
+        "created_at",
+    ]
+    list_filter = [
+        ("archived_at", admin.EmptyFieldListFilter),
+        "origin",
+        "category",
+        "subject__app",
+    ]
+    search_fields = ["content", "subject__external_id"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False  # a subject may hold 100k notes
+    inlines = [NoteVersionInline, NoteSourceInline]
+    deletable = True  # deleting is "forget", through note_forget
+
+    @admin.display(description="content")
+    def short_content(self, obj):
+        return truncate(obj.content)
+
+    def delete_model(self, request, obj):
+        note_forget(note=obj, actor=_actor(request))
+
+    def delete_queryset(self, request, queryset):
+        for note in queryset.select_related("subject"):
+            note_forget(note=note, actor=_actor(request))
+
+
+@admin.register(models.NoteVersion)
+class NoteVersionAdmin(HistoryAdmin):
+    list_display = ["note", "version", "short_content", "origin", "created_at"]
+    list_filter = ["origin"]
+    search_fields = ["content", "=note__id"]
+    list_select_related = ["note"]
+    show_full_result_count = False
+
+    @admin.display(description="content")
+    def short_content(self, obj):
+        return truncate(obj.content)
+
+
+@admin.register(models.NoteSource)
+class NoteSourceAdmin(HistoryAdmin):
+    list_display = ["note", "conversation", "message", "created_at"]
+    search_fields = ["=note__id", "=message__id"]
+    list_select_related = ["note", "conversation", "message"]
+    show_full_result_count = False
+
+
+@admin.register(models.NoteLink)
+class NoteLinkAdmin(HistoryAdmin):
+    list_display = ["src", "kind", "dst", "weight", "origin", "created_at"]
+    list_filter = ["kind", "origin", "src__subject__app"]
+    search_fields = ["=src__id", "=dst__id", "src__content", "src__subject__external_id"]
+    list_select_related = ["src", "dst"]
+    show_full_result_count = False
+
+
+@admin.register(models.VoteEvent)
+class VoteEventAdmin(HistoryAdmin):
+    list_display = ["created_at", "subject", "item_kind", "item_id", "signal", "delta", "actor"]
+    list_filter = ["signal", "item_kind", "subject__app"]
+    search_fields = ["actor", "subject__external_id", "=item_id"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "created_at"
+
+
+# --- lessons and procedures -------------------------------------------------------------------
+
+
+class LessonVersionInline(HistoryInline):
+    model = models.LessonVersion
+    fields = readonly_fields = ("version", "text", "tags", "origin", "created_at")
+    show_change_link = False
+
+
+@admin.register(models.Lesson)
+class LessonAdmin(ServiceDeleteMixin, HistoryAdmin):
+    list_display = [
+        "id",
+        "subject",
+        "short_text",
+        "vote_score",
+        "recall_count",
+        "distiller",
+        "version",
+        "created_at",
+    ]
+    list_filter = ["distiller", "origin", "subject__app"]
+    search_fields = ["text", "subject__external_id"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "created_at"
+    inlines = [LessonVersionInline]
+    deletable = True
+
+    @admin.display(description="text")
+    def short_text(self, obj):
+        return truncate(obj.text)
+
+    def delete_model(self, request, obj):
+        lesson_delete(lesson=obj, actor=_actor(request))
+
+    def delete_queryset(self, request, queryset):
+        for lesson in queryset.select_related("subject"):
+            lesson_delete(lesson=lesson, actor=_actor(request))
+
+
+@admin.register(models.LessonVersion)
+class LessonVersionAdmin(HistoryAdmin):
+    list_display = ["lesson", "version", "origin", "created_at"]
+    search_fields = ["text", "=lesson__id"]
+    list_select_related = ["lesson"]
+
+
+class ProcedureVersionInline(HistoryInline):
+    model = models.ProcedureVersion
+    fields = readonly_fields = ("version", "title", "steps", "origin", "created_at")
+    show_change_link = False
+
+
+@admin.register(models.Procedure)
+class ProcedureAdmin(ServiceDeleteMixin, HistoryAdmin):
+    list_display = [
+        "id",
+        "subject",
+        "title",
+        "step_count",
+        "vote_score",
+        "distiller",
+        "version",
+        "created_at",
+    ]
+    list_filter = ["distiller", "origin", "subject__app"]
+    search_fields = ["title", "steps", "subject__external_id"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "created_at"
+    inlines = [ProcedureVersionInline]
+    deletable = True
+
+    @admin.display(description="steps")
+    def step_count(self, obj):
+        return len(obj.steps or [])
+
+    def delete_model(self, request, obj):
+        procedure_delete(procedure=obj, actor=_actor(request))
+
+    def delete_queryset(self, request, queryset):
+        for procedure in queryset.select_related("subject"):
+            procedure_delete(procedure=procedure, actor=_actor(request))
+
+
+@admin.register(models.ProcedureVersion)
+class ProcedureVersionAdmin(HistoryAdmin):
+    list_display = ["procedure", "version", "title", "origin", "created_at"]
+    search_fields = ["title", "=procedure__id"]
+    list_select_related = ["procedure"]
+
+
+# --- consent --------------------------------------------------------------------------------
