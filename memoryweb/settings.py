@@ -249,6 +249,12 @@ else:
 # The MEMORY tree: seed defaults live in memory/config.py; MEMORYWEB_CONFIG names a JSON file
 # with overrides, and MEMORY__SECTION__KEY variables override single keys (see README).
 MEMORYWEB_CONFIG = env_str("MEMORYWEB_CONFIG")
+# Vector search (memory/search/vectors): "auto" uses sqlite-vec or pgvector where loaded,
+# "numpy" forces brute force; the per-process cache of subjects' vectors is bounded in MB.
+MEMORYWEB_VECTOR_SEARCH = env_str("MEMORYWEB_VECTOR_SEARCH", "auto").strip().lower()
+if MEMORYWEB_VECTOR_SEARCH not in ("auto", "numpy"):
+    raise ImproperlyConfigured(f"MEMORYWEB_VECTOR_SEARCH={MEMORYWEB_VECTOR_SEARCH!r}: use auto or numpy")
+MEMORYWEB_VECTOR_CACHE_MB = env_int("MEMORYWEB_VECTOR_CACHE_MB", 512)
 
 LOGGING = {
     "version": 1,

@@ -2,12 +2,12 @@
 memory.search.vectors): sign bits and int8 vectors, loaded from the subject's vec0 partition
 or from the floats, appended to when newer vectors appear."""
 
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from memory.search.vectors.index import backend, index_table, int8_copy
@@ -38,7 +38,7 @@ _cache_lock = threading.Lock()
 
 
 def _cache_budget() -> int:
-    return int(os.environ.get("MEMORYWEB_VECTOR_CACHE_MB", "512")) << 20
+    return settings.MEMORYWEB_VECTOR_CACHE_MB << 20
 
 
 def cache_clear() -> None:

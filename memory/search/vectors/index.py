@@ -3,7 +3,6 @@
 
 import hashlib
 import logging
-import os
 
 import numpy as np
 from django.conf import settings
@@ -19,10 +18,7 @@ _pgvector_available: dict[str, bool] = {}  # alias -> can the extension be used
 
 
 def _setting() -> str:
-    value = getattr(settings, "MEMORYWEB_VECTOR_SEARCH", None) or os.environ.get(
-        "MEMORYWEB_VECTOR_SEARCH", "auto"
-    )
-    value = value.strip().lower()
+    value = settings.MEMORYWEB_VECTOR_SEARCH.strip().lower()
     if value not in ("auto", "numpy"):
         raise ValueError(f"MEMORYWEB_VECTOR_SEARCH={value!r}: use auto or numpy")
     return value
