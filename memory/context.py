@@ -17,12 +17,12 @@ from django.utils import timezone
 from memory.config import MemoryConfig
 from memory.links import ranked_expand
 from memory.models import Lesson, Note, Procedure, ProfileFact, Subject
+from memory.ranking import rank_notes
 from memory.rewriter import rewrite_query
 from memory.search.lexical import (
     NoteFilter,
     fact_keyword_search,
     lesson_search,
-    note_search,
     procedure_search,
     query_terms,
     word_set,
@@ -176,39 +176,17 @@ def _profile(subject: Subject, terms: list[str], cap: int) -> tuple[list[str], l
     return lines, items
 
 
-def _note_line(note: Note) -> str:
+def note_line(note: Note) -> str:
     when = note.occurred_at or note.created_at
     return f"- [n:{note.pk} · {when:%Y-%m-%d}] {note.content}"
 
 
-def _rank_notes(subject, terms, conversation, config, now) -> list[tuple[Note, float, str]]:
+def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[Note, float, str]]:
+    """Candidates, fusion and signals: memory/ranking.py (`retrieve.mode`)."""
     filters = NoteFilter(scopes=sorted({"", conversation.scope}) if conversation else None)
-    hits = note_search(subject.pk, terms, limit=config["recallInjection.candidates"], filters=filters)
-    if not hits:
-        return []
-    notes = Note.objects.in_bulk([h.id for h in hits])
-    top = max(h.score for h in hits)
-    w_rel, w_votes, w_rec = config["scoring.relevance"], config["scoring.votes"], config["scoring.recency"]
-    half_life = config["scoring.recencyHalfLifeDays"]
-    max_vote = config["voting.maxVotePerItem"] or 1.0
-    terms_set = set(terms)
-    ranked = []
-    for hit in hits:
-        note = notes.get(hit.id)
-        if note is None:
-            continue
-        relevance = hit.score / top
-        votes = note.vote_score / max_vote
-        age_days = max((now - (note.occurred_at or note.created_at)).total_seconds() / 86400, 0.0)
-        recency = 0.5 ** (age_days / half_life) if half_life > 0 else 0.0
-        score = w_rel * relevance + w_votes * votes + w_rec * recency
-        matched = sorted(terms_set & word_set(note.content + " " + " ".join(note.tags)))
-        reason = f"matched {', '.join(matched[:6])}" if matched else "matched stemmed terms"
-        if note.vote_score:
-            reason += f"; votes {note.vote_score:+g}"
-        ranked.append((note, score, reason))
-    ranked.sort(key=lambda r: (-r[1], -r[0].pk))
-    return ranked
+    return rank_notes(
+        subject_id=subject.pk, query=query, terms=terms, filters=filters, config=config, now=now
+    )
 
 
 def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str], list[str], list[Item]]:
@@ -219,7 +197,7 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str]
     items: list[Item] = []
     for note, score, reason in ranked:
         if len(recalled) < k:
-            line = _note_line(note)
+            line = note_line(note)
             if not _fit("recalled", recalled, line, recall_cap):
                 room = recall_cap - estimate_tokens(_section("recalled", [*recalled, ""]))
                 line = truncate_to_tokens(line, room) if room >= 24 else ""
@@ -350,9 +328,11 @@ def context_build(
     now = timezone.now()
 
     profile_lines, profile_items = _profile(subject, terms, config["profile.maxTokens"])
-    ranked = _rank_notes(subject, terms, conversation, config, now) if terms else []
-    scopes = sorted({"", conversation.scope}) if conversation else None
-    ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
+    ranked = _rank_notes(subject, rewritten, terms, conversation, config, now) if terms else []
+    expanded: set[int] = set()
+    if config["retrieve.mode"] in ("fts", "full"):  # the graph belongs to the text modes' signals
+        scopes = sorted({"", conversation.scope}) if conversation else None
+        ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
     recalled, index, note_items = _recalled_and_index(ranked, config, expanded)
 
     prefix_cap = config["stablePrefix.maxTokens"]

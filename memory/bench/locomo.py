@@ -15,6 +15,17 @@ question's evidence turns covered by the notes of the `recalled` section, hit@k 
 the same with `memory-index` items counted too is reported under `with_memory_index`.
 Questions without evidence after normalisation are skipped and counted.
 
+Modes (`modes`): every question is scored under each retrieval mode (`retrieve.mode`: fts,
+vector, hybrid, full; memory/ranking.py) on the same ingested notes, side by side. With
+`embeddings="local"` the notes are embedded once per subject after ingest (a timed batch
+through `embed_notes`, apart from the ingest rate) and the contexts are built with that
+provider; with "none" the vector list is empty, so `full` is full-text + signals and `vector`
+and `hybrid` are refused. With `bm25`, a plain BM25 baseline (memory/bench/bm25.py: rank_bm25
+over the same notes, no stemming, no signals) is scored in the same run: its top k notes are
+its recalled items, its tokens those k notes rendered as the recalled section renders them.
+The first mode is the primary one: its summary is the top level of the result, the others are
+under "modes", the baseline under "bm25".
+
 With `reflect`, each conversation is scored twice. First "turns", exactly as above. Then the
 turn reflection runs over every message (memory/bench/reflect.py: one ReflectionRun per message,
 `turn_reflect` called synchronously, heuristic path unless a reflection LLM is configured; the
@@ -39,6 +50,7 @@ from django.utils import timezone
 
 from chat.services import conversation_get_or_create, message_add
 from memory.bench import reflect as reflection
+from memory.bench.bm25 import Bm25Index
 from memory.bench.locomo_data import (
     CATEGORIES,
     CATEGORY_NAMES,
@@ -51,8 +63,10 @@ from memory.bench.locomo_data import (
 )
 from memory.bench.report import fmt, latency_summary, mean, rounded, table
 from memory.config import MemoryConfig, get_config
-from memory.context import context_build
+from memory.context import context_build, note_line
+from memory.models import Note
 from memory.services import Actor, app_create, note_store, subject_get_or_create
+from memory.tokens import estimate_tokens
 
 __all__ = ["load", "normalise_evidence", "parse_sample", "parse_session_date", "render", "run"]
 
@@ -163,6 +177,31 @@ def score_question(
     return row
 
 
+def score_bm25(index: Bm25Index, question: Question, note_dia, ks: list[int]) -> dict:
+    """The baseline's row, shaped like `score_question`'s: its top k notes are its recalled
+    items; tokens are those notes rendered as `### recalled` lines (no other section)."""
+    evidence = set(question.evidence)
+    row: dict = {"question": question.text, "category": question.category, "evidence": question.evidence}
+    best, latency = index.top(question.text, max(ks))
+    notes = Note.objects.in_bulk(best)
+    row["by_k"] = {}
+    for k in ks:
+        covered: set[str] = set()
+        for note_id in best[:k]:
+            covered |= note_dia.get(note_id, set())
+        covered &= evidence
+        tokens = sum(estimate_tokens(note_line(notes[i])) for i in best[:k] if i in notes)
+        row["by_k"][k] = {
+            "recall": len(covered) / len(evidence),
+            "hit": 1.0 if covered else 0.0,
+            "recall_index": len(covered) / len(evidence),
+            "hit_index": 1.0 if covered else 0.0,
+            "tokens": tokens,
+            "latency_ms": latency,
+        }
+    return row
+
+
 def _aggregate(rows: list[dict], ks: list[int], *, index: bool, suffix: str | None = None) -> dict:
     suffix = suffix if suffix is not None else ("_index" if index else "")
     result: dict = {}
@@ -188,8 +227,21 @@ def summarise(rows: list[dict], ks: list[int], *, skipped: int) -> dict:
     main_k = 10 if 10 in ks else min(ks, key=lambda k: abs(k - 10))
     tokens_by_k = {str(k): rounded(mean([r["by_k"][k]["tokens"] for r in rows]), 4) for k in ks}
     latency_by_k = {str(k): latency_summary([r["by_k"][k]["latency_ms"] for r in rows]) for k in ks}
+    groups = {
+        **{c: [r for r in rows if r["category"] == c] for c in CATEGORIES},
+        "overall_1_4": [r for r in rows if r["category"] in {"1", "2", "3", "4"}],
+        "overall_1_5": rows,
+    }
+    cost = {
+        name: {
+            "tokens_mean": rounded(mean([r["by_k"][main_k]["tokens"] for r in group]), 1),
+            "latency_p50_ms": latency_summary([r["by_k"][main_k]["latency_ms"] for r in group])["p50"],
+        }
+        for name, group in groups.items()
+    }
     return {
         **block(index=False),
+        "cost_at_main_k": cost,
         "tokens_mean": tokens_by_k[str(main_k)],
         "tokens_mean_by_k": tokens_by_k,
         "latency_ms": {key: latency_by_k[str(main_k)][key] for key in ("p50", "p95")},
@@ -234,31 +286,86 @@ def _reflection_summary(rows: list[dict], ks: list[int], *, skipped: int, stats:
     return block
 
 
+MODES = ("fts", "vector", "hybrid", "full")
+VECTOR_MODES = {"vector", "hybrid"}
+
+
+class BenchError(Exception):
+    """The benchmark cannot run as asked (the message says why)."""
+
+
+def _embed_subject(subject, config: MemoryConfig) -> tuple[int, float]:
+    """Embed the subject's notes in batches (already embedded ones are skipped); (written, s)."""
+    from memory.services.embeddings import embed_notes
+
+    started = time.perf_counter()
+    written = embed_notes(Note.objects.filter(subject=subject).order_by("pk"), config=config)
+    return written, time.perf_counter() - started
+
+
+def _check_embedder(config: MemoryConfig) -> str:
+    """The embedder's model id, after one probe; BenchError when it cannot run."""
+    from memory.embeddings import get_embedder
+
+    try:
+        embedder = get_embedder(config)
+        if embedder is None:
+            raise BenchError("embeddings are off")
+        embedder.embed(["probe"])
+    except BenchError:
+        raise
+    except Exception as exc:
+        raise BenchError(f"the embedding provider cannot run: {exc}") from exc
+    return embedder.model_id
+
+
 def run(
     data: list[dict] | str | Path,
     *,
     ks: list[int],
+    modes: list[str] | tuple[str, ...] = ("full",),
+    embeddings: str = "none",
+    bm25: bool = False,
     limit_conversations: int | None = None,
     record: bool = False,
     details: bool = False,
     reflect: bool = False,
     out: Callable[[str], None] = print,
 ) -> dict:
-    """Ingest each conversation into its own subject of a fresh App and score every question.
+    """Ingest each conversation into its own subject of a fresh App and score every question
+    under each of `modes` (the first is the primary one), and with `bm25` the baseline too.
 
     With `reflect`, also reflect on every turn and score again over turns + extracted memories
-    (the summary's "reflection" key)."""
+    (the summary's "reflection" key; primary mode only)."""
+    modes = list(dict.fromkeys(modes))
+    unknown = [m for m in modes if m not in MODES]
+    if not modes or unknown:
+        raise BenchError(f"unknown retrieval mode {unknown[0] if unknown else ''!r}: use {', '.join(MODES)}")
+    if embeddings == "none" and VECTOR_MODES & set(modes):
+        raise BenchError("modes vector and hybrid need embeddings: use embeddings local")
     raw = load(data) if isinstance(data, (str, Path)) else data
     samples = [parse_sample(s) for s in raw[:limit_conversations]]
     actor = Actor.system("bench")
-    # the heuristic path, whatever the environment configures for the reflection LLM
-    app_config = (
-        {"memory": {"reflection": {"enabled": True}, "llm": {"reflection": "none"}}} if reflect else None
+    # the heuristic path, whatever the environment configures for the reflection LLM; notes
+    # are embedded in batches after ingest, not one by one as note_store would
+    memory_config: dict = {"embeddings": {"provider": "none"}}
+    if reflect:
+        memory_config |= {"reflection": {"enabled": True}, "llm": {"reflection": "none"}}
+    app = app_create(
+        name=f"bench-locomo-{timezone.now():%Y%m%d-%H%M%S-%f}", config={"memory": memory_config}, actor=actor
     )
-    app = app_create(name=f"bench-locomo-{timezone.now():%Y%m%d-%H%M%S-%f}", config=app_config, actor=actor)
     base = get_config(app)
-    configs = {k: config_for_k(base, k) for k in ks}
-    rows, skipped, dropped, ingest_stats = [], 0, 0, {"turns": 0, "merged": 0, "seconds": 0.0}
+    searching = base.with_overrides({"embeddings": {"provider": embeddings}})
+    model_id = _check_embedder(searching) if embeddings != "none" else None
+    configs = {
+        mode: {k: config_for_k(searching.with_overrides({"retrieve": {"mode": mode}}), k) for k in ks}
+        for mode in modes
+    }
+    primary = modes[0]
+    rows: dict[str, list[dict]] = {mode: [] for mode in modes}
+    bm25_rows: list[dict] = []
+    skipped, dropped, ingest_stats = 0, 0, {"turns": 0, "merged": 0, "seconds": 0.0}
+    embed_stats = {"notes": 0, "seconds": 0.0}
     reflected_rows: list[dict] = []
     reflect_stats: dict = {"turns": 0, "seconds": 0.0, "skipped": 0, "sources": {}}
     reflect_stats |= dict.fromkeys(reflection.STAT_KEYS, 0)
@@ -273,7 +380,13 @@ def run(
             f"{sample.sample_id}: {stats['turns']} turns in {stats['seconds']:.1f} s "
             f"({stats['merged']} merged by dedup), {len(sample.questions)} questions"
         )
+        if model_id is not None:
+            written, seconds = _embed_subject(subject, searching)
+            embed_stats["notes"] += written
+            embed_stats["seconds"] += seconds
+            out(f"{sample.sample_id}: embedded {written} notes in {seconds:.1f} s ({model_id})")
         note_dia = reflection.note_dia_ids(subject)
+        index = Bm25Index.for_subject(subject) if bm25 else None
         scored = []
         for question in sample.questions:
             dropped += len(question.dropped)
@@ -281,7 +394,10 @@ def run(
                 skipped += 1
                 continue
             scored.append(question)
-            rows.append(score_question(subject, question, note_dia, configs, record))
+            for mode in modes:
+                rows[mode].append(score_question(subject, question, note_dia, configs[mode], record))
+            if index is not None:
+                bm25_rows.append(score_bm25(index, question, note_dia, ks))
         if not reflect:
             continue
         reflection.allow_every_category(subject=subject, actor=actor)
@@ -296,11 +412,20 @@ def run(
             f"{sample.sample_id}: reflected {result['turns']} turns in {result['seconds']:.1f} s "
             f"({result['facts']} facts, {result['notes']} notes, {result['pending']} pending)"
         )
+        if model_id is not None:
+            _embed_subject(subject, searching)  # the extracted notes
         note_dia = reflection.note_dia_ids(subject)
         fact_dia = reflection.fact_dia_ids(subject)
         for question in scored:
-            reflected_rows.append(score_question(subject, question, note_dia, configs, record, fact_dia))
-    summary = summarise(rows, ks, skipped=skipped)
+            reflected_rows.append(
+                score_question(subject, question, note_dia, configs[primary], record, fact_dia)
+            )
+    summary = summarise(rows[primary], ks, skipped=skipped)
+    summary["mode"] = primary
+    summary["embeddings"] = model_id or "none"
+    summary["modes"] = {mode: summarise(rows[mode], ks, skipped=skipped) for mode in modes}
+    if bm25:
+        summary["bm25"] = summarise(bm25_rows, ks, skipped=skipped)
     summary["app"] = app.name
     summary["conversations"] = len(samples)
     summary["dropped_evidence_refs"] = dropped
@@ -311,12 +436,20 @@ def run(
         if ingest_stats["seconds"]
         else None,
     }
+    if model_id is not None:
+        summary["embedding"] = {
+            "model": model_id,
+            "notes": embed_stats["notes"],
+            "notes_per_s": rounded(embed_stats["notes"] / embed_stats["seconds"], 2)
+            if embed_stats["seconds"]
+            else None,
+        }
     if reflect:
         summary["reflection"] = _reflection_summary(
             reflected_rows, ks, skipped=skipped, stats=reflect_stats, stored=stored
         )
     if details:
-        summary["details"] = _details(rows)
+        summary["details"] = _details(rows[primary])
         if reflect:
             summary["reflection"]["details"] = _details(reflected_rows)
     return summary
@@ -345,7 +478,7 @@ def render(summary: dict, ks: list[int]) -> str:
 
     headers = ["category", "n", *[f"{m}@{k}" for k in ks for m in ("recall", "hit")]]
     parts = [
-        "recalled section:",
+        f"mode {summary.get('mode', 'full')} (embeddings: {summary.get('embeddings', 'none')}), recalled section:",
         table(headers, rows_of(summary)),
         "",
         "recalled + memory-index:",
@@ -360,9 +493,57 @@ def render(summary: dict, ks: list[int]) -> str:
         f"ingest: {summary['ingest']['turns']} turns, {fmt(summary['ingest']['turns_per_s'], 1)} turns/s "
         f"(message + note each), {summary['ingest']['merged_notes']} merged by dedup",
     ]
+    if "embedding" in summary:
+        emb = summary["embedding"]
+        parts.append(
+            f"embedding: {emb['notes']} notes at {fmt(emb['notes_per_s'], 1)} notes/s ({emb['model']}, batched)"
+        )
+    if len(summary.get("modes", {})) > 1 or "bm25" in summary:
+        parts += ["", *render_side_by_side(summary, ks)]
     if "reflection" in summary:
         parts += ["", *_render_reflection(summary, ks, headers, rows_of)]
     return "\n".join(parts)
+
+
+def render_side_by_side(summary: dict, ks: list[int]) -> list[str]:
+    """Every mode and the BM25 baseline, per category: recall@k, hit at the main k, mean context
+    tokens and p50 context-build latency at the main k."""
+    setups = dict(summary.get("modes", {}))
+    if "bm25" in summary:
+        setups["bm25 baseline"] = summary["bm25"]
+    main_k = summary["main_k"]
+    headers = ["category", "setup", "n", *[f"R@{k}" for k in ks], f"H@{main_k}", "tokens", "p50 ms"]
+    rows = []
+    names = [*[(c, f"{c} {CATEGORY_NAMES[c]}") for c in CATEGORIES], ("overall_1_4", "overall 1-4")]
+    names.append(("overall_1_5", "overall 1-5"))
+    for key, label in names:
+        for setup, block in setups.items():
+            agg = block[key] if key.startswith("overall") else block["by_category"][key]
+            cost = block["cost_at_main_k"][key]
+            rows.append(
+                [
+                    label,
+                    setup,
+                    agg["n"],
+                    *[agg[f"recall@{k}"] for k in ks],
+                    agg[f"hit@{main_k}"],
+                    cost["tokens_mean"],
+                    cost["latency_p50_ms"],
+                ]
+            )
+    lines = [
+        f"side by side (recalled section; tokens and p50 at k={main_k}; the baseline's tokens are its "
+        "k notes alone, its latency the BM25 scoring alone):",
+        table(headers, rows),
+    ]
+    primary = summary["modes"][summary["mode"]]["overall_1_4"] if "modes" in summary else None
+    if primary is not None and "bm25" in summary and f"recall@{main_k}" in primary:
+        ours, base = primary[f"recall@{main_k}"], summary["bm25"]["overall_1_4"][f"recall@{main_k}"]
+        lines.append(
+            f"{summary['mode']} vs bm25, recall@{main_k} categories 1-4: {fmt(ours)} vs {fmt(base)} "
+            f"({(ours - base) * 100:+.1f} points)"
+        )
+    return lines
 
 
 def _render_reflection(summary: dict, ks: list[int], headers: list[str], rows_of) -> list[str]:

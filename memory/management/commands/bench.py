@@ -5,6 +5,8 @@ They write to the configured database. Run them against a scratch one:
     export MEMORYWEB_VAR_DIR=$(mktemp -d)
     .venv/bin/python manage.py migrate
     .venv/bin/python manage.py bench context --notes 1000,10000,100000 --queries 200 --json ctx.json
+    .venv/bin/python manage.py bench context --notes 10000,100000 --mode fts,hybrid --no-http --json ctx.json
+    .venv/bin/python manage.py bench context --notes 100000 --subjects 1000 --mode fts,hybrid --json ctx1000.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --json locomo.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --reflect --json r.json
     .venv/bin/python manage.py bench consolidate --notes 10000,100000 --json consolidate.json
@@ -34,6 +36,26 @@ def int_list(text: str) -> list[int]:
     if not values or any(v <= 0 for v in values):
         raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
     return values
+
+
+def mode_list(text: str) -> list[str]:
+    modes = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [m for m in modes if m not in locomo_bench.MODES]
+    if not modes or unknown:
+        raise argparse.ArgumentTypeError(
+            f"expected modes among {', '.join(locomo_bench.MODES)}, got {text!r}"
+        )
+    return modes
+
+
+def context_mode_list(text: str) -> list[str]:
+    modes = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [m for m in modes if m not in context_bench.MODES]
+    if not modes or unknown:
+        raise argparse.ArgumentTypeError(
+            f"expected modes among {', '.join(context_bench.MODES)}, got {text!r}"
+        )
+    return modes
 
 
 def positive_int(text: str) -> int:
@@ -87,6 +109,13 @@ class Command(BaseCommand):
         ctx.add_argument(
             "--fresh", action="store_true", help="refill sizes that an earlier run already filled"
         )
+        ctx.add_argument(
+            "--mode",
+            type=context_mode_list,
+            default=["fts"],
+            help="retrieval modes to time, e.g. fts,hybrid: fts, vector, hybrid, full; every mode but fts "
+            "uses local embeddings (all-MiniLM-L6-v2), and the notes are embedded once before the first",
+        )
         ctx.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
 
         loc = subparsers.add_parser(
@@ -106,6 +135,25 @@ class Command(BaseCommand):
             action="store_true",
             help="also run the turn reflection over every turn (heuristic path, synchronous, consent "
             "allowed for every category) and score retrieval over turns + extracted memories",
+        )
+        loc.add_argument(
+            "--mode",
+            type=mode_list,
+            default=["full"],
+            help="retrieval modes to score side by side, the first being the primary one: "
+            "fts, vector, hybrid, full (e.g. fts,vector,hybrid,full)",
+        )
+        loc.add_argument(
+            "--embeddings",
+            choices=["local", "none"],
+            default="local",
+            help="embedding provider for the vector list (local: all-MiniLM-L6-v2 on onnxruntime; "
+            "none: full mode is full-text + signals)",
+        )
+        loc.add_argument(
+            "--no-bm25",
+            action="store_true",
+            help="skip the plain BM25 baseline (rank-bm25) scored in the same run",
         )
         loc.add_argument("--json", metavar="OUT", help="write the summary as JSON to this file")
 
@@ -161,6 +209,7 @@ class Command(BaseCommand):
             k=options["k"],
             record=not options["no_record"],
             fresh=options["fresh"],
+            modes=options["mode"],
             out=self._out,
         )
         self.stdout.write("")
@@ -180,15 +229,21 @@ class Command(BaseCommand):
                 "memories are stored, not queued as pending; one ReflectionRun per turn, "
                 "chat.reflect.turn_reflect called synchronously (no Celery), heuristic extractor."
             )
-        summary = locomo_bench.run(
-            data,
-            ks=ks,
-            limit_conversations=options["limit_conversations"],
-            record=options["record"],
-            details=options["details"],
-            reflect=options["reflect"],
-            out=self._out,
-        )
+        try:
+            summary = locomo_bench.run(
+                data,
+                ks=ks,
+                modes=options["mode"],
+                embeddings=options["embeddings"],
+                bm25=not options["no_bm25"],
+                limit_conversations=options["limit_conversations"],
+                record=options["record"],
+                details=options["details"],
+                reflect=options["reflect"],
+                out=self._out,
+            )
+        except locomo_bench.BenchError as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write("")
         self.stdout.write(locomo_bench.render(summary, ks))
         return summary

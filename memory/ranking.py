@@ -1,0 +1,378 @@
+"""Ranking the subject's notes for one message (DESIGN §4, the hot read's candidate search and
+scoring). Used by the context builder; reads only.
+
+Retrieval modes (`retrieve.mode`):
+- `fts`: the full-text list alone;
+- `vector`: the nearest neighbours of the message's embedding alone;
+- `hybrid`: both lists fused by weighted reciprocal rank;
+- `full` (the default): hybrid plus every signal below. With embeddings off (or failing) the
+  vector list is empty, so `full` is the full-text list plus the signals.
+
+Every mode scores votes, recency and confirmations on top of relevance (`scoring.*`).
+Only `full` adds:
+- **neighbouring turns**: a note whose source message sits within `scoring.neighbourWindow`
+  messages of a candidate's source message in the same conversation is lifted by
+  `scoring.neighbours` × that candidate's relevance. The answer to a question often sits in the
+  turn after the one that shares its words ("What was it about?" → "It was a poetry reading
+  …"); a lifted note that was no candidate joins the ranking as its own item;
+- **session**: notes of the conversation whose best candidates are strongest get
+  `scoring.session` × that conversation's share;
+- **dates**: a date in the message ("in May 2023", "on 3 June", "last week", resolved against
+  now) lifts notes whose date falls in it by `scoring.dateMatch`; a "when" question lifts
+  notes that themselves mention a date by `scoring.whenDated`.
+
+Link expansion over the note graph (memory/links.py) follows in `fts` and `full` mode; the
+context builder does it, after ranking.
+
+Weighted reciprocal rank: a note at rank r (1-based) of a list with weight w earns
+w / (`retrieve.fusion.rrfK` + r); the sum over the lists, divided by the best note's sum, is its
+relevance in (0, 1]. In `fts` and `vector` mode the list's own scores give the relevance (score
+÷ best score), as before fusion existed.
+"""
+
+import logging
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+from django.db import connection
+from django.db.models import Count
+
+from memory.config import MemoryConfig
+from memory.models import Note, NoteSource
+from memory.search.lexical import Hit, NoteFilter, note_filter_queryset, note_search, word_set
+from memory.temporal import resolve_dates
+
+logger = logging.getLogger(__name__)
+
+MODES = ("fts", "vector", "hybrid", "full")
+# candidates whose turn neighbours are looked up: the strongest ones (a weak candidate lifts
+# its neighbours too little to matter, and each costs a small index lookup)
+NEIGHBOUR_SEEDS = 30
+MATCHED = "matched stemmed terms"
+# a conversation's strength: the sum of its best few candidates' relevance
+SESSION_TOP = 3
+
+WHEN_QUESTION = re.compile(
+    r"\b(?:when|what (?:date|day|year|month|time)|which (?:date|day|year|month)|how long ago|"
+    r"since when|how long (?:has|have|had|did|was|were))\b",
+    re.IGNORECASE,
+)
+_HAS_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+# "in June", "during the summer": named months of no particular year ("next month" is one month)
+CALENDAR_MONTHS = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|spring|summer|autumn|fall|winter)", re.IGNORECASE
+)
+RELATIVE = re.compile(r"\b(?:last|next|this|coming|past|ago)\b", re.IGNORECASE)
+# a cheap test before memory.temporal's full set of rules: no date without one of these
+DATE_HINT = re.compile(
+    r"\d|\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this|week|weekend|month|year|"
+    r"spring|summer|autumn|fall|winter|mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|"
+    r"aug|sep|oct|nov|dec)",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Candidate:
+    note: Note
+    relevance: float = 0.0  # fused list relevance, in [0, 1]
+    boost: float = 0.0  # date signals, added to relevance before neighbours see it
+    lift: float = 0.0  # from neighbouring turns
+    score: float = 0.0
+    why: list[str] = field(default_factory=list)
+
+    @property
+    def topical(self) -> float:
+        return self.relevance + self.boost
+
+
+def weighted_rrf(lists: list[tuple[list[int], float]], k: float) -> dict[int, float]:
+    """{id: Σ weight / (k + rank)} over the lists (rank 1-based), divided by the best sum."""
+    fused: dict[int, float] = defaultdict(float)
+    for ids, weight in lists:
+        if weight <= 0:
+            continue
+        for rank, item in enumerate(ids, start=1):
+            fused[item] += weight / (k + rank)
+    top = max(fused.values(), default=0.0)
+    return {item: value / top for item, value in fused.items()} if top > 0 else {}
+
+
+def _by_score(hits: list[Hit]) -> dict[int, float]:
+    top = max((h.score for h in hits), default=0.0)
+    return {h.id: h.score / top for h in hits} if top > 0 else {}
+
+
+# --- dates -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DateWindow:
+    """A date the message names: a range of days, or, without a year, months (any year)."""
+
+    start: date | None = None
+    end: date | None = None
+    months: frozenset[int] = frozenset()
+
+    def holds(self, day: date, slack_days: int) -> bool:
+        if self.months:
+            return day.month in self.months or (day - timedelta(days=slack_days)).month in self.months
+        assert self.start is not None and self.end is not None
+        return self.start <= day <= self.end + timedelta(days=slack_days)
+
+
+def message_dates(text: str, now: datetime) -> list[DateWindow]:
+    """The dates `text` names, resolved against `now` (memory.temporal). A named month or season
+    without a year ("in June", "during the summer") matches those months of any year; "next
+    month" or "last summer" is the one period they resolve to."""
+    windows = []
+    for mention in resolve_dates(text, now):
+        end = mention.end or mention.start
+        if (
+            mention.granularity == "month"
+            and CALENDAR_MONTHS.search(mention.phrase)
+            and not (_HAS_YEAR.search(mention.phrase) or RELATIVE.search(mention.phrase))
+        ):
+            months: set[int] = set()
+            day = mention.start.replace(day=1)
+            while day <= end and len(months) < 12:
+                months.add(day.month)
+                day = (day + timedelta(days=32)).replace(day=1)
+            windows.append(DateWindow(months=frozenset(months)))
+        else:
+            windows.append(DateWindow(start=mention.start, end=end))
+    return windows
+
+
+def asks_when(text: str) -> bool:
+    """Whether the message asks for a time: "when …", "what year …", "how long ago …"."""
+    return bool(WHEN_QUESTION.search(text))
+
+
+@lru_cache(maxsize=8192)
+def mentions_date(text: str, reference: date) -> bool:
+    """Whether `text` names a date ("last week", "May 3", "2023-05-08"); cached per process
+    (the same notes come back as candidates again and again)."""
+    return bool(DATE_HINT.search(text)) and bool(resolve_dates(text, reference))
+
+
+def _note_day(note: Note) -> date:
+    return (note.occurred_at or note.created_at).date()
+
+
+# --- neighbouring turns ----------------------------------------------------------------------
+
+
+def _adjacent_messages(message_ids: list[int], window: int) -> list[tuple[int, int, int]]:
+    """(message id, adjacent message id, distance) for up to `window` messages before and after
+    each message in its conversation, in the conversation's timeline order (occurred_at, id).
+
+    One statement: the messages of the conversations involved are numbered in timeline order
+    (the message_timeline index) and paired within the window."""
+    if not message_ids or window <= 0:
+        return []
+    marks = ", ".join(["%s"] * len(message_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH ordered AS (SELECT id, conversation_id, ROW_NUMBER() OVER ("
+            "PARTITION BY conversation_id ORDER BY occurred_at, id) AS pos FROM chat_message "
+            f"WHERE conversation_id IN (SELECT conversation_id FROM chat_message WHERE id IN ({marks}))) "
+            "SELECT s.id, o.id, o.pos - s.pos FROM ordered s JOIN ordered o "
+            "ON o.conversation_id = s.conversation_id AND o.pos BETWEEN s.pos - %s AND s.pos + %s "
+            f"WHERE s.id IN ({marks}) AND o.id <> s.id",
+            [*message_ids, window, window, *message_ids],
+        )
+        return [(seed, other, abs(offset)) for seed, other, offset in cursor.fetchall()]
+
+
+def _neighbour_lifts(
+    candidates: dict[int, Candidate], *, subject_id: int, filters: NoteFilter, config: MemoryConfig
+) -> dict[int, tuple[float, int]]:
+    """{note id: (lift, from note id)}: the best `scoring.neighbours` × relevance that a seed
+    candidate passes to the notes of the turns around its own."""
+    weight, window = config["scoring.neighbours"], config["scoring.neighbourWindow"]
+    if weight <= 0 or window <= 0 or not candidates:
+        return {}
+    seeds = sorted(candidates.values(), key=lambda c: -c.topical)[:NEIGHBOUR_SEEDS]
+    seed_messages: dict[int, list[int]] = defaultdict(list)
+    for note_id, message_id in NoteSource.objects.filter(
+        note_id__in=[c.note.pk for c in seeds], message__isnull=False
+    ).values_list("note_id", "message_id"):
+        seed_messages[message_id].append(note_id)
+    adjacent = _adjacent_messages(sorted(seed_messages), window)
+    if not adjacent:
+        return {}
+    sources = list(
+        NoteSource.objects.filter(message_id__in={other for _, other, _ in adjacent}).values_list(
+            "note_id", "message_id"
+        )
+    )
+    live = set(
+        note_filter_queryset(
+            Note.objects.filter(subject_id=subject_id, pk__in={note_id for note_id, _ in sources}), filters
+        ).values_list("pk", flat=True)
+    )
+    notes_of: dict[int, set[int]] = defaultdict(set)
+    for note_id, message_id in sources:
+        if note_id in live:
+            notes_of[message_id].add(note_id)
+    lifts: dict[int, tuple[float, int]] = {}
+    for seed_message, other, _distance in adjacent:
+        for seed_note in seed_messages[seed_message]:
+            value = weight * candidates[seed_note].topical
+            for note_id in notes_of.get(other, ()):
+                if note_id != seed_note and value > lifts.get(note_id, (0.0, 0))[0]:
+                    lifts[note_id] = (value, seed_note)
+    return lifts
+
+
+# --- ranking ---------------------------------------------------------------------------------
+
+
+def _vector_hits(subject_id: int, query: str, *, limit: int, filters: NoteFilter, config) -> list[Hit] | None:
+    """The nearest notes to the message's embedding; None when embeddings are off or failing
+    (memory.services.embeddings counts and logs the failure)."""
+    from memory.embeddings import get_embedder
+    from memory.search.vectors import note_vector_search
+    from memory.services.embeddings import query_vector
+
+    vector = query_vector(config, query)
+    if vector is None:
+        return None
+    embedder = get_embedder(config)
+    if embedder is None:
+        return None
+    try:
+        return note_vector_search(
+            subject_id, vector, model_id=embedder.model_id, limit=limit, filters=filters
+        )
+    except Exception as exc:  # a broken index must not break recall: full-text still answers
+        logger.warning("vector search failed: %s", exc)
+        return None
+
+
+def rank_notes(
+    *,
+    subject_id: int,
+    query: str,
+    terms: list[str],
+    filters: NoteFilter,
+    config: MemoryConfig,
+    now: datetime,
+    mode: str | None = None,
+) -> list[tuple[Note, float, str]]:
+    """The subject's notes for `query`, best first, as (note, score, reason) (module docstring)."""
+    mode = mode or config["retrieve.mode"]
+    limit = config["recallInjection.candidates"]
+    lexical = note_search(subject_id, terms, limit=limit, filters=filters) if mode != "vector" else []
+    vector = None
+    if mode != "fts":
+        vector = _vector_hits(subject_id, query, limit=limit, filters=filters, config=config)
+    vector = vector or []
+    if mode in ("fts", "vector") or not vector or not lexical:
+        relevance = _by_score(lexical or vector)
+    else:
+        fusion = config["retrieve.fusion"]
+        relevance = weighted_rrf(
+            [
+                ([h.id for h in lexical], fusion["lexicalWeight"]),
+                ([h.id for h in vector], fusion["vectorWeight"]),
+            ],
+            fusion["rrfK"],
+        )
+    if not relevance:
+        return []
+    notes = Note.objects.in_bulk(list(relevance))
+    candidates = {
+        pk: Candidate(note=notes[pk], relevance=value) for pk, value in relevance.items() if pk in notes
+    }
+    lexical_ids, vector_ids = {h.id for h in lexical}, {h.id for h in vector}
+    for c in candidates.values():
+        if c.note.pk in lexical_ids:
+            c.why.append(MATCHED)  # the words themselves are named for the notes shown (below)
+        if c.note.pk in vector_ids:
+            c.why.append("similar meaning")
+    if mode == "full":
+        _date_signals(candidates, query, config, now)
+        lifts = _neighbour_lifts(candidates, subject_id=subject_id, filters=filters, config=config)
+        # notes that are no candidate join with their lift alone: the strongest few suffice
+        new = sorted((pk for pk in lifts if pk not in candidates), key=lambda pk: -lifts[pk][0])
+        reached = Note.objects.in_bulk(new[:limit])
+        lifts = {pk: lift for pk, lift in lifts.items() if pk in candidates or pk in reached}
+        for pk, note in reached.items():
+            candidates[pk] = Candidate(note=note)
+        for pk, (lift, source) in lifts.items():
+            if pk in candidates:
+                candidates[pk].lift = lift
+                candidates[pk].why.append(f"next to n:{source} in its conversation")
+    _score(candidates, config, now, session=mode == "full")
+    ranked = sorted(candidates.values(), key=lambda c: (-c.score, -c.note.pk))
+    terms_set = set(terms)
+    for c in ranked[: config["recallInjection.k"] + config["memoryIndex.maxEntries"]]:
+        if MATCHED in c.why:
+            matched = sorted(terms_set & word_set(c.note.content + " " + " ".join(c.note.tags)))
+            c.why[c.why.index(MATCHED)] = f"matched {', '.join(matched[:6])}" if matched else MATCHED
+    return [(c.note, c.score, "; ".join(c.why)) for c in ranked]
+
+
+def _date_signals(candidates: dict[int, Candidate], query: str, config: MemoryConfig, now: datetime) -> None:
+    windows = message_dates(query, now)
+    weight, slack = config["scoring.dateMatch"], config["scoring.dateSlackDays"]
+    if windows and weight > 0:
+        for c in candidates.values():
+            day = _note_day(c.note)
+            if any(w.holds(day, slack) for w in windows):
+                c.boost += weight
+                c.why.append(f"dated {day:%Y-%m-%d}, as asked")
+    when_weight = config["scoring.whenDated"]
+    if when_weight > 0 and asks_when(query):
+        for c in candidates.values():
+            if mentions_date(c.note.content, _note_day(c.note)):
+                c.boost += when_weight
+                c.why.append("mentions a date")
+
+
+def _score(candidates: dict[int, Candidate], config: MemoryConfig, now: datetime, *, session: bool) -> None:
+    """score = relevance × scoring.relevance + date boosts + neighbour lift + session
+    + votes + recency + confirmations."""
+    w_rel, w_votes, w_rec = config["scoring.relevance"], config["scoring.votes"], config["scoring.recency"]
+    w_conf = config["scoring.confirmations"]
+    half_life = config["scoring.recencyHalfLifeDays"]
+    max_vote = config["voting.maxVotePerItem"] or 1.0
+    repeats = dict(
+        NoteSource.objects.filter(note_id__in=list(candidates))
+        .values("note_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+        .values_list("note_id", "n")
+    )
+    strength: dict[int | None, float] = {}
+    if session and config["scoring.session"] > 0:
+        per_conversation: dict[int | None, list[float]] = defaultdict(list)
+        for c in candidates.values():
+            if c.note.conversation_id is not None and c.relevance > 0:
+                per_conversation[c.note.conversation_id].append(c.topical)
+        sums = {conv: sum(sorted(v, reverse=True)[:SESSION_TOP]) for conv, v in per_conversation.items()}
+        top = max(sums.values(), default=0.0)
+        strength = {conv: value / top for conv, value in sums.items()} if top > 0 else {}
+    for c in candidates.values():
+        note = c.note
+        age_days = max((now - (note.occurred_at or note.created_at)).total_seconds() / 86400, 0.0)
+        recency = 0.5 ** (age_days / half_life) if half_life > 0 else 0.0
+        confirmations = repeats.get(note.pk, 1) - 1
+        c.score = (
+            w_rel * c.relevance
+            + c.boost
+            + c.lift
+            + config["scoring.session"] * strength.get(note.conversation_id, 0.0)
+            + w_votes * note.vote_score / max_vote
+            + w_rec * recency
+            + w_conf * min(confirmations, 2) / 2
+        )
+        if note.vote_score:
+            c.why.append(f"votes {note.vote_score:+g}")
+        if confirmations:
+            c.why.append(f"said {confirmations + 1} times")

@@ -1,0 +1,327 @@
+"""Fusion and ranking (memory/ranking.py): weighted reciprocal rank, neighbouring turns,
+sessions, dates, confirmations and the retrieval modes, through the real search backends."""
+
+import datetime
+
+import pytest
+
+from chat.services import conversation_get_or_create, message_add
+from memory.config import get_config
+from memory.context import context_build
+from memory.errors import ConfigError
+from memory.models import Note
+from memory.ranking import asks_when, message_dates, rank_notes, weighted_rrf
+from memory.search.lexical import NoteFilter, query_terms
+from memory.services import note_store
+
+UTC = datetime.UTC
+NOW = datetime.datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def _rank(subject, config, query, mode=None):
+    return rank_notes(
+        subject_id=subject.pk,
+        query=query,
+        terms=query_terms(query),
+        filters=NoteFilter(),
+        config=config,
+        now=NOW,
+        mode=mode,
+    )
+
+
+def _session(subject, actor, config, name, turns, when):
+    """One conversation of turns, each a message and a note (as a chat app's turns would be)."""
+    conversation, _ = conversation_get_or_create(subject=subject, external_id=name, actor=actor)
+    notes = []
+    for text in turns:
+        message, _ = message_add(
+            conversation=conversation, role="user", text=text, occurred_at=when, actor=actor
+        )
+        note, _ = note_store(
+            subject=subject,
+            content=text,
+            conversation=conversation,
+            source_message=message,
+            occurred_at=when,
+            actor=actor,
+            config=config,
+        )
+        notes.append(note)
+    return notes
+
+
+# --- pure parts ------------------------------------------------------------------------------
+
+
+def test_weighted_rrf_sums_weight_over_k_plus_rank_and_scales_the_best_to_one():
+    fused = weighted_rrf([([1, 2, 3], 1.0), ([3, 4], 0.5)], k=5)
+
+    # 1: 1/6; 2: 1/7; 3: 1/8 + 0.5/6; 4: 0.5/7
+    assert fused[3] == pytest.approx(1.0)
+    assert fused[1] == pytest.approx((1 / 6) / (1 / 8 + 0.5 / 6))
+    assert fused[4] == pytest.approx((0.5 / 7) / (1 / 8 + 0.5 / 6))
+    assert sorted(fused, key=lambda i: -fused[i]) == [3, 1, 2, 4]
+
+
+def test_a_list_with_zero_weight_does_not_count():
+    assert weighted_rrf([([1], 1.0), ([2], 0.0)], k=5) == {1: 1.0}
+    assert weighted_rrf([], k=5) == {}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did Melanie paint a sunrise?",
+        "what year did you move to Lisbon",
+        "How long ago was the wedding?",
+        "Since when has she been running?",
+    ],
+)
+def test_questions_that_ask_for_a_time_are_recognised(question):
+    assert asks_when(question)
+
+
+@pytest.mark.parametrize("question", ["What did Caroline research?", "Where is the whenua gallery?"])
+def test_other_questions_do_not_ask_when(question):
+    assert not asks_when(question)
+
+
+def test_a_date_with_a_year_is_a_range_and_a_bare_month_matches_any_year():
+    (may,) = message_dates("What did Maria do in May 2023?", NOW)
+    (june,) = message_dates("When did Melanie go camping in June?", NOW)
+
+    assert may.holds(datetime.date(2023, 5, 20), 0)
+    assert not may.holds(datetime.date(2023, 6, 2), 0)
+    assert may.holds(datetime.date(2023, 6, 2), 3)  # the slack after the range
+    assert june.holds(datetime.date(2021, 6, 3), 0) and june.holds(datetime.date(2023, 6, 30), 0)
+    assert not june.holds(datetime.date(2023, 7, 2), 0)
+    assert message_dates("What did Caroline research?", NOW) == []
+
+
+def test_a_relative_month_is_the_one_month_it_resolves_to():
+    (next_month,) = message_dates("What is the team trip next month?", NOW)
+
+    assert next_month.holds(datetime.date(2024, 4, 10), 0)
+    assert not next_month.holds(datetime.date(2023, 4, 10), 0)
+
+
+# --- ranking over stored notes ---------------------------------------------------------------
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_turn_after_a_matching_turn_is_recalled_in_full_mode_only(subject, actor, config):
+    _session(subject, actor, config, "s1", ["Lovely weather for the harbour walk today."], NOW)
+    question, answer, _ = _session(
+        subject,
+        actor,
+        config,
+        "s2",
+        [
+            "Did you finally go to the poetry reading downtown?",
+            "Yes! It was transgender people sharing their stories, so moving.",
+            "Unrelated: the bakery had fresh croissants.",
+        ],
+        NOW,
+    )
+
+    full = _rank(subject, config, "What was the poetry reading about?")
+    fts = _rank(subject, config, "What was the poetry reading about?", mode="fts")
+
+    full_ids = [note.pk for note, _, _ in full]
+    assert full_ids[0] == question.pk
+    assert answer.pk in full_ids[1:3]  # with the turn after it, lifted as much (window 2)
+    assert f"next to n:{question.pk}" in dict((n.pk, r) for n, _, r in full)[answer.pk]
+    assert answer.pk not in [note.pk for note, _, _ in fts]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_neighbours_never_cross_into_another_conversation(subject, actor, config):
+    (before,) = _session(subject, actor, config, "s1", ["A story about the old lighthouse keeper."], NOW)
+    (hit,) = _session(subject, actor, config, "s2", ["The marathon in Lisbon was hard."], NOW)
+    (after,) = _session(subject, actor, config, "s3", ["Grandma's garden is blooming."], NOW)
+
+    ranked = [note.pk for note, _, _ in _rank(subject, config, "How was the Lisbon marathon?")]
+
+    assert ranked == [hit.pk]
+    assert before.pk not in ranked and after.pk not in ranked
+
+
+@pytest.mark.django_db
+def test_neighbour_window_zero_turns_the_signal_off(subject, actor, config):
+    question, answer = _session(
+        subject, actor, config, "s1", ["Did you see the comet last night?", "Yes, from the rooftop!"], NOW
+    )
+    config = config.with_overrides({"scoring": {"neighbourWindow": 0}})
+
+    ranked = [note.pk for note, _, _ in _rank(subject, config, "Who saw the comet?")]
+
+    assert ranked == [question.pk]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_date_in_the_question_prefers_notes_of_that_date(subject, actor, config):
+    (may,) = _session(
+        subject,
+        actor,
+        config,
+        "may",
+        ["Maria volunteered at the shelter."],
+        datetime.datetime(2023, 5, 9, tzinfo=UTC),
+    )
+    (july,) = _session(
+        subject,
+        actor,
+        config,
+        "jul",
+        ["Maria volunteered at the shelter again."],
+        datetime.datetime(2023, 7, 9, tzinfo=UTC),
+    )
+
+    in_may = _rank(subject, config, "Where did Maria volunteer in May 2023?")
+    in_july = _rank(subject, config, "Where did Maria volunteer in July 2023?")
+
+    assert in_may[0][0].pk == may.pk and "as asked" in in_may[0][2]
+    assert in_july[0][0].pk == july.pk
+
+
+@pytest.mark.django_db
+def test_a_when_question_prefers_the_note_that_mentions_a_date(subject, actor, config):
+    (plain,) = _session(subject, actor, config, "s1", ["Melanie loves to paint sunrise scenes."], NOW)
+    (dated,) = _session(subject, actor, config, "s2", ["Melanie painted that sunrise last year."], NOW)
+
+    ranked = _rank(subject, config, "When did Melanie paint a sunrise?")
+    without = _rank(
+        subject, config.with_overrides({"scoring": {"whenDated": 0.0}}), "When did Melanie paint a sunrise?"
+    )
+
+    assert ranked[0][0].pk == dated.pk
+    assert "mentions a date" in ranked[0][2]
+    assert dict((n.pk, s) for n, s, _ in ranked)[dated.pk] > dict((n.pk, s) for n, s, _ in without)[dated.pk]
+
+
+@pytest.mark.django_db
+def test_a_note_said_again_counts_as_confirmed(subject, actor, config):
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="c", actor=actor)
+    text = "Pottery class tonight with the ceramics group at the studio"
+    for i in range(3):
+        message, _ = message_add(conversation=conversation, role="user", text=f"{text} ({i})", actor=actor)
+        note, _ = note_store(
+            subject=subject,
+            content=text,
+            conversation=conversation,
+            source_message=message,
+            actor=actor,
+            config=config,
+        )
+    assert Note.objects.filter(subject=subject).count() == 1  # merged by dedup
+
+    (ranked,) = _rank(subject, config, "pottery class", mode="fts")
+    (unconfirmed,) = _rank(
+        subject, config.with_overrides({"scoring": {"confirmations": 0.0}}), "pottery class", mode="fts"
+    )
+
+    assert "said 3 times" in ranked[2]
+    assert ranked[1] == pytest.approx(unconfirmed[1] + 0.05)
+
+
+@pytest.mark.django_db
+def test_full_mode_without_embeddings_is_full_text_with_signals(subject, actor, config):
+    _session(subject, actor, config, "s1", ["The kayak is called Zephyrine."], NOW)
+
+    assert config["retrieve.mode"] == "full" and config["embeddings.provider"] == "none"
+    assert [n.content for n, _, _ in _rank(subject, config, "name of the kayak")] == [
+        "The kayak is called Zephyrine."
+    ]
+    assert _rank(subject, config, "name of the kayak", mode="vector") == []  # no vectors: nothing
+
+
+@pytest.mark.django_db
+def test_the_context_keeps_its_contract_in_full_mode(subject, actor, config):
+    _session(
+        subject,
+        actor,
+        config,
+        "s1",
+        [f"Turn {i} about the garden fence and tomatoes." for i in range(30)],
+        NOW,
+    )
+    config = config.with_overrides({"recallInjection": {"k": 5}})
+
+    context = context_build(subject=subject, message="How is the garden fence?", config=config, record=False)
+
+    recalled = [i for i in context.items if i.section == "recalled"]
+    assert len(recalled) == 5
+    for block in context.sections:
+        assert block.tokens <= block.cap
+    assert [b.name for b in context.sections][:3] == ["profile", "recalled", "memory-index"]
+
+
+# --- embeddings (the real local model) -------------------------------------------------------
+
+
+@pytest.fixture
+def local_config(app):
+    app.config = {"memory": {"embeddings": {"provider": "local"}}}
+    app.save()
+    return get_config(app)
+
+
+@pytest.mark.django_db
+def test_hybrid_mode_finds_a_note_by_meaning_that_full_text_misses(subject, actor, local_config):
+    from memory.services.embeddings import embed_notes
+
+    notes = _session(
+        subject,
+        actor,
+        local_config,
+        "s1",
+        [
+            "I adopted a small puppy from the shelter last week.",
+            "The tax forms are due in April.",
+            "My favourite band released a new album about dogs.",
+        ],
+        NOW,
+    )
+    assert embed_notes(notes, config=local_config) == 3
+    question = "Does she have a young dog?"
+
+    fts = [n.pk for n, _, _ in _rank(subject, local_config, question, mode="fts")]
+    vector = [n.pk for n, _, _ in _rank(subject, local_config, question, mode="vector")]
+    hybrid = _rank(subject, local_config, question, mode="hybrid")
+
+    assert notes[0].pk not in fts  # "puppy" shares no word with "young dog"
+    assert vector[0] == notes[0].pk
+    assert notes[0].pk in [n.pk for n, _, _ in hybrid]
+    assert "similar meaning" in dict((n.pk, r) for n, _, r in hybrid)[notes[0].pk]
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+def test_an_unknown_retrieval_mode_is_refused_with_a_suggestion(app):
+    app.config = {"memory": {"retrieve": {"mode": "hybird"}}}
+
+    with pytest.raises(ConfigError, match=r"memory\.retrieve\.mode .*did you mean hybrid"):
+        get_config(app)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [("scoring", "neighbours", -0.1), ("scoring", "neighbourWindow", 11)],
+)
+def test_bad_signal_weights_are_refused_by_name(app, section, key, value):
+    app.config = {"memory": {section: {key: value}}}
+
+    with pytest.raises(ConfigError, match=rf"memory\.{section}\.{key}"):
+        get_config(app)
+
+
+def test_a_non_positive_rrf_k_is_refused(app):
+    app.config = {"memory": {"retrieve": {"fusion": {"rrfK": 0}}}}
+
+    with pytest.raises(ConfigError, match=r"memory\.retrieve\.fusion\.rrfK"):
+        get_config(app)
