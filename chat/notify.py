@@ -39,7 +39,6 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from chat.models import LiveEvent
-from memory.services.counters import counter_add
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ EVENTS = (
     "pending.created",  # a candidate memory waits for the person's decision
     "pending.decided",  # approved, rejected or expired
     "job.finished",  # a consolidation or decay run ended (done or failed)
-    "memory.changed",  # facts or notes were written
+    "memory.changed",  # a fact, note, lesson or procedure was written or removed
 )
 STAFF_GROUP = "live.staff"
 MESSAGE_TYPE = "live.event"  # handled by LiveConsumer.live_event
@@ -87,11 +86,17 @@ def notify(subject_id: int | None, event: str, payload: dict | None = None) -> N
     transaction.on_commit(lambda: _deliver(subject_id, event, data))
 
 
+_last_prune = [0.0]  # monotonic time of this process's last pruning of the outbox
+PRUNE_EVERY_SECONDS = 30.0
+
+
 def _deliver(subject_id: int | None, event: str, payload: dict) -> None:
     try:
         if outbox_in_use():
             now = timezone.now()
-            LiveEvent.objects.filter(created_at__lt=now - RETENTION).delete()
+            if time.monotonic() - _last_prune[0] >= PRUNE_EVERY_SECONDS:
+                _last_prune[0] = time.monotonic()
+                LiveEvent.objects.filter(created_at__lt=now - RETENTION).delete()
             LiveEvent.objects.create(subject_id=subject_id, event=event, payload=payload, created_at=now)
         else:
             layer = get_channel_layer()
@@ -100,6 +105,10 @@ def _deliver(subject_id: int | None, event: str, payload: dict) -> None:
             )
     except Exception:
         logger.warning("live event %s for subject %s not delivered", event, subject_id, exc_info=True)
+        # imported here: the memory services call notify, so a module-level import of the
+        # services package from this module would be circular
+        from memory.services.counters import counter_add
+
         try:
             counter_add("live.undelivered")
         except Exception:  # the database itself is what failed

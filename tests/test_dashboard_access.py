@@ -128,6 +128,7 @@ ROUTES = [
     Route("dashboard:graph_data", make=_focus),
     Route("dashboard:consent"),
     Route("dashboard:consent_queue"),
+    Route("dashboard:consent_badge"),
     Route("dashboard:pending_approve", "POST", make=_pending),
     Route("dashboard:pending_reject", "POST", make=_pending),
     Route("dashboard:consent_policy", "POST", data={"category": "health", "policy": "allow"}),

@@ -72,6 +72,38 @@ def test_the_queue_fragment_refreshes_alone_and_by_status(owned_subject, owner_c
     assert [c for v, _, c in rejected.context["tabs"] if v in ("pending", "rejected")] == [1, 1]
 
 
+def test_the_sidebar_badge_reloads_itself_on_a_pending_event(owned_subject, owner_client, pending):
+    body = owner_client.get(url("notes", owned_subject)).content.decode()
+
+    badge_src = url("consent_badge", owned_subject)
+    assert (
+        f'<span class="nav-badge" hx-get="{badge_src}" hx-trigger="mw:pending from:body" hx-swap="innerHTML">'
+        '<span class="badge badge-warn">1</span></span>'
+    ) in body
+
+
+def test_the_badge_fragment_counts_only_this_subjects_waiting_items(
+    owned_subject, stranger_subject, owner_client, pending, config
+):
+    decided = queue(owned_subject, config, content="Alice earns 4000 euros a month", category="finances")
+    owner_client.post(url("pending_reject", owned_subject, pending_id=decided.pk))
+    queue(owned_subject, config, content="Alice sees a physiotherapist for her knee")
+    queue(stranger_subject, config, content="Bob has hay fever")
+
+    response = hx(owner_client, "GET", url("consent_badge", owned_subject))
+
+    assert response.status_code == 200
+    assert response.content.decode().strip() == '<span class="badge badge-warn">2</span>'
+
+
+def test_the_badge_fragment_is_empty_when_nothing_waits(owned_subject, owner_client, pending):
+    owner_client.post(url("pending_reject", owned_subject, pending_id=pending.pk))
+
+    response = hx(owner_client, "GET", url("consent_badge", owned_subject))
+
+    assert response.status_code == 200 and response.content.decode().strip() == ""
+
+
 def test_an_unknown_status_is_a_400_naming_the_field(owned_subject, owner_client):
     response = hx(owner_client, "GET", url("consent_queue", owned_subject), {"status": "maybe"})
     assert response.status_code == 400

@@ -150,6 +150,16 @@ def test_last_consolidation_is_the_newest_run_covering_the_subject(
     assert "badge-danger" in response.content.decode()
 
 
+def test_fresh_items_say_just_now_and_a_short_run_says_its_seconds(busy_subject, owner_client):
+    _job(busy_subject, status="done", started=timezone.now() - timedelta(seconds=3))  # took 3 s
+
+    html = owner_client.get(_url(busy_subject)).content.decode()
+
+    assert "just now</time>" in html  # the pending item, queued in this test
+    assert "<dt>Took</dt><dd>3.0\xa0s</dd>" in html
+    assert "0\xa0minutes" not in html
+
+
 def test_a_run_over_all_subjects_counts_as_a_consolidation(owned_subject, owner_client):
     run = _job(None, kind="consolidate_all", stats={"subjects": 4})
     response = owner_client.get(_url(owned_subject))

@@ -9,15 +9,18 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 from django.test import override_settings
+from django.urls import reverse
 from django.utils import timezone
 
 from chat.models import LiveEvent
 from chat.notify import OutboxPoller, live_message, notify, subject_group
 from consolidation.leases import lease_acquire, lease_release, run_under_lease
 from consolidation.models import JobStatus
-from memory.models import ConsentCategory, ItemKind, PendingMemory, PendingStatus
+from memory.models import ConsentCategory, ItemKind, Lesson, Note, PendingMemory, PendingStatus
+from memory.services import fact_remove, fact_set, note_edit, note_forget
 from memory.services.consent import memory_candidate_route, pending_approve, pending_expire, pending_reject
-from tests.factories import SubjectFactory
+from memory.services.lessons import lesson_delete, lesson_edit
+from tests.factories import NoteFactory, SubjectFactory
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -62,7 +65,10 @@ def test_an_unknown_event_name_is_a_programming_error(subject):
 
 
 @pytest.mark.postgres
-def test_writing_an_event_prunes_rows_older_than_the_retention(subject, django_capture_on_commit_callbacks):
+def test_writing_an_event_prunes_rows_older_than_the_retention(
+    subject, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setattr("chat.notify._last_prune", [float("-inf")])  # due: the last prune was long ago
     old = LiveEvent.objects.create(
         subject=subject, event="job.finished", created_at=timezone.now() - timedelta(hours=1)
     )
@@ -73,6 +79,18 @@ def test_writing_an_event_prunes_rows_older_than_the_retention(subject, django_c
 
     remaining = set(LiveEvent.objects.values_list("pk", flat=True))
     assert old.pk not in remaining and recent.pk in remaining and len(remaining) == 2
+
+
+def test_pruning_runs_at_most_every_half_minute_per_process(subject, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        notify(subject.pk, "memory.changed", {})  # prunes now, or did less than 30 s ago
+    old = LiveEvent.objects.create(
+        subject=subject, event="job.finished", created_at=timezone.now() - timedelta(hours=1)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        notify(subject.pk, "memory.changed", {})
+
+    assert LiveEvent.objects.filter(pk=old.pk).exists()  # pruned by a later write, not each one
 
 
 # --- the services that announce changes ----------------------------------------------------
@@ -172,6 +190,94 @@ def test_a_release_by_someone_who_lost_the_lease_announces_nothing(
         assert lease_release(run, JobStatus.DONE, {}) is False
 
     assert LiveEvent.objects.count() == 0
+
+
+def memory_changed(kind, obj_id, subject):
+    return (subject.pk, "memory.changed", {"kind": kind, "id": obj_id})
+
+
+def test_setting_a_fact_announces_the_new_version(subject, actor, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        fact, changed = fact_set(subject=subject, key="city", value="Lisbon", actor=actor)
+
+    assert changed and events() == [memory_changed("fact", fact.pk, subject)]
+
+
+def test_confirming_a_fact_announces_nothing(subject, actor, django_capture_on_commit_callbacks):
+    fact_set(subject=subject, key="city", value="Lisbon", actor=actor)
+    LiveEvent.objects.all().delete()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _, changed = fact_set(subject=subject, key="city", value="Lisbon", actor=actor)
+
+    assert not changed and events() == []
+
+
+def test_removing_a_fact_announces_it(subject, actor, django_capture_on_commit_callbacks):
+    fact, _ = fact_set(subject=subject, key="city", value="Lisbon", actor=actor)
+    LiveEvent.objects.all().delete()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        fact_remove(subject=subject, key="city", actor=actor)
+
+    assert events() == [memory_changed("fact", fact.pk, subject)]
+
+
+def test_editing_a_note_announces_it(subject, actor, config, django_capture_on_commit_callbacks):
+    note = NoteFactory(subject=subject, content="Runs on Sundays", tags=["running"])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        note_edit(note=note, content="Runs on Saturdays", actor=actor, config=config)
+
+    assert Note.objects.get(pk=note.pk).content == "Runs on Saturdays"
+    assert events() == [memory_changed("note", note.pk, subject)]
+
+
+def test_an_edit_that_changes_nothing_announces_nothing(
+    subject, actor, config, django_capture_on_commit_callbacks
+):
+    note = NoteFactory(subject=subject, content="Runs on Sundays", tags=["running"])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        note_edit(note=note, content="Runs on Sundays", tags=["running"], actor=actor, config=config)
+
+    assert events() == []
+
+
+def test_forgetting_a_note_announces_it(subject, actor, django_capture_on_commit_callbacks):
+    note = NoteFactory(subject=subject, content="Runs on Sundays")
+    note_id = note.pk
+
+    with django_capture_on_commit_callbacks(execute=True):
+        note_forget(note=note, actor=actor)
+
+    assert not Note.objects.filter(pk=note_id).exists()
+    assert events() == [memory_changed("note", note_id, subject)]
+
+
+def test_editing_and_deleting_a_lesson_announce_it(subject, actor, django_capture_on_commit_callbacks):
+    lesson = Lesson.objects.create(subject=subject, text="Deploy on Fridays with care.")
+    lesson_id = lesson.pk
+
+    with django_capture_on_commit_callbacks(execute=True):
+        lesson_edit(lesson=lesson, text="Deploy with a rollback plan.", actor=actor)
+        lesson_delete(lesson=lesson, actor=actor)
+
+    assert not Lesson.objects.filter(pk=lesson_id).exists()
+    assert events() == [memory_changed("lesson", lesson_id, subject)] * 2
+
+
+def test_an_edit_on_the_dashboard_is_announced(
+    owned_subject, owner_client, django_capture_on_commit_callbacks
+):
+    note = NoteFactory(subject=owned_subject, content="Runs on Sundays", tags=["running"])
+    url = reverse("dashboard:note_edit", kwargs={"subject_id": owned_subject.pk, "note_id": note.pk})
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = owner_client.post(url, {"content": "Runs on Saturdays", "tags": "running"})
+
+    assert response.status_code in (200, 302)
+    assert events() == [memory_changed("note", note.pk, owned_subject)]
 
 
 # --- the poller ------------------------------------------------------------------------------

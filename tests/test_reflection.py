@@ -190,6 +190,35 @@ def test_a_retraction_closes_the_fact(llm_app, subject, turn, openai_wire, actor
     assert ProfileFact.objects.filter(subject=subject, key="home_city").count() == 1
 
 
+def test_an_evolution_and_a_retraction_are_announced_to_open_pages(
+    llm_app, subject, turn, openai_wire, actor, config, django_capture_on_commit_callbacks
+):
+    from chat.models import LiveEvent
+    from memory.services import fact_set, note_store
+
+    conversation, user, reply = turn
+    note, _ = note_store(
+        subject=subject, content="Alice lives in Lisbon now", tags=["home"], actor=actor, config=config
+    )
+    fact, _ = fact_set(subject=subject, key="home_city", value="Paris", actor=actor)
+    LiveEvent.objects.all().delete()
+    openai_wire.answer_json(
+        empty_answer(
+            evolutions=[{"message": 1, "note_id": note.pk, "add_tags": ["relocation"], "remove_tags": []}],
+            retractions=[{"message": 1, "key": "home_city", "value": "Paris"}],
+        )
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        reflect(conversation, reply)
+
+    announced = LiveEvent.objects.filter(event="memory.changed").values_list("subject_id", "payload")
+    assert sorted(announced, key=lambda row: row[1]["kind"]) == [
+        (subject.pk, {"kind": "fact", "id": fact.pk}),
+        (subject.pk, {"kind": "note", "id": note.pk}),
+    ]
+
+
 def test_caps_limit_facts_and_notes_per_call(llm_app, subject, turn, openai_wire, actor):
     conversation, user, reply = turn
     app_config_set(

@@ -1,19 +1,29 @@
 """Template tags for the dashboard (`{% load dashboard %}`; registered in settings.TEMPLATES)."""
 
+from datetime import date, datetime, timedelta
+
 from django import template
+from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils.timesince import timesince
 
 register = template.Library()
 
+NBSP = "\xa0"
+NAV_BADGE_TEMPLATE = "dashboard/partials/nav_badge.html"
+
 
 @register.simple_tag(takes_context=True)
-def nav_link(context, url_name: str, label: str, badge: int = 0):
+def nav_link(context, url_name: str, label: str, badge: int = 0, badge_src: str = "", badge_on: str = ""):
     """A sidebar link to `url_name` for the current subject, marked when it is the current page.
 
     Renders nothing when the URL name does not resolve (a page that is not installed), so the
-    nav can list every page while they are being built.
+    nav can list every page while they are being built. With `badge_src`, the URL name of a
+    fragment that answers the badge alone, and `badge_on`, a live event ("mw:pending"), the
+    badge reloads itself when that event fires.
     """
     subject = context.get("subject")
     if subject is None:
@@ -24,7 +34,14 @@ def nav_link(context, url_name: str, label: str, badge: int = 0):
         return ""
     key = url_name.split(":")[-1]
     current = context.get("page") == key
-    badge_html = format_html(' <span class="badge badge-warn">{}</span>', badge) if badge else ""
+    badge_html = mark_safe(render_to_string(NAV_BADGE_TEMPLATE, {"count": badge}).strip())
+    if badge_src and badge_on:
+        badge_html = format_html(
+            '<span class="nav-badge" hx-get="{}" hx-trigger="{} from:body" hx-swap="innerHTML">{}</span>',
+            reverse(badge_src, kwargs={"subject_id": subject.pk}),
+            badge_on,
+            badge_html,
+        )
     return format_html(
         '<a class="nav-link{}" href="{}" data-page="{}"{}>{}{}</a>',
         " is-active" if current else "",
@@ -32,7 +49,7 @@ def nav_link(context, url_name: str, label: str, badge: int = 0):
         key,
         mark_safe(' aria-current="page"') if current else "",
         label,
-        badge_html,
+        format_html(" {}", badge_html) if badge_html else "",
     )
 
 
@@ -51,3 +68,60 @@ def item_gist(text: str, length: int = 120) -> str:
     """The first `length` characters of a memory's text on one line, with an ellipsis."""
     text = " ".join((text or "").split())
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"
+
+
+@register.filter
+def ago(when: date | None) -> str:
+    """When something happened, relative to now: "just now" within the last minute (and for a
+    time a little in the future, as another clock may put it), else "3 minutes ago".
+
+    Django's `timesince` alone says "0 minutes" for the first minute.
+    """
+    if not when:
+        return ""
+    if not isinstance(when, datetime):
+        return f"{timesince(when)} ago"
+    now = timezone.now() if timezone.is_aware(when) else datetime.now()
+    if (now - when).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(when, now)} ago"
+
+
+@register.filter
+def duration(value: timedelta | float | None) -> str:
+    """How long something took, `value` in seconds or a timedelta: "340 ms", "4.2 s", "42 s",
+    "3 min 12 s", "2 h 5 min". Short jobs are the common case, so they keep their precision.
+    A number and its unit are joined by a no-break space, as in Django's `timesince`."""
+    if value is None or value == "":
+        return ""
+    seconds = max(value.total_seconds() if isinstance(value, timedelta) else float(value), 0.0)
+    if seconds < 1:
+        millis = int(seconds * 1000)
+        return f"{millis}{NBSP}ms" if millis else f"under 1{NBSP}ms"
+    if seconds < 10:
+        return f"{int(seconds * 10) / 10:.1f}{NBSP}s"
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}{NBSP}s"
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes}{NBSP}min {rest}{NBSP}s" if rest else f"{minutes}{NBSP}min"
+    hours, rest = divmod(whole, 3600)
+    minutes = rest // 60
+    return f"{hours}{NBSP}h {minutes}{NBSP}min" if minutes else f"{hours}{NBSP}h"
+
+
+@register.filter
+def took(started: datetime | None, finished: datetime | None) -> str:
+    """`{{ run.started_at|took:run.finished_at }}`: the duration between two times ("" while
+    either is missing)."""
+    if not started or not finished:
+        return ""
+    return duration(finished - started)
+
+
+@register.filter
+def key_label(key: object) -> str:
+    """A stats key as a label: "linked_candidates" → "Linked candidates"."""
+    text = str(key).replace("_", " ").strip()
+    return text[:1].upper() + text[1:]

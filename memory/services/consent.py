@@ -150,8 +150,7 @@ def memory_candidate_route(
             actor=actor,
             config=config,
             origin=origin,
-        )
-        notify(subject.pk, "memory.changed", {"kind": kind, "id": obj.pk})
+        )  # fact_set / note_store announce the change
         return RouteOutcome("stored", obj)
 
     digest = _content_hash(kind, payload)
@@ -203,6 +202,8 @@ def pending_approve(*, pending: PendingMemory, actor: Actor, config: MemoryConfi
     """Store the pending memory with its category and mark it approved. Approving twice is refused."""
     if not _decide(pending, PendingStatus.APPROVED, actor):
         raise InvalidInput(f"this item is already {pending.status}", field="status")
+    # the decision first; the write below announces the new memory itself
+    notify(pending.subject_id, "pending.decided", {"id": pending.pk, "status": PendingStatus.APPROVED.value})
     obj = _write(
         subject=pending.subject,
         kind=pending.kind,
@@ -223,8 +224,6 @@ def pending_approve(*, pending: PendingMemory, actor: Actor, config: MemoryConfi
         object_id=pending.pk,
         data={"result": f"{pending.kind}:{obj.pk}"},
     )
-    notify(pending.subject_id, "pending.decided", {"id": pending.pk, "status": pending.status})
-    notify(pending.subject_id, "memory.changed", {"kind": pending.kind, "id": obj.pk})
     return obj
 
 

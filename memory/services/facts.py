@@ -3,6 +3,7 @@ import re
 from django.db import transaction
 from django.utils import timezone
 
+from chat.notify import notify
 from memory.errors import InvalidInput, NotFound
 from memory.models import Origin, ProfileFact, Subject
 from memory.services.audit import Actor, audit_record
@@ -67,6 +68,7 @@ def fact_set(
     A different value (or pinning, or keywords) writes a new row and closes the active one
     (`valid_to`, `superseded_by`), so history is never lost. Setting the same thing again writes
     no new version and counts a confirmation instead: safe to repeat. Returns (fact, changed).
+    A new version is announced to open dashboard pages (`memory.changed`) after commit.
     """
     key = _clean_key(key)
     value = (value or "").strip() if isinstance(value, str) else value
@@ -120,16 +122,19 @@ def fact_set(
         object_id=fact.pk,
         data={"key": key, "supersedes": active.pk if active else None},
     )
+    notify(subject.pk, "memory.changed", {"kind": "fact", "id": fact.pk})
     return fact, True
 
 
 @transaction.atomic
 def fact_remove(*, subject: Subject, key: str, mode: str = "", scope: str = "", actor: Actor) -> ProfileFact:
-    """Close the active version of `key`. History stays; removing again raises NotFound."""
+    """Close the active version of `key` and announce it (`memory.changed`). History stays;
+    removing again raises NotFound."""
     active = _active(subject, key, mode, scope)
     if active is None:
         raise NotFound(f"no active fact {key!r}", field="key")
     active.valid_to = timezone.now()
     active.save(update_fields=["valid_to"])
     audit_record(actor=actor, action="fact.removed", subject=subject, object_kind="fact", object_id=active.pk)
+    notify(subject.pk, "memory.changed", {"kind": "fact", "id": active.pk})
     return active

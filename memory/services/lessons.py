@@ -1,11 +1,13 @@
 """Edits and deletions of lessons and procedures (consolidation writes them; people curate them).
 
-Procedures are advice text: their steps are stored and shown, never executed.
+Procedures are advice text: their steps are stored and shown, never executed. Every change is
+announced to open dashboard pages (`memory.changed`) after commit.
 """
 
 from django.db import transaction
 from django.utils import timezone
 
+from chat.notify import notify
 from memory.errors import InvalidInput
 from memory.models import Lesson, LessonVersion, Origin, Procedure, ProcedureVersion
 from memory.services.audit import Actor, audit_record
@@ -52,6 +54,7 @@ def lesson_edit(*, lesson: Lesson, text: str, actor: Actor, origin: str = Origin
         object_id=lesson.pk,
         data={"version": lesson.version},
     )
+    notify(lesson.subject_id, "memory.changed", {"kind": "lesson", "id": lesson.pk})
     return lesson
 
 
@@ -83,6 +86,7 @@ def procedure_edit(
         object_id=procedure.pk,
         data={"version": procedure.version},
     )
+    notify(procedure.subject_id, "memory.changed", {"kind": "procedure", "id": procedure.pk})
     return procedure
 
 
@@ -94,6 +98,7 @@ def lesson_delete(*, lesson: Lesson, actor: Actor) -> None:
     audit_record(
         actor=actor, action="lesson.deleted", subject=subject, object_kind="lesson", object_id=lesson_id
     )
+    notify(subject.pk, "memory.changed", {"kind": "lesson", "id": lesson_id})
 
 
 @transaction.atomic
@@ -107,3 +112,4 @@ def procedure_delete(*, procedure: Procedure, actor: Actor) -> None:
         object_kind="procedure",
         object_id=procedure_id,
     )
+    notify(subject.pk, "memory.changed", {"kind": "procedure", "id": procedure_id})

@@ -4,6 +4,7 @@ from django.db import connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from chat.notify import notify
 from memory.config import MemoryConfig
 from memory.errors import InvalidInput
 from memory.models import ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
@@ -90,6 +91,7 @@ def note_store(
     the new provenance and nothing else is written, so storing the same thing twice is safe.
     After a new note, the subject's oldest notes beyond `notes.maxEntries` are evicted, and
     (with `links.enabled`) the note is linked to its neighbours by a task started on commit.
+    Either way the change is announced to open dashboard pages (`memory.changed`) after commit.
     """
     content = _clean_content(content, config)
     tags = _clean_tags(tags, config)
@@ -109,6 +111,7 @@ def note_store(
                 actor=actor, action="note.merged", subject=subject, object_kind="note", object_id=existing.pk
             )
             existing.refresh_from_db()
+            notify(subject.pk, "memory.changed", {"kind": "note", "id": existing.pk})
             return existing, False
 
     now = timezone.now()
@@ -137,6 +140,7 @@ def note_store(
 
         transaction.on_commit(lambda: note_link_task.delay(note.pk))
     note_embed_enqueue(note=note, config=config)
+    notify(subject.pk, "memory.changed", {"kind": "note", "id": note.pk})
     return note, True
 
 
@@ -165,7 +169,8 @@ async def anote_store_and_embed(**kwargs) -> tuple[Note, bool, bool]:
 
 @transaction.atomic
 def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, actor: Actor, config) -> Note:
-    """Write a new version of the note; the previous content stays readable in its versions."""
+    """Write a new version of the note and announce it (`memory.changed`); the previous content
+    stays readable in its versions. An edit that changes nothing writes nothing."""
     new_content = _clean_content(content, config) if content is not None else note.content
     new_tags = _clean_tags(tags, config) if tags is not None else note.tags
     if new_content == note.content and new_tags == note.tags:
@@ -187,16 +192,19 @@ def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, 
     )
     if content_changed:
         note_embed_enqueue(note=note, config=config)
+    notify(note.subject_id, "memory.changed", {"kind": "note", "id": note.pk})
     return note
 
 
 @transaction.atomic
 def note_forget(*, note: Note, actor: Actor) -> None:
-    """Delete the note, its versions, provenance and links. The audit keeps only its id."""
+    """Delete the note, its versions, provenance and links, and announce it (`memory.changed`).
+    The audit keeps only its id."""
     note_id, subject = note.pk, note.subject
     embeddings_delete(kind=ItemKind.NOTE, item_ids=[note_id])
     note.delete()
     audit_record(actor=actor, action="note.forgotten", subject=subject, object_kind="note", object_id=note_id)
+    notify(subject.pk, "memory.changed", {"kind": "note", "id": note_id})
 
 
 def _eviction_order(config: MemoryConfig) -> str:

@@ -4,7 +4,7 @@
      <div hx-get="…/consent/queue/" hx-trigger="mw:pending from:body">…</div>
 
    Events: mw:pending (a memory waits for approval, or was decided), mw:jobs (a job finished),
-   mw:memory (facts or notes were written); every event also fires mw:live with the server's
+   mw:memory (a fact, note, lesson or procedure changed); every event also fires mw:live with the server's
    message as `detail`. A small toast says what happened. The socket reconnects with
    exponential backoff (1 s doubling to 30 s, with jitter). Pages work without this script. */
 (function () {

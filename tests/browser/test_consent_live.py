@@ -56,6 +56,10 @@ def tab_count(page, tab: str):
     return page.locator("#consent-queue .tab", has_text=tab).locator(".badge")
 
 
+def nav_badge(page, key: str):
+    return page.locator(f'.nav-link[data-page="{key}"] .badge')
+
+
 def stat_value(page, label: str):
     return page.locator("#overview-counts .stat", has=page.locator(".stat-label", has_text=label)).locator(
         ".stat-value"
@@ -133,6 +137,7 @@ def test_an_approval_updates_the_counts_of_an_open_overview_live(new_page, alice
     log_in(actor, alice)
     open_live(watcher, alice.page_url("overview"))
     pending_before = int(stat_value(watcher, "pending consent").inner_text())
+    expect(nav_badge(watcher, "consent")).to_have_text(str(pending_before))
     notes_before = int(stat_value(watcher, "notes").inner_text())
 
     actor.goto(alice.page_url("consent"))
@@ -141,4 +146,6 @@ def test_an_approval_updates_the_counts_of_an_open_overview_live(new_page, alice
 
     expect(stat_value(watcher, "pending consent")).to_have_text(str(pending_before - 1))
     expect(stat_value(watcher, "notes")).to_have_text(str(notes_before + 1))
+    # the count on the sidebar's Consent link follows too
+    expect(nav_badge(watcher, "consent")).to_have_text(str(pending_before - 1))
     assert_not_reloaded(watcher)

@@ -7,9 +7,8 @@ DOM event and a toast on the page that was already open — no reload.
 """
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.browser.conftest import chat_turn, log_in, save_screenshot
+from tests.browser.conftest import chat_turn, expect, log_in, save_screenshot
 
 pytestmark = pytest.mark.browser
 

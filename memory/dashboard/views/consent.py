@@ -3,22 +3,33 @@ one click each), and the person's policy per sensitive category (allow / ask / d
 
 Decisions and policies go through memory/services/consent.py, like the API's. The queue's
 container (`#consent-queue`) reloads itself from `consent_queue` on the `mw:pending` event, so a
-live update can refresh it with `htmx.trigger(document.body, "mw:pending")`.
+live update can refresh it with `htmx.trigger(document.body, "mw:pending")`; so does the count on
+the sidebar's Consent link, from `consent_badge`.
 """
 
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from memory.dashboard.tags import NAV_BADGE_TEMPLATE
 from memory.errors import MemorywebError
 from memory.models import ConsentCategory, PendingMemory, PendingStatus, Policy
 from memory.selectors import consent_policies, pending_queue
 from memory.services.consent import consent_policy_set, pending_approve, pending_reject
 
-from .base import dashboard_actor, is_htmx, render_fragment, render_page, subject_config, subject_view
+from .base import (
+    dashboard_actor,
+    is_htmx,
+    pending_count,
+    render_fragment,
+    render_page,
+    subject_config,
+    subject_view,
+)
 
 QUEUE_LIMIT = 100
 
@@ -95,6 +106,17 @@ def consent_queue(request: HttpRequest, subject) -> HttpResponse:
         return render_fragment(request, "dashboard/partials/consent_queue.html", context, status=400)
     status = form.cleaned_data["status"] or PendingStatus.PENDING
     return render_fragment(request, "dashboard/partials/consent_queue.html", _queue_context(subject, status))
+
+
+@subject_view
+@require_GET
+def consent_badge(request: HttpRequest, subject) -> HttpResponse:
+    """The sidebar's count of pending items alone, reloaded on the `mw:pending` event.
+
+    A passive refresh, so unlike `render_fragment` it leaves queued messages for the page the
+    person is on or goes to next."""
+    html = render_to_string(NAV_BADGE_TEMPLATE, {"count": pending_count(subject)}, request=request)
+    return HttpResponse(html)
 
 
 def _decide(request: HttpRequest, subject, pending_id: int, decision: str) -> HttpResponse:
@@ -194,6 +216,7 @@ S = "s/<int:subject_id>/"
 urlpatterns = [
     path(S + "consent/", consent, name="consent"),
     path(S + "consent/queue/", consent_queue, name="consent_queue"),
+    path(S + "consent/badge/", consent_badge, name="consent_badge"),
     path(S + "consent/pending/<int:pending_id>/approve/", pending_approve_view, name="pending_approve"),
     path(S + "consent/pending/<int:pending_id>/reject/", pending_reject_view, name="pending_reject"),
     path(S + "consent/policy/", consent_policy, name="consent_policy"),
