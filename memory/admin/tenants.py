@@ -232,9 +232,7 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
                 f"{stats.get('notes_archived', 0)} note(s) archived (job run {run.pk}).",
             )
 
-    @admin.action(
-        description="Re-embed (recompute the vectors of the notes)", permissions=["change"]
-    )
+    @admin.action(description="Re-embed (recompute the vectors of the notes)", permissions=["change"])
     def reembed(self, request, queryset):
         from memory.config import get_config
         from memory.services.embeddings import embeddings_enabled, reembed
