@@ -250,9 +250,7 @@ def check_values(tree: dict) -> dict:
             )
     for key in ("timeoutSeconds", "retryAfterSeconds"):
         if key in emb and emb[key] < 0:
-            raise ConfigError(
-                f"memory.embeddings.{key} must not be negative", key=f"memory.embeddings.{key}"
-            )
+            raise ConfigError(f"memory.embeddings.{key} must not be negative", key=f"memory.embeddings.{key}")
     _check_ranking(tree)
     return tree
 
