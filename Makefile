@@ -47,7 +47,8 @@ test: install
 	$(PYTEST) $(PYTEST_ARGS)
 	@if $(PY) -c "import psycopg; psycopg.connect(host='$(PG_HOST)', port=$(PG_PORT), user='postgres', dbname='postgres', connect_timeout=3).close()" >/dev/null 2>&1; then \
 		echo "== PostgreSQL answers on $(PG_HOST):$(PG_PORT): running the whole suite again against it"; \
-		DATABASE_URL='$(PG_TEST_URL)' $(PYTEST) $(PYTEST_ARGS); \
+		echo "   (not the browser tests: their server keeps its own SQLite file, so they ran above)"; \
+		DATABASE_URL='$(PG_TEST_URL)' $(PYTEST) -m "not browser" $(PYTEST_ARGS); \
 	else \
 		echo "== PostgreSQL not reachable on $(PG_HOST):$(PG_PORT): SKIPPED the PostgreSQL pass (the suite ran on SQLite only)"; \
 	fi
