@@ -38,11 +38,10 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from django.db import connection
-from django.db.models import Count
 
 from memory.config import MemoryConfig
-from memory.models import Note, NoteSource
-from memory.search.lexical import Hit, NoteFilter, note_filter_queryset, note_search, word_set
+from memory.models import Note
+from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search, word_set
 from memory.temporal import resolve_dates
 
 logger = logging.getLogger(__name__)
@@ -166,67 +165,84 @@ def _note_day(note: Note) -> date:
 # --- neighbouring turns ----------------------------------------------------------------------
 
 
-def _adjacent_messages(message_ids: list[int], window: int) -> list[tuple[int, int, int]]:
-    """(message id, adjacent message id, distance) for up to `window` messages before and after
-    each message in its conversation, in the conversation's timeline order (occurred_at, id).
+# one side of a seed's source message: the `window` messages before it (or after it) in its
+# conversation's timeline order, a short range scan of the message_timeline index (the id breaks
+# ties), so the cost does not grow with the length of the conversation
+_SIDE = (
+    "SELECT x.id FROM chat_message x WHERE x.conversation_id = s.conversation_id "
+    "AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) ORDER BY x.occurred_at {order}, x.id {order} LIMIT %s"
+)
 
-    One statement: the messages of the conversations involved are numbered in timeline order
-    (the message_timeline index) and paired within the window."""
-    if not message_ids or window <= 0:
+
+def _turn_neighbours(
+    seed_ids: list[int], *, subject_id: int, filters: NoteFilter, window: int
+) -> list[tuple[int, int]]:
+    """(seed note id, note id) for every live note of the subject (under `filters`) whose source
+    message is one of the `window` messages before or after a seed note's source message in the
+    same conversation (timeline order: occurred_at, id). A seed never pairs with itself, nor
+    with the notes of its own message. In timeline order: by conversation, the seed's message,
+    then the neighbouring message.
+
+    One statement: seed messages, the turns around them, their notes and the filters."""
+    if not seed_ids or window <= 0:
         return []
-    marks = ", ".join(["%s"] * len(message_ids))
+    where, params = _note_filter_sql(filters, alias="n")
+    marks = ", ".join(["%s"] * len(seed_ids))
+    sides = " UNION ALL ".join(
+        "SELECT seed.note_id AS seed_id, s.conversation_id, s.occurred_at AS seed_at, s.id AS seed_message, "
+        "o.occurred_at AS near_at, o.id AS message_id FROM seed JOIN chat_message s ON s.id = seed.message_id "
+        f"JOIN chat_message o ON o.id IN ({_SIDE.format(op=op, order=order)})"
+        for op, order in (("<", "DESC"), (">", "ASC"))
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            "WITH ordered AS (SELECT id, conversation_id, ROW_NUMBER() OVER ("
-            "PARTITION BY conversation_id ORDER BY occurred_at, id) AS pos FROM chat_message "
-            f"WHERE conversation_id IN (SELECT conversation_id FROM chat_message WHERE id IN ({marks}))) "
-            "SELECT s.id, o.id, o.pos - s.pos FROM ordered s JOIN ordered o "
-            "ON o.conversation_id = s.conversation_id AND o.pos BETWEEN s.pos - %s AND s.pos + %s "
-            f"WHERE s.id IN ({marks}) AND o.id <> s.id",
-            [*message_ids, window, window, *message_ids],
+            "WITH seed AS (SELECT note_id, message_id FROM memory_notesource "
+            f"WHERE note_id IN ({marks}) AND message_id IS NOT NULL), near AS ({sides}) "
+            "SELECT near.seed_id, n.id FROM near "
+            "JOIN memory_notesource ns ON ns.message_id = near.message_id "
+            "JOIN memory_note n ON n.id = ns.note_id "
+            # +subject_id keeps SQLite on the primary key: the subject index walks all its notes
+            "WHERE +n.subject_id = %s AND n.id <> near.seed_id"
+            + "".join(f" AND {clause}" for clause in where)
+            + " ORDER BY near.conversation_id, near.seed_at, near.seed_message, near.near_at, near.message_id, n.id",
+            [*seed_ids, window, window, subject_id, *params],
         )
-        return [(seed, other, abs(offset)) for seed, other, offset in cursor.fetchall()]
+        return cursor.fetchall()
 
 
 def _neighbour_lifts(
     candidates: dict[int, Candidate], *, subject_id: int, filters: NoteFilter, config: MemoryConfig
 ) -> dict[int, tuple[float, int]]:
     """{note id: (lift, from note id)}: the best `scoring.neighbours` × relevance that a seed
-    candidate passes to the notes of the turns around its own."""
+    candidate passes to the notes of the turns around its own. In timeline order (see
+    `_turn_neighbours`): on a tie the earlier seed turn wins, and equal lifts keep that order."""
     weight, window = config["scoring.neighbours"], config["scoring.neighbourWindow"]
     if weight <= 0 or window <= 0 or not candidates:
         return {}
     seeds = sorted(candidates.values(), key=lambda c: -c.topical)[:NEIGHBOUR_SEEDS]
-    seed_messages: dict[int, list[int]] = defaultdict(list)
-    for note_id, message_id in NoteSource.objects.filter(
-        note_id__in=[c.note.pk for c in seeds], message__isnull=False
-    ).values_list("note_id", "message_id"):
-        seed_messages[message_id].append(note_id)
-    adjacent = _adjacent_messages(sorted(seed_messages), window)
-    if not adjacent:
-        return {}
-    sources = list(
-        NoteSource.objects.filter(message_id__in={other for _, other, _ in adjacent}).values_list(
-            "note_id", "message_id"
-        )
+    pairs = _turn_neighbours(
+        [c.note.pk for c in seeds], subject_id=subject_id, filters=filters, window=window
     )
-    live = set(
-        note_filter_queryset(
-            Note.objects.filter(subject_id=subject_id, pk__in={note_id for note_id, _ in sources}), filters
-        ).values_list("pk", flat=True)
-    )
-    notes_of: dict[int, set[int]] = defaultdict(set)
-    for note_id, message_id in sources:
-        if note_id in live:
-            notes_of[message_id].add(note_id)
     lifts: dict[int, tuple[float, int]] = {}
-    for seed_message, other, _distance in adjacent:
-        for seed_note in seed_messages[seed_message]:
-            value = weight * candidates[seed_note].topical
-            for note_id in notes_of.get(other, ()):
-                if note_id != seed_note and value > lifts.get(note_id, (0.0, 0))[0]:
-                    lifts[note_id] = (value, seed_note)
+    for seed_note, note_id in pairs:
+        value = weight * candidates[seed_note].topical
+        if value > lifts.get(note_id, (0.0, 0))[0]:
+            lifts[note_id] = (value, seed_note)
     return lifts
+
+
+def _source_counts(note_ids: list[int]) -> dict[int, int]:
+    """{note id: number of sources} of the notes among `note_ids` stored more than once."""
+    if not note_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(note_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT note_id, COUNT(*) FROM memory_notesource WHERE note_id IN ({marks}) "
+            "GROUP BY note_id HAVING COUNT(*) > 1",
+            note_ids,
+        )
+        return dict(cursor.fetchall())
 
 
 # --- ranking ---------------------------------------------------------------------------------
@@ -342,13 +358,7 @@ def _score(candidates: dict[int, Candidate], config: MemoryConfig, now: datetime
     w_conf = config["scoring.confirmations"]
     half_life = config["scoring.recencyHalfLifeDays"]
     max_vote = config["voting.maxVotePerItem"] or 1.0
-    repeats = dict(
-        NoteSource.objects.filter(note_id__in=list(candidates))
-        .values("note_id")
-        .annotate(n=Count("id"))
-        .filter(n__gt=1)
-        .values_list("note_id", "n")
-    )
+    repeats = _source_counts(list(candidates))
     strength: dict[int | None, float] = {}
     if session and config["scoring.session"] > 0:
         per_conversation: dict[int | None, list[float]] = defaultdict(list)

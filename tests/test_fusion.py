@@ -4,6 +4,8 @@ sessions, dates, confirmations and the retrieval modes, through the real search 
 import datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from chat.services import conversation_get_or_create, message_add
 from memory.config import get_config
@@ -159,6 +161,56 @@ def test_neighbour_window_zero_turns_the_signal_off(subject, actor, config):
     ranked = [note.pk for note, _, _ in _rank(subject, config, "Who saw the comet?")]
 
     assert ranked == [question.pk]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_an_archived_turn_is_not_lifted_as_a_neighbour(subject, actor, config):
+    question, archived, kept = _session(
+        subject,
+        actor,
+        config,
+        "s1",
+        ["Did you see the comet last night?", "Yes, from the rooftop!", "We stayed up until three."],
+        NOW,
+    )
+    Note.objects.filter(pk=archived.pk).update(archived_at=NOW)
+
+    ranked = [note.pk for note, _, _ in _rank(subject, config, "Who saw the comet?")]
+
+    assert ranked == [question.pk, kept.pk]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_full_mode_context_build_makes_as_many_queries_for_many_candidates_as_for_few(
+    subject, actor, config
+):
+    question = "How did the garden fence turn out?"
+    words = ["oak", "pine", "cedar", "birch", "maple", "elm", "ash", "yew", "fir", "larch"]
+
+    def build():
+        with CaptureQueriesContext(connection) as queries:
+            context = context_build(subject=subject, message=question, config=config, record=False)
+        return len(queries), context
+
+    _session(subject, actor, config, "s0", ["The garden fence is finally painted.", "Green, of course."], NOW)
+    few, _ = build()
+    for i, word in enumerate(words):
+        _session(
+            subject,
+            actor,
+            config,
+            f"s{i + 1}",
+            [f"Another coat of {word} stain on the garden fence.", f"Then tea under the {word} tree."],
+            NOW,
+        )
+    many, context = build()
+
+    lifted = [i for i in context.items if "next to n:" in i.reason]
+    assert len(_rank(subject, config, question)) == 2 * len(words) + 2  # every turn is ranked
+    assert lifted  # the neighbouring turns were looked up
+    assert many == few
 
 
 @pytest.mark.postgres

@@ -118,6 +118,10 @@ class LocalEmbedder:
                 tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
                 options = onnxruntime.SessionOptions()
                 options.log_severity_level = 3
+                # idle worker threads spin for a while after each run, taking the CPU from the
+                # rest of the request that embedded its query (the context build); on a small
+                # machine that costs more than waking them
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(
                     str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
                 )
