@@ -11,6 +11,16 @@ so the ingest rates are measured on a subject that already holds almost N notes.
 A completed fill is marked by an AuditEvent `bench.context.filled`, so a second run at the same
 size, subjects and seed reuses it (and reports no ingest rates); a half-filled App is deleted
 and filled again.
+
+Modes are `retrieve.mode` values (fts, vector, hybrid, full). Every mode but fts runs with the
+`local` embedding provider (all-MiniLM-L6-v2 on onnxruntime): before its first use the App's
+notes are embedded in batches, as `manage.py memory reembed` would (notes whose text another
+bench App already embedded under the same model get a copy of that vector: same model, same
+text, same vector), and the embedding rate is reported. In those modes each question is first
+embedded on its own (`query_vector`, uncached: the per-query embedding cost, reported apart),
+then the context is built with that vector in the query cache, so the context latency is the
+build alone. Latencies are wall-clock; the `cpu` columns are the process's CPU time over the
+same builds, which a machine shared with other work does not inflate.
 """
 
 import contextlib
@@ -20,20 +30,25 @@ import time
 from collections.abc import Callable
 
 import httpx
+import numpy as np
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 
 from chat.services import conversation_get_or_create, message_add
 from memory.bench import synthetic
-from memory.bench.report import latency_summary, mean, rounded, table
+from memory.bench.report import latency_summary, mean, percentile, rounded, table
 from memory.bench.server import BenchServer, quiet_http_log
 from memory.config import get_config
 from memory.context import context_build
-from memory.models import App, AuditEvent, Note, Origin
+from memory.models import App, AuditEvent, Embedding, ItemKind, Note, Origin
+from memory.search.lexical import RANK_BUDGET
 from memory.services import Actor, api_key_create, app_create, audit_record, note_store, subject_get_or_create
 
 FILLED = "bench.context.filled"
 BULK_BATCH = 5000
+EMBED_BATCH = 1024
 WARMUP = 5
+MODES = ("fts", "vector", "hybrid", "full")
 
 
 def app_name(size: int, subjects: int, seed: int) -> str:
@@ -74,8 +89,11 @@ def _bulk_fill(subjects: list, stream, count: int) -> float:
 def fill(*, size: int, subjects: int, seed: int, ingest_sample: int, actor: Actor, out: Callable) -> dict:
     """Create and fill the App for this size; returns the ingest measurements."""
     per_subject = math.ceil(size / subjects)
-    # eviction would otherwise cap every subject at the default notes.maxEntries
-    config_doc = {"memory": {"notes": {"maxEntries": max(10_000, per_subject + 10)}}}
+    # eviction would otherwise cap every subject at the default notes.maxEntries; the API (the
+    # HTTP measurement) searches in fts mode, without embeddings
+    config_doc = {
+        "memory": {"notes": {"maxEntries": max(10_000, per_subject + 10)}, "retrieve": {"mode": "fts"}}
+    }
     app = app_create(name=app_name(size, subjects, seed), config=config_doc, actor=actor)
     config = get_config(app)
     people = _subjects(app, subjects)
@@ -154,24 +172,104 @@ def prepare(*, size: int, subjects: int, seed: int, ingest_sample: int, fresh: b
     return App.objects.get(name=name), ingest
 
 
-def measure_in_process(app: App, questions: list[str], *, k, record: bool) -> dict:
-    config = get_config(app)
+def mode_config(config, mode: str):
+    """The App's configuration in this retrieval mode: local embeddings for every mode but fts."""
+    return config.with_overrides(
+        {"retrieve": {"mode": mode}, "embeddings": {"provider": "none" if mode == "fts" else "local"}}
+    )
+
+
+def _timings(values: list[float]) -> dict[str, float | None]:
+    summary = latency_summary(values)
+    summary["p99"] = round(percentile(values, 99), 3) if values else None
+    return summary
+
+
+def embed_app(app: App, *, out: Callable) -> dict:
+    """Give every note of the App a local-model vector (resumable); returns the rates."""
+    from memory.embeddings import get_embedder
+    from memory.services.embeddings import content_sha256, embed_notes, embeddings_write
+
+    config = mode_config(get_config(app), "hybrid")
+    embedder = get_embedder(config)
+    assert embedder is not None
+    model_id = embedder.model_id
+    vectors = Embedding.objects.filter(kind=ItemKind.NOTE, model_id=model_id)
+    missing = (
+        Note.objects.filter(subject__app=app)
+        .exclude(Exists(vectors.filter(item_id=OuterRef("pk"))))
+        .order_by("id")
+    )
+    todo = list(missing.values_list("id", flat=True))
+    if not todo:
+        out(f"  every note of {app.name} has a {model_id} vector")
+        return {"embedded": 0, "copied": 0, "embed_notes_per_s": None}
+    out(f"  embedding {len(todo)} notes with {model_id}")
+    embedded = copied = 0
+    embed_s = 0.0
+    for start in range(0, len(todo), EMBED_BATCH):
+        notes = list(Note.objects.filter(pk__in=todo[start : start + EMBED_BATCH]).order_by("id"))
+        hashes = {note.pk: content_sha256(note.content) for note in notes}
+        known = dict(
+            vectors.filter(content_sha256__in=set(hashes.values())).values_list("content_sha256", "vector")
+        )
+        reuse = [note for note in notes if hashes[note.pk] in known]
+        if reuse:
+            matrix = np.stack([np.frombuffer(bytes(known[hashes[n.pk]]), dtype="<f4") for n in reuse])
+            rows = [(n.subject_id, n.pk, hashes[n.pk]) for n in reuse]
+            copied += len(embeddings_write(kind=ItemKind.NOTE, model_id=model_id, rows=rows, matrix=matrix))
+        fresh = [note for note in notes if hashes[note.pk] not in known]
+        started = time.perf_counter()
+        embedded += embed_notes(fresh, config=config, embedder=embedder)
+        embed_s += time.perf_counter() - started
+        done = start + len(notes)
+        if done % (EMBED_BATCH * 10) == 0 or done == len(todo):
+            rate = f"{embedded / embed_s:,.0f} notes/s" if embed_s else "-"
+            out(f"    {done}/{len(todo)}: {embedded} embedded ({rate}), {copied} copied")
+    return {
+        "embedded": embedded,
+        "copied": copied,
+        "embed_notes_per_s": round(embedded / embed_s, 1) if embedded else None,
+    }
+
+
+def measure_in_process(app: App, questions: list[str], *, k, record: bool, mode: str = "fts") -> dict:
+    from memory.services.embeddings import provider_reset, query_vector
+
+    config = mode_config(get_config(app), mode)
     people = _subjects(app, app.subjects.count())
     people.sort(key=lambda s: int(s.external_id.rsplit("-", 1)[1]))
-    latencies, tokens, recalled, indexed = [], [], [], []
-    for i, question in enumerate([*questions[:WARMUP], *questions]):
-        subject = people[i % len(people)]
-        started = time.perf_counter()
-        context = context_build(subject=subject, message=question, config=config, k=k, record=record)
-        elapsed = (time.perf_counter() - started) * 1000
-        if i < WARMUP:
-            continue
-        latencies.append(elapsed)
-        tokens.append(context.tokens()["total"])
-        recalled.append(sum(1 for item in context.items if item.section == "recalled"))
-        indexed.append(sum(1 for item in context.items if item.section == "memory-index"))
+    latencies, cpu, embedding, tokens, recalled, indexed = [], [], [], [], [], []
+    # distinct warm-up texts, so no measured question finds its vector already cached
+    asked = [*(f"warm-up: {q}" for q in questions[:WARMUP]), *questions]
+    block = 200  # questions embedded ahead of their builds (the query cache holds 256)
+    provider_reset()
+    for first in range(0, len(asked), block):
+        if mode != "fts":
+            # embedding first, in its own phase: the model's threads are idle during the builds
+            for i, question in enumerate(asked[first : first + block], first):
+                started = time.perf_counter()
+                if query_vector(config, question) is None:
+                    raise RuntimeError("the local embedding provider failed; see the log")
+                if i >= WARMUP:
+                    embedding.append((time.perf_counter() - started) * 1000)
+        for i, question in enumerate(asked[first : first + block], first):
+            subject = people[i % len(people)]
+            started, started_cpu = time.perf_counter(), time.process_time()
+            context = context_build(subject=subject, message=question, config=config, k=k, record=record)
+            elapsed = (time.perf_counter() - started) * 1000
+            elapsed_cpu = (time.process_time() - started_cpu) * 1000
+            if i < WARMUP:
+                continue
+            latencies.append(elapsed)
+            cpu.append(elapsed_cpu)
+            tokens.append(context.tokens()["total"])
+            recalled.append(sum(1 for item in context.items if item.section == "recalled"))
+            indexed.append(sum(1 for item in context.items if item.section == "memory-index"))
     return {
-        "context_ms": latency_summary(latencies),
+        "context_ms": _timings(latencies),
+        "context_cpu_ms": _timings(cpu),
+        "query_embedding_ms": _timings(embedding) if embedding else None,
         "tokens_mean": rounded(mean(tokens), 1),
         "recalled_mean": rounded(mean(recalled), 2),
         "index_mean": rounded(mean(indexed), 2),
@@ -219,9 +317,11 @@ def run(
     k: int | None = None,
     record: bool = True,
     fresh: bool = False,
+    modes: list[str] | tuple[str, ...] = ("fts",),
     out: Callable[[str], None] = print,
 ) -> dict:
-    """Fill (or reuse) each size, then time `queries` context builds in-process and over HTTP."""
+    """Fill (or reuse) each size, then time `queries` context builds in-process per mode, and
+    over HTTP (the App's own configuration: fts mode, no embeddings)."""
     actor = Actor.system("bench")
     questions = synthetic.questions(queries, seed=seed)
     results: dict = {}
@@ -229,7 +329,7 @@ def run(
         stack.enter_context(quiet_http_log())
         server = None
         for size in sizes:
-            out(f"size {size}: {subjects} subject(s)")
+            out(f"size {size}: {subjects} subject(s), {math.ceil(size / subjects)} notes each")
             started = time.perf_counter()
             app, ingest = prepare(
                 size=size,
@@ -241,7 +341,20 @@ def run(
                 out=out,
             )
             ingest["prepare_s"] = round(time.perf_counter() - started, 1)
-            result = {**ingest, **measure_in_process(app, questions, k=k, record=record)}
+            if any(mode != "fts" for mode in modes):
+                ingest.update(embed_app(app, out=out))
+            by_mode = {}
+            for mode in modes:
+                by_mode[mode] = measure_in_process(app, questions, k=k, record=record, mode=mode)
+                ms = by_mode[mode]["context_ms"]
+                out(
+                    f"  {mode}: context p50 {ms['p50']:.1f} ms, p95 {ms['p95']:.1f} ms, p99 {ms['p99']:.1f} ms"
+                )
+            # the first mode's figures also sit at the top level (the layout before modes existed)
+            first = by_mode[modes[0]]
+            result = {**ingest, **{key: first[key] for key in ("tokens_mean", "recalled_mean", "index_mean")}}
+            result["context_ms"] = {key: first["context_ms"][key] for key in ("p50", "p95", "mean")}
+            result["modes"] = by_mode
             if http:
                 if server is None:
                     server = stack.enter_context(BenchServer())
@@ -259,44 +372,58 @@ def run(
         "seed": seed,
         "k": k,
         "record": record,
+        "modes": list(modes),
+        "rank_budget": RANK_BUDGET,
     }
 
 
 def render(summary: dict) -> str:
     headers = [
         "notes",
-        "ingest notes/s",
-        "ingest msgs/s",
-        "bulk notes/s",
+        "per subj",
+        "mode",
+        "ingest n/s",
+        "msgs/s",
+        "embed n/s",
         "ctx p50",
-        "ctx p95",
-        "ctx mean",
+        "p95",
+        "p99",
+        "cpu p50",
+        "cpu p95",
+        "q-embed p50",
+        "q-embed p95",
         "http p50",
         "http p95",
-        "http mean",
         "tokens",
-        "recalled",
     ]
     rows = []
     for size, r in summary["sizes"].items():
         http = r["http_ms"] or {}
-        rows.append(
-            [
-                int(size),
-                r["ingest_notes_per_s"],
-                r["ingest_messages_per_s"],
-                r["bulk_notes_per_s"],
-                r["context_ms"]["p50"],
-                r["context_ms"]["p95"],
-                r["context_ms"]["mean"],
-                http.get("p50"),
-                http.get("p95"),
-                http.get("mean"),
-                r["tokens_mean"],
-                r["recalled_mean"],
-            ]
-        )
+        for n, (mode, m) in enumerate(r["modes"].items()):
+            embed = m["query_embedding_ms"] or {}
+            rows.append(
+                [
+                    int(size),
+                    math.ceil(int(size) / summary["subjects"]),
+                    mode,
+                    r["ingest_notes_per_s"] if n == 0 else None,
+                    r["ingest_messages_per_s"] if n == 0 else None,
+                    r.get("embed_notes_per_s") if mode != "fts" else None,
+                    m["context_ms"]["p50"],
+                    m["context_ms"]["p95"],
+                    m["context_ms"]["p99"],
+                    m["context_cpu_ms"]["p50"],
+                    m["context_cpu_ms"]["p95"],
+                    embed.get("p50"),
+                    embed.get("p95"),
+                    http.get("p50") if n == 0 else None,
+                    http.get("p95") if n == 0 else None,
+                    m["tokens_mean"],
+                ]
+            )
     return (
         table(headers, rows)
-        + "\n(latencies in ms; tokens = mean total context tokens; bulk notes/s includes generating them)"
+        + "\n(ms; ctx = one context build in-process, wall clock; cpu = the process's CPU time for it; "
+        "q-embed = embedding one question, uncached, apart from the build; http = POST /api/v1/context "
+        "in fts mode; tokens = mean context tokens)"
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from memory.search.schema import PG_VECTORS
+from memory.search.schema import NOTE_BM25, NOTE_TEXT_COLUMNS, PG_VECTORS
 
 TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -123,10 +123,143 @@ def note_filter_queryset(queryset, filters: NoteFilter):
     return queryset
 
 
+# How many rows bm25 may rank in one note search on SQLite. Below it the search is exact; above
+# it, the candidates are narrowed by rarity (see _note_plan).
+RANK_BUDGET = 4000
+
+
+@dataclass
+class _Plan:
+    """One FTS5 note query: its MATCH expression, the factor by which that expression's bm25
+    exceeds the bm25 of the plain OR of all terms, an optional lower rowid bound, and how many
+    rows the expression matches when the plan counted them."""
+
+    expression: str
+    multiplier: int = 1
+    min_rowid: int | None = None
+    rows: int | None = None
+    # the notes the candidates left out (they match only common terms), for when the
+    # candidates are too few: `C NOT E`, whose bm25 is exactly the plain OR's for those notes
+    rest: str | None = None
+
+
+def _any_of(terms: list[str]) -> str:
+    return f"{NOTE_TEXT_COLUMNS} : ({fts5_expression(terms)})"
+
+
+def _fts5_counts(cursor, expressions: list[str]) -> list[int]:
+    """Rows of memory_note_fts matching each expression (counting never runs bm25)."""
+    count = "(SELECT count(*) FROM memory_note_fts WHERE memory_note_fts MATCH %s)"
+    cursor.execute("SELECT " + ", ".join([count] * len(expressions)), expressions)
+    return [int(n) for n in cursor.fetchone()]
+
+
+def _note_plan(cursor, subject_id: int, terms: list[str], *, budget: int, rarest: int | None) -> _Plan:
+    """Choose how to run a note search so that bm25 ranks at most about `budget` rows.
+
+    bm25 costs a few microseconds per matching row, and an OR of common words matches tens of
+    thousands of a large subject's notes. So:
+    1. when the whole index, or else the subject alone, has at most `budget` matches, the plain
+       OR runs (the subject phrase `subject_id : "N"` narrows MATCH to the subject when the
+       subject is a small part of the index, else the join filters it): exact;
+    2. otherwise the rarest terms (by document frequency) whose matches fit the budget pick
+       the candidates, and every candidate is ranked by all the terms: the expression
+       `E AND (E OR C OR C)` repeats every phrase exactly twice, so its bm25 is exactly twice
+       that of the plain OR. Notes that match only common terms are left out;
+    3. when even the rarest term matches more than the budget, its newest `budget` matches are
+       the candidates (a lower rowid bound).
+    If step 2's candidates are fewer than the search's limit, the newest `budget` notes that
+    match only the other terms fill the ranking (`_Plan.rest`).
+    With `rarest` (the near-duplicate search) the candidates are always exactly the notes that
+    match one of the `rarest` rarest terms, ranked by those terms alone: no counting of the
+    whole query, and rarity is estimated on the newest RARITY_WINDOW notes (any choice of
+    terms keeps every duplicate among the candidates; rarer ones just make fewer).
+    """
+    if rarest is not None:
+        frequency, whole = _window_counts(cursor, terms)
+        if whole and sum(frequency) <= budget:
+            return _Plan(_any_of(terms))  # a small index: the plain query, exact
+        order = sorted(range(len(terms)), key=lambda i: (frequency[i], i))
+        return _Plan(_any_of([terms[i] for i in sorted(order[: max(rarest, 1)])]))
+    everything = _any_of(terms)
+    subject = f'subject_id : "{int(subject_id)}"'
+    (global_rows,) = _fts5_counts(cursor, [everything])
+    if global_rows <= budget:
+        return _Plan(everything, rows=global_rows)
+    (subject_rows,) = _fts5_counts(cursor, [f"{subject} AND {everything}"])
+    # the subject phrase pays off when it drops most rows; for a subject that holds most of
+    # the index, the join is cheaper than intersecting with its (long) subject doclist
+    narrow = subject_rows * 2 < global_rows
+    prefix = f"{subject} AND " if narrow else ""
+    if subject_rows <= budget:
+        return _Plan(prefix + everything, rows=subject_rows if narrow else global_rows)
+    rows_per_match = subject_rows / global_rows if narrow else 1.0
+    frequency = _fts5_counts(cursor, [f'{NOTE_TEXT_COLUMNS} : "{t}"' for t in terms])
+    order = sorted(range(len(terms)), key=lambda i: (frequency[i], i))
+    chosen: list[int] = []
+    rows = 0.0
+    for i in order:
+        if chosen and rows + frequency[i] * rows_per_match > budget:
+            break
+        chosen.append(i)
+        rows += frequency[i] * rows_per_match
+    seeds = [terms[i] for i in sorted(chosen)]
+    rest = [t for i, t in enumerate(terms) if i not in set(chosen)]
+    plan = _Plan(prefix + _any_of(seeds))
+    if rest:
+        plan = _Plan(f"{plan.expression} AND {_any_of([*seeds, *rest, *rest])}", multiplier=2)
+        plan.rest = f"{prefix}{_any_of(rest)} NOT {_any_of(seeds)}"
+    if frequency[chosen[0]] * rows_per_match > budget:
+        plan.min_rowid = _newest_bound(cursor, prefix + _any_of(seeds), budget)
+        plan.rest = None  # `budget` candidates are plenty
+    return plan
+
+
+# how many of the newest notes the near-duplicate search counts its terms in
+RARITY_WINDOW = 8192
+
+
+def _window_counts(cursor, terms: list[str]) -> tuple[list[int], bool]:
+    """Matches of each term among the newest RARITY_WINDOW rows of the index (a rarity
+    estimate that costs a fraction of counting a large index), and whether the window holds
+    the whole index (the counts are then exact)."""
+    cursor.execute("SELECT max(id) FROM memory_note")
+    newest = cursor.fetchone()[0] or 0
+    count = "(SELECT count(*) FROM memory_note_fts WHERE memory_note_fts MATCH %s AND rowid > %s)"
+    params: list = []
+    for term in terms:
+        params += [f'{NOTE_TEXT_COLUMNS} : "{term}"', newest - RARITY_WINDOW]
+    cursor.execute("SELECT " + ", ".join([count] * len(terms)), params)
+    return [int(n) for n in cursor.fetchone()], newest <= RARITY_WINDOW
+
+
+def _newest_bound(cursor, expression: str, budget: int) -> int | None:
+    """The lowest rowid among the newest `budget` matches of `expression` (None: fewer match)."""
+    cursor.execute(
+        "SELECT rowid FROM memory_note_fts WHERE memory_note_fts MATCH %s ORDER BY rowid DESC LIMIT 1 OFFSET %s",
+        [expression, budget - 1],
+    )
+    row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def note_search(
-    subject_id: int, terms: list[str], *, limit: int, filters: NoteFilter | None = None
+    subject_id: int,
+    terms: list[str],
+    *,
+    limit: int,
+    filters: NoteFilter | None = None,
+    budget: int | None = None,
+    rarest: int | None = None,
 ) -> list[Hit]:
-    """Best `limit` notes of the subject for any of `terms`, best first."""
+    """Best `limit` notes of the subject for any of `terms`, best first.
+
+    Exact while the subject has at most `budget` (default RANK_BUDGET) matches; above that
+    (SQLite) the candidates are the notes that match the rarest terms, ranked by all of them
+    (see _note_plan).
+    `rarest=m` makes the candidates exactly the notes that match one of the m rarest terms: a
+    near-duplicate search uses it (a note holding 80 % of the words holds one of any 20 %+1).
+    """
     if not terms or limit <= 0:
         return []
     filters = filters or NoteFilter()
@@ -134,24 +267,86 @@ def note_search(
     extra = "".join(f" AND {w}" for w in where)
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
-            cursor.execute(
-                "SELECT n.id, -bm25(memory_note_fts) AS score FROM memory_note_fts "
-                "CROSS JOIN memory_note n ON n.id = memory_note_fts.rowid "
-                f"WHERE memory_note_fts MATCH %s AND n.subject_id = %s{extra} "
-                "ORDER BY bm25(memory_note_fts) LIMIT %s",
-                [fts5_expression(terms), subject_id, *params, limit],
-            )
+            budget = RANK_BUDGET if budget is None else max(budget, 1)
+            plan = _note_plan(cursor, subject_id, terms, budget=budget, rarest=rarest)
+            rows = _fts5_ranked(cursor, plan, subject_id, where, params, limit)
+            if len(rows) < limit and plan.rest is not None:
+                rest = _Plan(plan.rest, min_rowid=_newest_bound(cursor, plan.rest, budget))
+                more = _fts5_ranked(cursor, rest, subject_id, where, params, limit - len(rows))
+                rows = sorted([*rows, *more], key=lambda row: (-row[1], -row[0]))
         else:
-            vector = PG_VECTORS["memory_note"]  # the indexed expression, verbatim, so GIN is used
-            cursor.execute(
-                f"SELECT n.id, ts_rank_cd({vector}, q) AS score "
-                f"FROM memory_note n, to_tsquery('english', %s) q "
-                f"WHERE {vector} @@ q AND n.subject_id = %s{extra} "
-                "ORDER BY score DESC, n.id DESC LIMIT %s",
-                [tsquery_expression(terms), subject_id, *params, limit],
-            )
-        rows = cursor.fetchall()
+            cursor.execute(*_postgres_bm25(subject_id, terms, extra, params, limit))
+            rows = cursor.fetchall()
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
+
+
+# a note's length in words, stop words included: its last word position in the tsvector
+_PG_TOKENS = "greatest((SELECT max(p) FROM unnest({v}) u, unnest(u.positions) p), 1)"
+
+
+def _postgres_bm25(subject_id: int, terms: list[str], extra: str, params: list, limit: int) -> tuple:
+    """BM25 over the GIN matches on PostgreSQL, as close to FTS5's bm25 as tsvector allows.
+
+    ts_rank_cd has no inverse document frequency, so a common word weighs as much as a rare
+    one (LoCoMo recall@10 three points under SQLite's). Here every matching term adds its
+    idf = ln((N − n + 0.5) / (n + 0.5)) (at least 1e-6, as in FTS5), with N the subject's
+    notes and n the matches holding the term, and the sum is scaled by BM25's length factor
+    (k1 = 1.2, b = 0.75; a term counts once per note, as it almost always occurs once).
+    """
+    vector = PG_VECTORS["memory_note"]  # the indexed expression, verbatim, so GIN is used
+    hits = ", ".join(f"(v @@ to_tsquery('english', %s))::int AS h{i}" for i in range(len(terms)))
+    sums = ", ".join(f"sum(h{i}) OVER () AS d{i}" for i in range(len(terms)))
+    idf = " + ".join(
+        f"h{i} * greatest(ln((total - d{i} + 0.5) / (d{i} + 0.5)), 1e-6)" for i in range(len(terms))
+    )
+    sql = (
+        f"WITH m AS MATERIALIZED (SELECT n.id, {vector} AS v FROM memory_note n "
+        f"WHERE {vector} @@ to_tsquery('english', %s) AND n.subject_id = %s{extra}), "
+        f"t AS (SELECT id, {_PG_TOKENS.format(v='v')} AS dl, {hits} FROM m), "
+        f"w AS (SELECT t.*, {sums}, "
+        f"(SELECT greatest(avg({_PG_TOKENS.format(v=vector)}), 1) FROM (SELECT * FROM memory_note "
+        "WHERE subject_id = %s ORDER BY id DESC LIMIT 200) recent) AS avgdl, "
+        "(SELECT count(*) FROM memory_note WHERE subject_id = %s)::float AS total FROM t) "
+        f"SELECT id, ({idf}) * 2.2 / (1 + 1.2 * (0.25 + 0.75 * dl / avgdl)) AS score "
+        "FROM w ORDER BY score DESC, id DESC LIMIT %s"
+    )
+    return sql, [tsquery_expression(terms), subject_id, *params, *terms, subject_id, subject_id, limit]
+
+
+def _fts5_ranked(cursor, plan: _Plan, subject_id: int, where: list[str], params: list, limit: int) -> list:
+    """(id, score) of the best `limit` notes of the plan that pass the subject and filters.
+
+    bm25 ranks inside the FTS table and only its best `depth` rows are joined to memory_note
+    for the subject and the filters; if fewer than `limit` of them pass, a deeper pass follows
+    (the last one without a depth). Joining every candidate would cost as much as ranking it.
+    """
+    bound = " AND memory_note_fts.rowid >= %s" if plan.min_rowid is not None else ""
+    bound_params = [plan.min_rowid] if plan.min_rowid is not None else []
+    extra = "".join(f" AND {w}" for w in where)
+    depth: int | None = max(limit * 2, 50)
+    while True:
+        if depth is not None and plan.rows is not None and plan.rows <= depth:
+            depth = None  # every match fits: one pass
+        cursor.execute(
+            f"SELECT n.id, -f.bm / %s FROM (SELECT rowid AS id, {NOTE_BM25} AS bm "
+            f"FROM memory_note_fts WHERE memory_note_fts MATCH %s{bound} "
+            f"ORDER BY bm{' LIMIT %s' if depth is not None else ''}) f "
+            "CROSS JOIN memory_note n ON n.id = f.id "
+            f"WHERE n.subject_id = %s{extra} ORDER BY f.bm, n.id DESC LIMIT %s",
+            [
+                float(plan.multiplier),
+                plan.expression,
+                *bound_params,
+                *([depth] if depth is not None else []),
+                subject_id,
+                *params,
+                limit,
+            ],
+        )
+        rows = cursor.fetchall()
+        if len(rows) >= limit or depth is None:
+            return rows
+        depth = depth * 8 if depth < 20_000 else None
 
 
 def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[Hit]:

@@ -5,6 +5,11 @@ procedures, kept in sync by triggers. The update triggers fire only when the ind
 change, so recall counters and votes never touch the index. PostgreSQL: GIN indexes over the
 same tsvector expressions that the search queries use.
 
+The notes index also holds `subject_id` as a column of its own (one token per row), so a
+search can narrow MATCH to one subject inside the index instead of ranking every subject's
+matches and filtering afterwards. User terms are always restricted to the text columns
+(`NOTE_TEXT_COLUMNS`), and ranking gives the subject column a weight of 0 (`NOTE_BM25`).
+
 A migration installs the indexes of the tables that exist at that point: it passes `tables`
 (content tables, e.g. ("memory_note",)), so an index added later never runs before its table.
 """
@@ -13,11 +18,16 @@ from collections.abc import Iterable
 
 FTS_TABLES = {
     # fts table: (content table, indexed columns)
-    "memory_note_fts": ("memory_note", ["content", "tags"]),
+    "memory_note_fts": ("memory_note", ["content", "tags", "subject_id"]),
     "memory_profilefact_fts": ("memory_profilefact", ["key", "value", "keywords"]),
     "memory_lesson_fts": ("memory_lesson", ["text", "tags"]),
     "memory_procedure_fts": ("memory_procedure", ["title", "steps"]),
 }
+
+# the columns of memory_note_fts that user terms may match, and its bm25 with the subject
+# column weighted 0 (a subject phrase in MATCH must not change the scores)
+NOTE_TEXT_COLUMNS = "{content tags}"
+NOTE_BM25 = "bm25(memory_note_fts, 1.0, 1.0, 0.0)"
 
 PG_VECTORS = {
     "memory_note": "to_tsvector('english', content || ' ' || tags::text)",
