@@ -34,6 +34,23 @@ from kombu.utils.json import dumps, loads
 _sequence = itertools.count()
 
 
+def _write_atomically(partial, final, text: str, *, what: str) -> None:
+    """Write `text` to `partial`, flush it to disk, then rename it to `final` (atomic within a
+    folder), so a reader sees the whole file or none; the partial file never stays behind."""
+    try:
+        with open(partial, "wb") as f:
+            f.write(str_to_bytes(text))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(partial, final)
+    except OSError as exc:
+        try:
+            os.remove(partial)
+        except OSError:
+            pass
+        raise filesystem.ChannelError(f"Cannot write {what}") from exc
+
+
 class AtomicFilesystemChannel(filesystem.Channel):
     def queue_bind(self, queue, exchange=None, routing_key="", arguments=None, **kwargs):
         # kombu remembers bindings per process and writes the routing table in the control
@@ -61,18 +78,7 @@ class AtomicFilesystemChannel(filesystem.Channel):
     def _write_table(self, exchange, queues):
         file = self._exchange_file(exchange)
         partial = file.with_name(f".{file.name}.{os.getpid()}.{uuid.uuid4().hex}.part")
-        try:
-            with open(partial, "wb") as f:
-                f.write(str_to_bytes(dumps(queues)))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(partial, file)
-        except OSError as exc:
-            try:
-                os.remove(partial)
-            except OSError:
-                pass
-            raise filesystem.ChannelError(f"Cannot write the routing table {file}") from exc
+        _write_atomically(partial, file, dumps(queues), what=f"the routing table {file}")
 
     def _queue_bind(self, exchange, routing_key, pattern, queue):
         entry = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
@@ -95,18 +101,7 @@ class AtomicFilesystemChannel(filesystem.Channel):
         name = f"{time.time_ns():020d}_{next(_sequence):012d}_{uuid.uuid4().hex}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.part")
-        try:
-            with open(partial, "wb") as f:
-                f.write(str_to_bytes(dumps(payload)))
-                f.flush()
-                os.fsync(f.fileno())
-            os.rename(partial, final)
-        except OSError as exc:
-            try:
-                os.remove(partial)
-            except OSError:
-                pass
-            raise filesystem.ChannelError(f"Cannot add message {final!r} to the broker folder") from exc
+        _write_atomically(partial, final, dumps(payload), what=f"message {final!r} to the broker folder")
 
     def _get(self, queue):
         wanted = f"{queue}.msg"
