@@ -45,6 +45,18 @@ class ServiceDeleteMixin:
     history that belongs to the object. The rows it cascades to are read-only in the admin, so
     Django would refuse the delete for lack of permission on them: that check is lifted here."""
 
+    delete_related: tuple[str, ...] = ("subject",)  # what delete_queryset loads with each row
+
+    def service_delete(self, request, obj) -> None:
+        raise NotImplementedError
+
+    def delete_model(self, request, obj):
+        self.service_delete(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset.select_related(*self.delete_related):
+            self.service_delete(request, obj)
+
     def get_deleted_objects(self, objs, request):
         deleted, counts, _perms_needed, protected = super().get_deleted_objects(objs, request)  # type: ignore[misc]
         return deleted, counts, set(), protected

@@ -73,12 +73,8 @@ class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
     def short_content(self, obj):
         return truncate(obj.content)
 
-    def delete_model(self, request, obj):
+    def service_delete(self, request, obj):
         note_forget(note=obj, actor=_actor(request))
-
-    def delete_queryset(self, request, queryset):
-        for note in queryset.select_related("subject"):
-            note_forget(note=note, actor=_actor(request))
 
 
 @admin.register(models.NoteVersion)
@@ -152,12 +148,8 @@ class LessonAdmin(ServiceDeleteMixin, HistoryAdmin):
     def short_text(self, obj):
         return truncate(obj.text)
 
-    def delete_model(self, request, obj):
+    def service_delete(self, request, obj):
         lesson_delete(lesson=obj, actor=_actor(request))
-
-    def delete_queryset(self, request, queryset):
-        for lesson in queryset.select_related("subject"):
-            lesson_delete(lesson=lesson, actor=_actor(request))
 
 
 @admin.register(models.LessonVersion)
@@ -196,12 +188,8 @@ class ProcedureAdmin(ServiceDeleteMixin, HistoryAdmin):
     def step_count(self, obj):
         return len(obj.steps or [])
 
-    def delete_model(self, request, obj):
+    def service_delete(self, request, obj):
         procedure_delete(procedure=obj, actor=_actor(request))
-
-    def delete_queryset(self, request, queryset):
-        for procedure in queryset.select_related("subject"):
-            procedure_delete(procedure=procedure, actor=_actor(request))
 
 
 @admin.register(models.ProcedureVersion)

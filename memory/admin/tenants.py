@@ -198,12 +198,10 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
         current = models.Subject.objects.get(pk=obj.pk)
         subject_update(subject=current, display_name=obj.display_name, owner=obj.owner, actor=_actor(request))
 
-    def delete_model(self, request, obj):
-        subject_delete(subject=obj, actor=_actor(request))
+    delete_related = ("app",)
 
-    def delete_queryset(self, request, queryset):
-        for subject in queryset.select_related("app"):
-            subject_delete(subject=subject, actor=_actor(request))
+    def service_delete(self, request, obj):
+        subject_delete(subject=obj, actor=_actor(request))
 
     @admin.action(description="Consolidate now (distil linked notes into lessons)", permissions=["change"])
     def consolidate_now(self, request, queryset):
