@@ -192,3 +192,28 @@ def test_a_long_query_of_many_terms_runs_in_every_plan(subject):
         hits = note_search(subject.pk, terms, limit=20, budget=budget)
         assert len({h.id for h in hits}) == 20
     assert note_search(subject.pk, terms, limit=5, rarest=3)
+
+
+@pytest.mark.postgres
+def test_a_note_that_says_the_word_twice_ranks_above_one_that_says_it_once(subject):
+    once = NoteFactory(subject=subject, content="kayak lake trip today")
+    twice = NoteFactory(subject=subject, content="kayak kayak trip today")
+    bulk_notes(subject, [f"lunch at home number {i}" for i in range(20)])
+
+    hits = note_search(subject.pk, ["kayak"], limit=5)
+
+    assert [h.id for h in hits] == [twice.pk, once.pk]
+    assert hits[0].score > hits[1].score
+
+
+@pytest.mark.postgres
+def test_both_databases_stem_alike_and_an_edited_note_is_found_by_its_new_words(subject):
+    note = NoteFactory(subject=subject, content="Melanie painted a lake sunrise")
+
+    for word in ("paint", "painting", "paintings", "sunrises"):
+        assert [h.id for h in note_search(subject.pk, [word], limit=5)] == [note.pk], word
+
+    Note.objects.filter(pk=note.pk).update(content="Melanie sculpted a clay bowl")
+
+    assert note_search(subject.pk, ["painting"], limit=5) == []
+    assert [h.id for h in note_search(subject.pk, ["sculpting"], limit=5)] == [note.pk]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from memory.search.schema import NOTE_BM25, NOTE_TEXT_COLUMNS, PG_VECTORS
+from memory.search.schema import NOTE_BM25, NOTE_TEXT_COLUMNS, PG_TS_CONFIG, PG_VECTORS, pg_vector
 
 TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -280,37 +280,55 @@ def note_search(
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
 
 
-# a note's length in words, stop words included: its last word position in the tsvector
-_PG_TOKENS = "greatest((SELECT max(p) FROM unnest({v}) u, unnest(u.positions) p), 1)"
+# how many of the newest notes give the average note length
+_PG_AVGDL_SAMPLE = 1000
 
 
 def _postgres_bm25(subject_id: int, terms: list[str], extra: str, params: list, limit: int) -> tuple:
-    """BM25 over the GIN matches on PostgreSQL, as close to FTS5's bm25 as tsvector allows.
+    """BM25 over the GIN matches on PostgreSQL, computed as FTS5's bm25 computes it.
 
     ts_rank_cd has no inverse document frequency, so a common word weighs as much as a rare
-    one (LoCoMo recall@10 three points under SQLite's). Here every matching term adds its
-    idf = ln((N − n + 0.5) / (n + 0.5)) (at least 1e-6, as in FTS5), with N the subject's
-    notes and n the matches holding the term, and the sum is scaled by BM25's length factor
-    (k1 = 1.2, b = 0.75; a term counts once per note, as it almost always occurs once).
+    one (LoCoMo recall@10 three points under SQLite's). Here, as in FTS5, every term adds
+    idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl)), k1 = 1.2, b = 0.75, with
+    idf = ln((N − n + 0.5) / (n + 0.5)) (at least 1e-6), tf the term's occurrences in the
+    note, dl the note's length in distinct words (`length(tsvector)`, read from the vector's
+    header; counting positions cost more than the rest of the query) and avgdl its mean over
+    the newest notes. N and n
+    count the whole notes table, as FTS5 counts its whole index: one GIN scan over the OR of
+    the terms gives every n (`count(*) FILTER`). Counting within the subject instead was a
+    point of LoCoMo recall lower, mostly on names: the people of one conversation are in
+    most of its turns but rare elsewhere.
     """
-    vector = PG_VECTORS["memory_note"]  # the indexed expression, verbatim, so GIN is used
-    hits = ", ".join(f"(v @@ to_tsquery('english', %s))::int AS h{i}" for i in range(len(terms)))
-    sums = ", ".join(f"sum(h{i}) OVER () AS d{i}" for i in range(len(terms)))
-    idf = " + ".join(
-        f"h{i} * greatest(ln((total - d{i} + 0.5) / (d{i} + 0.5)), 1e-6)" for i in range(len(terms))
+    vector = pg_vector("memory_note")  # the stored, GIN-indexed tsvector column
+    query = f"to_tsquery('{PG_TS_CONFIG}', %s)"
+    counts = ", ".join(f"count(*) FILTER (WHERE {vector} @@ {query}) AS d{i}" for i in range(len(terms)))
+    # occurrences of term i in the note: the positions of its lexeme(s), all terms in one
+    # pass over the note's lexemes
+    tfs = ", ".join(
+        "coalesce(sum(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = "
+        f"ANY(tsvector_to_array(to_tsvector('{PG_TS_CONFIG}', %s)))), 0) AS f{i}"
+        for i in range(len(terms))
     )
+    score = " + ".join(
+        f"(CASE WHEN f{i} > 0 THEN greatest(ln((g.total - g.d{i} + 0.5) / (g.d{i} + 0.5)), 1e-6) "
+        f"* f{i} * 2.2 / (f{i} + 1.2 * (0.25 + 0.75 * t.dl / g.avgdl)) ELSE 0 END)"
+        for i in range(len(terms))
+    )
+    # every CTE is MATERIALIZED: inlined, the planner would evaluate g's counts and t's term
+    # frequencies once per use in the score instead of once
     sql = (
-        f"WITH m AS MATERIALIZED (SELECT n.id, {vector} AS v FROM memory_note n "
-        f"WHERE {vector} @@ to_tsquery('english', %s) AND n.subject_id = %s{extra}), "
-        f"t AS (SELECT id, {_PG_TOKENS.format(v='v')} AS dl, {hits} FROM m), "
-        f"w AS (SELECT t.*, {sums}, "
-        f"(SELECT greatest(avg({_PG_TOKENS.format(v=vector)}), 1) FROM (SELECT * FROM memory_note "
-        "WHERE subject_id = %s ORDER BY id DESC LIMIT 200) recent) AS avgdl, "
-        "(SELECT count(*) FROM memory_note WHERE subject_id = %s)::float AS total FROM t) "
-        f"SELECT id, ({idf}) * 2.2 / (1 + 1.2 * (0.25 + 0.75 * dl / avgdl)) AS score "
-        "FROM w ORDER BY score DESC, id DESC LIMIT %s"
+        f"WITH m AS MATERIALIZED (SELECT n.id, n.{vector} AS v FROM memory_note n "
+        f"WHERE n.{vector} @@ {query} AND n.subject_id = %s{extra}), "
+        f"t AS MATERIALIZED (SELECT m.id, greatest(length(m.v), 1) AS dl, f.* "
+        f"FROM m CROSS JOIN LATERAL (SELECT {tfs} FROM unnest(m.v) u) f), "
+        f"g AS MATERIALIZED (SELECT d.*, (SELECT count(*) FROM memory_note)::float AS total, "
+        f"(SELECT greatest(avg(length({vector})), 1) FROM (SELECT {vector} FROM memory_note "
+        f"ORDER BY id DESC LIMIT {_PG_AVGDL_SAMPLE}) recent) AS avgdl "
+        f"FROM (SELECT {counts} FROM memory_note WHERE {vector} @@ {query}) d) "
+        f"SELECT t.id, {score} AS score FROM t CROSS JOIN g ORDER BY score DESC, t.id DESC LIMIT %s"
     )
-    return sql, [tsquery_expression(terms), subject_id, *params, *terms, subject_id, subject_id, limit]
+    tsquery = tsquery_expression(terms)
+    return sql, [tsquery, subject_id, *params, *terms, *terms, tsquery, limit]
 
 
 def _fts5_ranked(cursor, plan: _Plan, subject_id: int, where: list[str], params: list, limit: int) -> list:
@@ -365,9 +383,9 @@ def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -
             )
         else:
             cursor.execute(
-                "SELECT f.id, ts_rank_cd(to_tsvector('english', f.keywords::text), q) FROM "
-                "memory_profilefact f, to_tsquery('english', %s) q "
-                "WHERE to_tsvector('english', f.keywords::text) @@ q AND f.subject_id = %s "
+                f"SELECT f.id, ts_rank_cd(to_tsvector('{PG_TS_CONFIG}', f.keywords::text), q) FROM "
+                f"memory_profilefact f, to_tsquery('{PG_TS_CONFIG}', %s) q "
+                f"WHERE to_tsvector('{PG_TS_CONFIG}', f.keywords::text) @@ q AND f.subject_id = %s "
                 "AND f.valid_to IS NULL AND NOT f.pinned ORDER BY 2 DESC LIMIT %s",
                 [tsquery_expression(terms), subject_id, limit],
             )
@@ -392,7 +410,7 @@ def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[H
             vector = PG_VECTORS["memory_profilefact"]
             cursor.execute(
                 f"SELECT f.id, ts_rank_cd({vector}, q) FROM memory_profilefact f, "
-                "to_tsquery('english', %s) q "
+                f"to_tsquery('{PG_TS_CONFIG}', %s) q "
                 f"WHERE {vector} @@ q AND f.subject_id = %s AND f.valid_to IS NULL "
                 "ORDER BY 2 DESC LIMIT %s",
                 [tsquery_expression(terms), subject_id, limit],
@@ -421,7 +439,7 @@ def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int)
             vector = PG_VECTORS[table]
             cursor.execute(
                 f"SELECT t.id, ts_rank_cd({vector}, q) AS score "
-                f"FROM {table} t, to_tsquery('english', %s) q "
+                f"FROM {table} t, to_tsquery('{PG_TS_CONFIG}', %s) q "
                 f"WHERE {vector} @@ q AND t.subject_id = %s "
                 "ORDER BY score DESC, t.id DESC LIMIT %s",
                 [tsquery_expression(terms), subject_id, limit],
