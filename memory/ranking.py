@@ -188,12 +188,22 @@ def _turn_neighbours(
         return []
     where, params = _note_filter_sql(filters, alias="n")
     marks = ", ".join(["%s"] * len(seed_ids))
+    # PostgreSQL runs the side as a LATERAL subquery once per seed; as `o.id IN (…)` its planner
+    # evaluated it once per message of the table. SQLite has no LATERAL and plans the IN well.
+    lateral = connection.vendor == "postgresql"
     sides = " UNION ALL ".join(
         "SELECT seed.note_id AS seed_id, s.conversation_id, s.occurred_at AS seed_at, s.id AS seed_message, "
         "o.occurred_at AS near_at, o.id AS message_id FROM seed JOIN chat_message s ON s.id = seed.message_id "
-        f"JOIN chat_message o ON o.id IN ({_SIDE.format(op=op, order=order)})"
+        + (
+            f"CROSS JOIN LATERAL ({_SIDE.format(op=op, order=order).replace('SELECT x.id', 'SELECT x.id, x.occurred_at')}) o"
+            if lateral
+            else f"JOIN chat_message o ON o.id IN ({_SIDE.format(op=op, order=order)})"
+        )
         for op, order in (("<", "DESC"), (">", "ASC"))
     )
+    # +subject_id keeps SQLite on the primary key (the subject index walks all its notes);
+    # PostgreSQL plans the plain column well and the unary plus badly
+    subject_column = "n.subject_id" if lateral else "+n.subject_id"
     with connection.cursor() as cursor:
         cursor.execute(
             "WITH seed AS (SELECT note_id, message_id FROM memory_notesource "
@@ -201,8 +211,7 @@ def _turn_neighbours(
             "SELECT near.seed_id, n.id FROM near "
             "JOIN memory_notesource ns ON ns.message_id = near.message_id "
             "JOIN memory_note n ON n.id = ns.note_id "
-            # +subject_id keeps SQLite on the primary key: the subject index walks all its notes
-            "WHERE +n.subject_id = %s AND n.id <> near.seed_id"
+            f"WHERE {subject_column} = %s AND n.id <> near.seed_id"
             + "".join(f" AND {clause}" for clause in where)
             + " ORDER BY near.conversation_id, near.seed_at, near.seed_message, near.near_at, near.message_id, n.id",
             [*seed_ids, window, window, subject_id, *params],
