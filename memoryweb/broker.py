@@ -146,3 +146,6 @@ class AtomicFilesystemChannel(filesystem.Channel):
 
 class AtomicFilesystemTransport(filesystem.Transport):
     Channel = AtomicFilesystemChannel
+    # folders, not a host: without this kombu warns "No hostname was supplied" on every new
+    # producer connection of a `filesystem://` URL
+    default_connection_params: dict = {}
