@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from memory.search.schema import NOTE_BM25, NOTE_TEXT_COLUMNS, PG_TS_CONFIG, PG_VECTORS, pg_vector
+from memory.search.schema import NOTE_BM25, NOTE_TEXT_COLUMNS, PG_TS_CONFIG, pg_vector
 
 TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -293,9 +293,8 @@ def _postgres_bm25(subject_id: int, terms: list[str], extra: str, params: list, 
     idf = ln((N − n + 0.5) / (n + 0.5)) (at least 1e-6), tf the term's occurrences in the
     note, dl the note's length in distinct words (`length(tsvector)`, read from the vector's
     header; counting positions cost more than the rest of the query) and avgdl its mean over
-    the newest notes. N and n
-    count the whole notes table, as FTS5 counts its whole index: one GIN scan over the OR of
-    the terms gives every n (`count(*) FILTER`). Counting within the subject instead was a
+    the newest notes. N and n count the whole notes table, as FTS5 counts its whole index:
+    one GIN scan over the OR of the terms gives every n (`count(*) FILTER`). Counting within the subject instead was a
     point of LoCoMo recall lower, mostly on names: the people of one conversation are in
     most of its turns but rare elsewhere.
     """
@@ -407,7 +406,7 @@ def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[H
                 [fts5_expression(terms), subject_id, limit],
             )
         else:
-            vector = PG_VECTORS["memory_profilefact"]
+            vector = pg_vector("memory_profilefact")
             cursor.execute(
                 f"SELECT f.id, ts_rank_cd({vector}, q) FROM memory_profilefact f, "
                 f"to_tsquery('{PG_TS_CONFIG}', %s) q "
@@ -436,7 +435,7 @@ def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int)
                 [fts5_expression(terms), subject_id, limit],
             )
         else:
-            vector = PG_VECTORS[table]
+            vector = pg_vector(table)
             cursor.execute(
                 f"SELECT t.id, ts_rank_cd({vector}, q) AS score "
                 f"FROM {table} t, to_tsquery('{PG_TS_CONFIG}', %s) q "

@@ -3,10 +3,10 @@
 SQLite: FTS5 external-content tables (porter tokenizer) over notes, facts, lessons and
 procedures, kept in sync by triggers. The update triggers fire only when the indexed columns
 change, so recall counters and votes never touch the index. PostgreSQL: GIN indexes over the
-same tsvector expressions that the search queries use, under the text search configuration
-`memoryweb` (`PG_TS_CONFIG`): the original Porter stemmer and no stop words, as FTS5's porter
-tokenizer, so a search finds the same notes on both databases (PostgreSQL's own `english`
-uses Snowball English and drops stop words; LoCoMo recall@10 was a point lower with it).
+same tsvector expressions that the search queries use (for notes a stored generated column,
+`PG_STORED`), under the text search configuration `memoryweb` (`PG_TS_CONFIG`): the original
+Porter stemmer and no stop words, as FTS5's porter tokenizer, so a word matches the same notes
+on both databases (PostgreSQL's own `english` is Snowball English and drops stop words).
 
 The notes index also holds `subject_id` as a column of its own (one token per row), so a
 search can narrow MATCH to one subject inside the index instead of ranking every subject's
