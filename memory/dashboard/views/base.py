@@ -27,6 +27,7 @@ from functools import wraps
 from typing import TypeVar
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -143,6 +144,14 @@ def add_service_error(form: forms.Form, error: MemorywebError) -> None:
     """Put a service's validation error on the form field it names (or on the form)."""
     field = error.field if error.field in form.fields else None
     form.add_error(field, error.message)
+
+
+def report_edit(request: HttpRequest, *, before: int, after: int) -> None:
+    """Tell the person what an edit did: a new version (the old ones stay), or nothing."""
+    if after != before:
+        messages.success(request, f"Saved version {after}. Earlier versions stay readable.")
+    else:
+        messages.info(request, "Nothing changed.")
 
 
 def split_list(text: str) -> list[str]:

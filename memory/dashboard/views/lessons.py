@@ -38,6 +38,7 @@ from .base import (
     owned_or_404,
     render_fragment,
     render_page,
+    report_edit,
     subject_config,
     subject_view,
 )
@@ -217,10 +218,7 @@ def _edit(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpR
         except MemorywebError as error:
             add_service_error(form, error)
         else:
-            if item.version != before:
-                messages.success(request, f"Saved version {item.version}. Earlier versions stay readable.")
-            else:
-                messages.info(request, "Nothing changed.")
+            report_edit(request, before=before, after=item.version)
             if not is_htmx(request):
                 return redirect(kind.list_url(subject, item))
             context = _card_context(kind, subject, item)

@@ -23,6 +23,7 @@ from .base import (
     owned_or_404,
     render_fragment,
     render_page,
+    report_edit,
     split_list,
     subject_config,
     subject_view,
@@ -193,10 +194,7 @@ def note_edit(request: HttpRequest, subject, note_id: int) -> HttpResponse:
         except MemorywebError as error:
             add_service_error(form, error)
         else:
-            if note.version != before:
-                messages.success(request, f"Saved version {note.version}. Earlier versions stay readable.")
-            else:
-                messages.info(request, "Nothing changed.")
+            report_edit(request, before=before, after=note.version)
             if not is_htmx(request):
                 return redirect("dashboard:note_detail", subject_id=subject.pk, note_id=note.pk)
             context = _detail_context(subject, note)
