@@ -109,6 +109,27 @@ def other_client(other_app, actor):
     return c
 
 
+@pytest.fixture(scope="session")
+def minilm():
+    """The local embedding model, loaded (and sha256-checked) once for the whole session."""
+    from memory.embeddings.local import local_embedder
+
+    embedder = local_embedder()
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture
+def eager_tasks():
+    """Celery runs a task in-process when it is started (after the commit that starts it)."""
+    from memoryweb.celery import app as celery_app
+
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
 @pytest.fixture
 def openai_wire(monkeypatch):
     """Every LLM client talks to a fake OpenAI (tests/llm_wire.py) instead of the network."""

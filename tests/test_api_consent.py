@@ -34,17 +34,6 @@ def error_of(response) -> tuple[int, str | None]:
 
 
 @pytest.fixture
-def eager_tasks():
-    """Celery runs a task in-process when it is started (after the commit that starts it)."""
-    from memoryweb.celery import app as celery_app
-
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
-
-
-@pytest.fixture
 def source(subject, actor):
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c", actor=actor)
     message, _ = message_add(conversation=conversation, role="user", text=DIAGNOSIS, actor=actor)

@@ -459,16 +459,6 @@ def test_consolidate_now_runs_one_tick_with_the_apps_config(subject, actor):
     assert job.kind == "consolidate" and job.subject == subject and job.stats["clusters"] == 0
 
 
-@pytest.fixture
-def eager_tasks():
-    from memoryweb.celery import app as celery_app
-
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
-
-
 def test_the_periodic_tick_starts_one_task_per_subject_with_links_each_under_its_lease(
     app, eager_tasks, django_capture_on_commit_callbacks
 ):

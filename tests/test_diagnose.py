@@ -9,7 +9,6 @@ from django.core.management import CommandError, call_command
 
 from memory.diagnose import diagnose
 from memory.embeddings import set_http_client_factory
-from memory.embeddings.local import local_embedder
 from memory.models import Embedding, Note
 from memory.search import vectors
 from memory.services.counters import counter_add
@@ -18,13 +17,6 @@ from tests.embeddings_wire import EmbeddingsWire
 from tests.factories import AppFactory, SubjectFactory
 
 LOCAL = {"memory": {"embeddings": {"provider": "local"}}}
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    embedder = local_embedder()
-    embedder.load()
-    return embedder
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import pytest
 
 from memory.config import get_config
 from memory.embeddings import EmbeddingError, get_embedder, set_http_client_factory
-from memory.embeddings.local import LocalEmbedder, local_embedder
+from memory.embeddings.local import LocalEmbedder
 from memory.errors import ConfigError
 from memory.models import Counter, Embedding
 from memory.search.vectors import note_vector_search
@@ -22,14 +22,6 @@ from tests.factories import AppFactory, SubjectFactory
 
 LOCAL = {"memory": {"embeddings": {"provider": "local"}}}
 MODEL_ID = "local/all-MiniLM-L6-v2"
-
-
-@pytest.fixture(scope="session")
-def minilm():
-    """The process's local model, loaded (and sha256-checked) once for the whole session."""
-    embedder = local_embedder()
-    embedder.load()
-    return embedder
 
 
 @pytest.fixture(autouse=True)
@@ -45,16 +37,6 @@ def wire():
     previous = set_http_client_factory(wire.client)
     yield wire
     set_http_client_factory(previous)
-
-
-@pytest.fixture
-def eager_tasks():
-    from memoryweb.celery import app as celery_app
-
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
 
 
 @pytest.fixture

@@ -1,7 +1,5 @@
 """Issue 4's promise, through the sidecar: notes get linked, a forced tick distils them."""
 
-import pytest
-
 from memory.models import Lesson, Note, NoteLink, Procedure
 
 DEPLOY_NOTES = [
@@ -10,15 +8,6 @@ DEPLOY_NOTES = [
     "For the billing api deploy, run make deploy and after that check the health endpoint.",
     "Billing api deploy went fine: we ran the migrations first, then restarted the workers.",
 ]
-
-
-@pytest.fixture
-def eager_tasks():
-    from memoryweb.celery import app as celery_app
-
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = False
 
 
 def test_notes_stored_through_the_sidecar_get_linked_and_consolidate_into_a_lesson_and_procedure(

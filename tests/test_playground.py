@@ -221,16 +221,6 @@ def test_another_persons_playground_is_404_and_stores_nothing(owned_subject, str
 
 
 @pytest.fixture
-def eager_tasks():
-    from memoryweb.celery import app as celery_app
-
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
-
-
-@pytest.fixture
 def in_memory_layer():
     with override_settings(CHANNEL_LAYERS={"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}):
         yield
