@@ -226,17 +226,22 @@ def _from_env(environ: dict[str, str]) -> dict:
 EMBEDDING_PROVIDERS = ("none", "local", "openai", "openai-compatible")
 
 
+def _check_choice(value, choices: tuple[str, ...], key: str) -> None:
+    """A value that must be one of `choices`: the error names the key and the nearest choice."""
+    if value not in choices:
+        hint = _suggest(value, list(choices))
+        raise ConfigError(
+            f"{key} must be one of {', '.join(choices)}, got {value!r}"
+            + (f" — did you mean {hint}?" if hint else ""),
+            key=key,
+        )
+
+
 def check_values(tree: dict) -> dict:
     """Value checks that a type alone cannot express; raises ConfigError naming the key."""
     emb = tree.get("embeddings", {})
     provider = emb.get("provider", "none")
-    if provider not in EMBEDDING_PROVIDERS:
-        hint = _suggest(provider, list(EMBEDDING_PROVIDERS))
-        raise ConfigError(
-            f"memory.embeddings.provider must be one of {', '.join(EMBEDDING_PROVIDERS)}, got {provider!r}"
-            + (f" — did you mean {hint}?" if hint else ""),
-            key="memory.embeddings.provider",
-        )
+    _check_choice(provider, EMBEDDING_PROVIDERS, "memory.embeddings.provider")
     if provider == "openai-compatible" and not emb.get("baseUrl"):
         raise ConfigError(
             "memory.embeddings.baseUrl is required with provider openai-compatible "
@@ -260,14 +265,7 @@ RETRIEVE_MODES = ("fts", "vector", "hybrid", "full")
 
 def _check_ranking(tree: dict) -> None:
     retrieve, scoring = tree.get("retrieve", {}), tree.get("scoring", {})
-    mode = retrieve.get("mode", "full")
-    if mode not in RETRIEVE_MODES:
-        hint = _suggest(mode, list(RETRIEVE_MODES))
-        raise ConfigError(
-            f"memory.retrieve.mode must be one of {', '.join(RETRIEVE_MODES)}, got {mode!r}"
-            + (f" — did you mean {hint}?" if hint else ""),
-            key="memory.retrieve.mode",
-        )
+    _check_choice(retrieve.get("mode", "full"), RETRIEVE_MODES, "memory.retrieve.mode")
     fusion = retrieve.get("fusion", {})
     for key in ("lexicalWeight", "vectorWeight"):
         if fusion.get(key, 0) < 0:
