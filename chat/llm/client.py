@@ -20,7 +20,6 @@ Both SDKs run on `httpx2` (Anthropic's 2.x SDK refuses `httpx.Client`), so the c
 """
 
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from chat.llm.templates import render_prompt
 from memory.config import MemoryConfig
 from memory.errors import ConfigError
 from memory.services.counters import counter_add
+from memoryweb.http import shared_client
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +47,6 @@ JSON_SYSTEM = (
 
 HttpClientFactory = Callable[[LLMSpec], httpx2.Client]
 _factory: HttpClientFactory | None = None
-_shared_client: httpx2.Client | None = None
-_shared_lock = threading.Lock()
 
 
 class _NoRequestBodies(logging.Filter):
@@ -73,13 +71,9 @@ def set_http_client_factory(factory: HttpClientFactory | None) -> HttpClientFact
 
 
 def _http_client(spec: LLMSpec) -> httpx2.Client:
-    global _shared_client
     if _factory is not None:
         return _factory(spec)
-    with _shared_lock:  # created lazily, so a forked worker never inherits the parent's sockets
-        if _shared_client is None or _shared_client.is_closed:
-            _shared_client = httpx2.Client(follow_redirects=True)
-        return _shared_client
+    return shared_client()
 
 
 @dataclass(frozen=True)

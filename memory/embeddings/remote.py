@@ -6,28 +6,21 @@ EmbeddingError with a message that names the endpoint and the reason, never the 
 """
 
 import os
-import threading
 
 import httpx2
 import numpy as np
 
 from memory.embeddings import EmbeddingError, EmbeddingSpec, http_client_factory
+from memoryweb.http import shared_client
 
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
-_shared_client: httpx2.Client | None = None
-_shared_lock = threading.Lock()
-
 
 def _http_client(spec: EmbeddingSpec) -> httpx2.Client:
-    global _shared_client
     factory = http_client_factory()
     if factory is not None:
         return factory(spec)
-    with _shared_lock:  # created lazily, so a forked worker never inherits the parent's sockets
-        if _shared_client is None or _shared_client.is_closed:
-            _shared_client = httpx2.Client(follow_redirects=True)
-        return _shared_client
+    return shared_client()
 
 
 def endpoint(base_url: str) -> str:
