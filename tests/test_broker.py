@@ -17,18 +17,9 @@ from kombu import Connection, Exchange
 from kombu import Queue as KombuQueue
 
 from memoryweb.tasks import ping
+from tests.support import wait_until
 
 TRANSPORT = "memoryweb.broker:AtomicFilesystemTransport"
-DEADLINE = 20.0
-
-
-def wait_until(predicate, *, timeout=DEADLINE, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def broker_options(root: Path, *, processed: str = "processed") -> dict:

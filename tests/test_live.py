@@ -3,8 +3,6 @@ check, routing) with channels' WebsocketCommunicator. Events are written by `not
 sync code, as a Celery worker would, and reach the socket through the outbox poller (or
 straight through Redis)."""
 
-import socket
-
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -15,6 +13,7 @@ from chat.notify import notify
 from memory.models import Subject
 from memoryweb.asgi import application
 from tests.factories import SubjectFactory
+from tests.support import redis_unreachable
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 RECEIVE_TIMEOUT = 10  # an upper bound for a missing answer, not a timing assertion
@@ -296,15 +295,7 @@ def config_for_owned(owned):
     return get_config(owned.app)
 
 
-def _redis_unreachable() -> str | None:
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError as exc:
-        return f"no Redis at 127.0.0.1:6379 ({exc}); the channels_redis path is not tested"
-    return None
-
-
-@pytest.mark.skipif(_redis_unreachable() is not None, reason=str(_redis_unreachable()))
+@pytest.mark.skipif(redis_unreachable() is not None, reason=str(redis_unreachable()))
 def test_with_channels_redis_an_event_reaches_the_socket_without_the_outbox(owned, alice):
     from chat.models import LiveEvent
 

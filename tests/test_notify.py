@@ -1,7 +1,6 @@
 """`notify` and the outbox: an event is written after commit, by the services that cause it,
 and the web process's poller reads each committed row exactly once."""
 
-import socket
 from datetime import timedelta
 
 import pytest
@@ -21,6 +20,7 @@ from memory.services import fact_remove, fact_set, note_edit, note_forget
 from memory.services.consent import memory_candidate_route, pending_approve, pending_expire, pending_reject
 from memory.services.lessons import lesson_delete, lesson_edit
 from tests.factories import NoteFactory, SubjectFactory
+from tests.support import redis_unreachable
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -339,14 +339,6 @@ def test_polling_sends_each_new_row_to_its_subjects_group(subject):
 # --- production: channels_redis, no outbox ----------------------------------------------------
 
 
-def _redis_unreachable() -> str | None:
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError as exc:
-        return f"no Redis at 127.0.0.1:6379 ({exc}); the channels_redis path is not tested"
-    return None
-
-
 REDIS_LAYER = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -355,7 +347,7 @@ REDIS_LAYER = {
 }
 
 
-@pytest.mark.skipif(_redis_unreachable() is not None, reason=str(_redis_unreachable()))
+@pytest.mark.skipif(redis_unreachable() is not None, reason=str(redis_unreachable()))
 def test_with_channels_redis_an_event_goes_straight_to_the_layer(subject, django_capture_on_commit_callbacks):
     with override_settings(CHANNEL_LAYERS=REDIS_LAYER):
         layer = get_channel_layer()

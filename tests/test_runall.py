@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -15,8 +14,7 @@ import pytest
 from django.conf import settings
 
 from memoryweb.management.commands.runall import ChildSpec, Supervisor, restart_delay
-
-DEADLINE = 20.0
+from tests.support import DEADLINE, wait_until
 
 # Records its pid in the file named by argv[1], then dies.
 CRASHES = """
@@ -60,15 +58,6 @@ from memoryweb.management.commands.runall import ChildSpec, Supervisor
 specs = [ChildSpec(name, argv) for name, argv in json.loads(sys.argv[1])]
 Supervisor(specs, stop_timeout=float(sys.argv[2]), poll_interval=0.05).run()
 """
-
-
-def wait_until(predicate, *, timeout=DEADLINE, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def pids_in(path: Path) -> list[int]:

@@ -22,7 +22,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import httpx
 import pytest
 
 from memoryweb.client import MemoryWeb
+from tests.support import wait_until
 
 try:  # the test modules take `expect` from here, so they import without Playwright (and skip)
     from playwright.sync_api import expect
@@ -118,15 +118,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_until(predicate, *, timeout: float, interval: float = 0.25) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
-
-
 def _answers(url: str) -> bool:
     try:
         return httpx.get(url, timeout=2).status_code == 200
@@ -205,10 +196,12 @@ def server(browser_requirements, tmp_path_factory):
             person.subject_id = ids[person.username]
             srv.people[person.username] = person
 
-        if not _wait_until(lambda: _answers(f"{srv.url}/accounts/login/"), timeout=120):
+        if not wait_until(lambda: _answers(f"{srv.url}/accounts/login/"), timeout=120, interval=0.25):
             pytest.fail(f"memoryweb did not answer on {srv.url}:\n{srv.log_tail()}", pytrace=False)
         # Reflection runs in the worker; the data below needs it ready.
-        if not _wait_until(lambda: " ready." in srv.log_path.read_text(errors="replace"), timeout=120):
+        if not wait_until(
+            lambda: " ready." in srv.log_path.read_text(errors="replace"), timeout=120, interval=0.25
+        ):
             pytest.fail(f"the Celery worker did not start:\n{srv.log_tail()}", pytrace=False)
         yield srv
     finally:
@@ -325,7 +318,7 @@ def alice_memory(server, memory, alice) -> dict:
     for question in ALICE_CONTEXT_QUESTIONS:
         memory.context(alice.external_id, question)
     # the notes are linked by a worker task; consolidation finds the cluster once they are
-    consolidated = _wait_until(
+    consolidated = wait_until(
         lambda: consolidate(server, alice.external_id).get("lessons"), timeout=60, interval=2
     )
     assert consolidated, "consolidation distilled no lesson from the baking notes"
