@@ -4,10 +4,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from chat.models import Role
-from chat.selectors import conversation_list, message_list, reflections_wait
-from chat.services import conversation_get_or_create, messages_add, response_add
+from chat.selectors import background_wait
+from chat.services import messages_add, response_add
 from memory.api.base import AppAPIView, StrictSerializer
+from memory.models import Role
+from memory.selectors import conversation_list, message_list
+from memory.services.conversations import conversation_get_or_create
 
 MAX_BATCH = 500
 
@@ -161,5 +163,15 @@ class FlushApi(AppAPIView):
             ids = [self.conversation(data["conversation"], subject=subject).pk]
         else:
             ids = list(subject.conversations.values_list("pk", flat=True))
-        open_runs, waited = reflections_wait(conversation_ids=ids, timeout=data["timeout_ms"] / 1000)
-        return Response({"done": open_runs == 0, "pending": open_runs, "waited_ms": round(waited * 1000, 1)})
+        reflections, jobs, waited = background_wait(
+            conversation_ids=ids, subject_id=subject.pk, timeout=data["timeout_ms"] / 1000
+        )
+        return Response(
+            {
+                "done": reflections == 0 and jobs == 0,
+                "pending": reflections + jobs,
+                "reflections": reflections,
+                "jobs": jobs,
+                "waited_ms": round(waited * 1000, 1),
+            }
+        )

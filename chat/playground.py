@@ -13,15 +13,15 @@ messages are sent with each new one.
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from chat.llm import client_for
-from chat.llm.spec import component_spec
-from chat.models import Conversation, Message, Role
-from chat.services import conversation_get_or_create, messages_add
+from chat.services import messages_add
 from memory.config import MemoryConfig
 from memory.context import context_build
-from memory.errors import InvalidInput
-from memory.models import Subject
+from memory.models import Conversation, Message, Role, Subject
 from memory.services.audit import Actor
+from memory.services.conversations import conversation_get_or_create
+from memoryweb.errors import InvalidInput
+from memoryweb.llm import client_for
+from memoryweb.llm.spec import component_spec
 
 PLAYGROUND_CONVERSATION = "playground"
 HISTORY_MESSAGES = 12

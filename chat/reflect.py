@@ -17,16 +17,17 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from chat.models import Conversation, Message, ReflectionRun, Role, RunStatus
+from chat.models import ReflectionRun, RunStatus
 from memory.config import MemoryConfig, get_config
-from memory.errors import MemorywebError
-from memory.models import ItemKind, Note, ProfileFact
+from memory.models import Conversation, ItemKind, Message, Note, ProfileFact, Role
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
-from memory.services import Actor, counter_add, fact_remove, note_edit
+from memory.services import Actor, fact_remove, note_edit
 from memory.services.consent import memory_candidate_route
 from memory.temporal import ground
+from memoryweb.counters import counter_add
+from memoryweb.errors import MemorywebError
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +115,8 @@ def _heuristic_operations(messages: list[Message]) -> list[Operation]:
 
 
 def _llm_operations(messages: list[Message], subject, config: MemoryConfig) -> list[Operation] | None:
-    from chat.llm import client_for
     from chat.reflection.llm import llm_operations
+    from memoryweb.llm import client_for
 
     client = client_for("reflection", config)
     if client is None:

@@ -1,115 +1,11 @@
-"""Writes to conversations and messages."""
+"""The turn as chat apps post it: messages stored by the memory core, then reflection queued."""
 
-import datetime
+from django.db import transaction
 
-from django.db import IntegrityError, transaction
-from django.utils import timezone
-
-from chat.models import Conversation, Message, Role
-from memory.errors import InvalidInput
-from memory.services import Actor, audit_record
-from memory.services.scrub import scrub
-
-MAX_MESSAGE_CHARS = 100_000
-
-
-def _clean_str(value, field: str, limit: int) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{field} must be a string", field=field)
-    value = value.strip()
-    if len(value) > limit:
-        raise InvalidInput(f"{field} must be at most {limit} characters", field=field)
-    return value
-
-
-@transaction.atomic
-def conversation_get_or_create(
-    *, subject, external_id: str = "", mode: str = "", scope: str = "", working_dir: str = "", actor: Actor
-) -> tuple[Conversation, bool]:
-    """The subject's conversation with this external id, created on first use. Safe to repeat.
-
-    A conversation without an external id is always new. Mode, scope and working_dir are set
-    at creation; asking again with different values is refused rather than silently ignored.
-    """
-    external_id = _clean_str(external_id, "external_id", 200)
-    fields = {
-        "mode": _clean_str(mode, "mode", 50),
-        "scope": _clean_str(scope, "scope", 200),
-        "working_dir": _clean_str(working_dir, "working_dir", 500),
-    }
-    if external_id:
-        existing = Conversation.objects.filter(subject=subject, external_id=external_id).first()
-        if existing is not None:
-            for name, value in fields.items():
-                if value and getattr(existing, name) != value:
-                    raise InvalidInput(
-                        f"conversation {external_id!r} already exists with {name}={getattr(existing, name)!r}",
-                        field=name,
-                    )
-            return existing, False
-    try:
-        with transaction.atomic():
-            conversation = Conversation.objects.create(subject=subject, external_id=external_id, **fields)
-    except IntegrityError:  # a concurrent request created it
-        return Conversation.objects.get(subject=subject, external_id=external_id), False
-    audit_record(
-        actor=actor,
-        action="conversation.created",
-        subject=subject,
-        object_kind="conversation",
-        object_id=conversation.pk,
-    )
-    return conversation, True
-
-
-@transaction.atomic
-def message_add(
-    *,
-    conversation: Conversation,
-    role: str,
-    text: str,
-    occurred_at: datetime.datetime | None = None,
-    external_id: str = "",
-    actor: Actor,
-) -> tuple[Message, bool]:
-    """Append a message; returns (message, created).
-
-    A message whose external id the conversation already holds is returned as it is, so a
-    client may retry a post safely.
-    """
-    if role not in Role.values:
-        raise InvalidInput(f"role must be one of {', '.join(Role.values)}", field="role")
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput("text must be a non-empty string", field="text")
-    if len(text) > MAX_MESSAGE_CHARS:
-        raise InvalidInput(f"text must be at most {MAX_MESSAGE_CHARS} characters", field="text")
-    external_id = _clean_str(external_id, "external_id", 200)
-    if external_id:
-        existing = Message.objects.filter(conversation=conversation, external_id=external_id).first()
-        if existing is not None:
-            return existing, False
-    text = scrub(text, where="message")
-    now = timezone.now()
-    message = Message.objects.create(
-        conversation=conversation,
-        role=role,
-        text=text,
-        occurred_at=occurred_at or now,
-        external_id=external_id,
-        created_at=now,
-    )
-    Conversation.objects.filter(pk=conversation.pk).update(updated_at=now)
-    audit_record(
-        actor=actor,
-        action="message.added",
-        subject=conversation.subject,
-        object_kind="message",
-        object_id=message.pk,
-        data={"conversation": conversation.pk, "role": role},
-    )
-    return message, True
+from chat.reflect import reflection_enqueue
+from memory.models import Conversation, Message, Role
+from memory.services import Actor
+from memory.services.conversations import message_add
 
 
 @transaction.atomic
@@ -118,8 +14,6 @@ def messages_add(
 ) -> list[tuple[Message, bool]]:
     """Append several messages, all or none. When a new assistant message closes a turn, a
     reflection over the conversation is queued (it starts after commit)."""
-    from chat.reflect import reflection_enqueue
-
     results = [message_add(conversation=conversation, actor=actor, **item) for item in items]
     replies = [m for m, created in results if created and m.role == Role.ASSISTANT]
     if replies:

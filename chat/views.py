@@ -3,7 +3,7 @@
 With JavaScript the page talks over the websocket `/ws/s/<subject_id>/playground/` (chat/
 consumers.py) and the reply streams in; without it the form posts to `playground_send`, which
 runs the same turn (chat/playground.py) and shows the page again with the reply and the
-context that was sent. `urlpatterns` joins the dashboard namespace (memory/dashboard/urls.py).
+context that was sent. `urlpatterns` joins the dashboard namespace (memoryweb/urls.py).
 """
 
 from django import forms
@@ -12,7 +12,6 @@ from django.template.loader import render_to_string
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.llm.spec import component_spec
 from chat.playground import MAX_MESSAGE_CHARS, NO_MODEL, TurnPrompt, playground_messages, playground_turn
 from memory.dashboard.views.base import (
     add_service_error,
@@ -21,7 +20,8 @@ from memory.dashboard.views.base import (
     subject_config,
     subject_view,
 )
-from memory.errors import MemorywebError
+from memoryweb.errors import MemorywebError
+from memoryweb.llm.spec import component_spec
 
 
 class PlaygroundForm(forms.Form):

@@ -1,19 +1,29 @@
-"""The Django admin for job runs and declined clusters: history written by the workers,
-read-only here. "Consolidate now" is an action on subjects (memory/admin/tenants.py)."""
+"""The Django admin for declined clusters (history written by the workers, read-only here), and
+the "consolidate now" action on subjects, added to the memory app's SubjectAdmin."""
 
 from django.contrib import admin
 
-from consolidation.models import DeclinedCluster, JobRun
-from memory.admin.base import HistoryAdmin
+from consolidation.models import DeclinedCluster
+from consolidation.services import consolidation_request
+from memory.admin.base import HistoryAdmin, admin_actor
+from memory.admin.tenants import SubjectAdmin
+from memory.models import Subject
 
 
-@admin.register(JobRun)
-class JobRunAdmin(HistoryAdmin):
-    list_display = ["id", "kind", "key", "subject", "status", "lease_owner", "started_at", "finished_at"]
-    list_filter = ["kind", "status"]
-    search_fields = ["key", "lease_owner", "subject__external_id", "error"]
-    list_select_related = ["subject__app"]
-    date_hierarchy = "started_at"
+class ConsolidatingSubjectAdmin(SubjectAdmin):
+    actions = [*SubjectAdmin.actions, "consolidate_now"]
+
+    @admin.action(description="Consolidate now (distil linked notes into lessons)", permissions=["change"])
+    def consolidate_now(self, request, queryset):
+        """Queue a run per subject and answer at once; the job runs list shows how each ended."""
+        for subject in queryset.select_related("app"):
+            run = consolidation_request(subject=subject, actor=admin_actor(request))
+            self.message_user(request, f"{subject}: consolidation queued (job run {run.pk}).")
+
+
+# the memory app registers subjects; consolidation adds its action to that admin
+admin.site.unregister(Subject)
+admin.site.register(Subject, ConsolidatingSubjectAdmin)
 
 
 @admin.register(DeclinedCluster)

@@ -18,13 +18,14 @@ def consolidate_all_task() -> dict:
 
 
 @shared_task(name="consolidation.consolidate_subject")
-def consolidate_subject_task(subject_id: int) -> dict:
-    """One consolidation tick for one subject (the API's "consolidate now", started on commit).
-    Safe to repeat; a subject deleted meanwhile is nothing to do."""
+def consolidate_subject_task(subject_id: int, job_run_id: int | None = None) -> dict:
+    """One consolidation tick for one subject: the periodic sweep's, or the queued run of a
+    "consolidate now" (`job_run_id`), started on commit. Safe to repeat: a queued run is claimed
+    once; a subject deleted meanwhile is nothing to do."""
     subject = Subject.objects.select_related("app").filter(pk=subject_id).first()
     if subject is None:
         return {"missing": True}
-    run = consolidate_now(subject, Actor.task("consolidate_subject"))
+    run = consolidate_now(subject=subject, actor=Actor.task("consolidate_subject"), job_run_id=job_run_id)
     return {"skipped": True} if run is None else {"job_run": run.pk, "status": run.status, **run.stats}
 
 

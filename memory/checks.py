@@ -3,7 +3,7 @@
 from django.core import checks
 from django.db import connection
 
-from memory.errors import ConfigError
+from memoryweb.errors import ConfigError
 
 
 @checks.register()
@@ -32,17 +32,17 @@ def storage_engine(app_configs=None, databases=None, **kwargs):
 
 @checks.register()
 def memory_config(app_configs=None, **kwargs):
-    from memory.config import base_config, reset_cache
+    from memory.config import base_config, get_config, reset_cache
 
     reset_cache()
     try:
         base_config()
     except ConfigError as exc:
         return [checks.Error(str(exc), id="memoryweb.E001")]
-    from chat.llm import provider_status
+    from memoryweb.llm import provider_status
 
     messages: list[checks.CheckMessage] = []
-    for row in provider_status():
+    for row in provider_status(get_config()):
         if not row["problem"]:
             continue
         if row["provider"]:  # a valid spec whose API key is missing: it falls back, say so

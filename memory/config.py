@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory.errors import ConfigError
+from memoryweb.errors import ConfigError
 
 DEFAULTS: dict[str, Any] = {
     "notes": {

@@ -46,8 +46,8 @@ def _local_model_status() -> str:
 
 def _embeddings(app, *, probe: bool) -> dict:
     from memory.search import vectors
-    from memory.services.counters import counter_values
     from memory.services.embeddings import provider_reset
+    from memoryweb.counters import counter_values
 
     config = get_config(app)
     try:
@@ -122,7 +122,7 @@ def _database() -> dict:
 
 
 def _jobs(app) -> list[dict]:
-    from consolidation.models import JobRun
+    from memory.models import JobRun
 
     runs = JobRun.objects.order_by("-started_at")
     if app is not None:
@@ -146,7 +146,7 @@ def _jobs(app) -> list[dict]:
 def diagnose(app=None, *, probe: bool = False) -> dict:
     """What the embeddings, the database and the background jobs look like, for `app` (its
     configuration and its notes) or the whole installation."""
-    from memory.services.counters import counter_values
+    from memoryweb.counters import counter_values
 
     return {
         "app": app.name if app is not None else None,

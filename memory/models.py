@@ -64,6 +64,104 @@ class Subject(models.Model):
         return f"{self.app.name}/{self.external_id}"
 
 
+class Conversation(models.Model):
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="conversations")
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    mode = models.CharField(max_length=50, blank=True, default="")
+    scope = models.CharField(max_length=200, blank=True, default="")
+    working_dir = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "external_id"],
+                condition=~Q(external_id=""),
+                name="conversation_external_id_unique",
+            )
+        ]
+
+    def __str__(self):
+        return f"c:{self.pk} {self.external_id}"
+
+
+class Role(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+
+
+class Message(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    text = models.TextField()
+    occurred_at = models.DateTimeField(default=timezone.now)
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "external_id"],
+                condition=~Q(external_id=""),
+                name="message_external_id_unique",
+            )
+        ]
+        indexes = [models.Index(fields=["conversation", "occurred_at"], name="message_timeline")]
+        ordering = ["occurred_at", "id"]
+
+    def __str__(self):
+        return f"{self.role}: {self.text[:40]}"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"  # asked for (e.g. "consolidate now"), waiting for a worker to take it
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    ABANDONED = "abandoned"  # its lease expired (the worker died) and another run took over
+    SKIPPED = "skipped"  # a queued run that found another run of its key in progress
+
+
+class JobRun(models.Model):
+    """One run of a periodic job, and the lease it holds while it runs.
+
+    At most one run per `key` is running at a time (a partial unique constraint), so two
+    workers cannot both hold a lease; a run whose lease expired is marked abandoned by the
+    worker that takes the key over (memory/leases.py).
+    """
+
+    kind = models.CharField(max_length=40, help_text='"consolidate", "consolidate_all", "votes_decay"')
+    key = models.CharField(max_length=200, help_text='The lease key, e.g. "consolidate:subject:12".')
+    subject = models.ForeignKey(
+        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="job_runs"
+    )
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.RUNNING)
+    lease_owner = models.CharField(max_length=200, help_text="host:pid:token of the worker holding it")
+    lease_seconds = models.PositiveIntegerField()
+    lease_expires_at = models.DateTimeField()
+    heartbeat_at = models.DateTimeField(default=timezone.now)
+    stats = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key"], condition=Q(status="running"), name="jobrun_one_running_per_key"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["kind", "started_at"], name="jobrun_recent"),
+            models.Index(fields=["key", "status"], name="jobrun_key_status"),
+        ]
+
+    def __str__(self):
+        return f"{self.key} ({self.status})"
+
+
 class Origin(models.TextChoices):
     API = "api"
     REFLECTION = "reflection"
@@ -88,7 +186,7 @@ class ProfileFact(models.Model):
     category = models.CharField(max_length=40, blank=True, default="")
     origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.API)
     source_message = models.ForeignKey(
-        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     valid_from = models.DateTimeField(default=timezone.now)
     valid_to = models.DateTimeField(null=True, blank=True)
@@ -124,10 +222,10 @@ class Note(models.Model):
     scope = models.CharField(max_length=200, blank=True, default="")
     working_dir = models.CharField(max_length=500, blank=True, default="")
     conversation = models.ForeignKey(
-        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     source_message = models.ForeignKey(
-        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     occurred_at = models.DateTimeField(null=True, blank=True)
     vote_score = models.FloatField(default=0.0)
@@ -180,11 +278,9 @@ class NoteSource(models.Model):
 
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="sources")
     conversation = models.ForeignKey(
-        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    message = models.ForeignKey(
-        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    message = models.ForeignKey("Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -270,7 +366,7 @@ class RetrievalEvent(models.Model):
 
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="retrievals")
     conversation = models.ForeignKey(
-        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     query = models.TextField()
     rewritten_query = models.TextField(blank=True)
@@ -290,7 +386,7 @@ class RetrievalEvent(models.Model):
 class ContextDelivery(models.Model):
     """The digest of each context block a conversation last received (for `unchanged`)."""
 
-    conversation = models.ForeignKey("chat.Conversation", on_delete=models.CASCADE, related_name="+")
+    conversation = models.ForeignKey("Conversation", on_delete=models.CASCADE, related_name="+")
     block = models.CharField(max_length=40)
     digest = models.CharField(max_length=64)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -329,17 +425,6 @@ class AuditEvent(models.Model):
 
     def __str__(self):
         return f"{self.actor_kind}:{self.actor_id} {self.action} {self.object_kind}:{self.object_id}"
-
-
-class Counter(models.Model):
-    """A named running count (LLM fallbacks, redactions, embedding failures) read by diagnose."""
-
-    name = models.CharField(max_length=100, unique=True)
-    value = models.BigIntegerField(default=0)
-    updated_at = models.DateTimeField(default=timezone.now)
-
-    def __str__(self):
-        return f"{self.name}={self.value}"
 
 
 class Policy(models.TextChoices):
@@ -395,7 +480,7 @@ class PendingMemory(models.Model):
     category = models.ForeignKey(ConsentCategory, on_delete=models.PROTECT, related_name="+")
     content_hash = models.CharField(max_length=64, help_text="So a rejected item is not asked again.")
     source_message = models.ForeignKey(
-        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     status = models.CharField(max_length=10, choices=PendingStatus.choices, default=PendingStatus.PENDING)
     decided_at = models.DateTimeField(null=True, blank=True)

@@ -169,7 +169,7 @@ def _note_day(note: Note) -> date:
 # conversation's timeline order, a short range scan of the message_timeline index (the id breaks
 # ties), so the cost does not grow with the length of the conversation
 _SIDE = (
-    "SELECT {columns} FROM chat_message x WHERE x.conversation_id = s.conversation_id "
+    "SELECT {columns} FROM memory_message x WHERE x.conversation_id = s.conversation_id "
     "AND (x.occurred_at, x.id) {op} (s.occurred_at, s.id) ORDER BY x.occurred_at {order}, x.id {order} LIMIT %s"
 )
 
@@ -193,11 +193,11 @@ def _turn_neighbours(
     lateral = connection.vendor == "postgresql"
     sides = " UNION ALL ".join(
         "SELECT seed.note_id AS seed_id, s.conversation_id, s.occurred_at AS seed_at, s.id AS seed_message, "
-        "o.occurred_at AS near_at, o.id AS message_id FROM seed JOIN chat_message s ON s.id = seed.message_id "
+        "o.occurred_at AS near_at, o.id AS message_id FROM seed JOIN memory_message s ON s.id = seed.message_id "
         + (
             f"CROSS JOIN LATERAL ({_SIDE.format(columns='x.id, x.occurred_at', op=op, order=order)}) o"
             if lateral
-            else f"JOIN chat_message o ON o.id IN ({_SIDE.format(columns='x.id', op=op, order=order)})"
+            else f"JOIN memory_message o ON o.id IN ({_SIDE.format(columns='x.id', op=op, order=order)})"
         )
         for op, order in (("<", "DESC"), (">", "ASC"))
     )

@@ -41,7 +41,7 @@ def _history(conversation, message: str, turns: int) -> list[str]:
 
 
 def _llm_rewrite(message: str, history: list[str], config: MemoryConfig) -> str | None:
-    from chat.llm import client_for, prompt_schema
+    from memoryweb.llm import client_for, prompt_schema
 
     client = client_for("rewriter", config)
     if client is None:
@@ -64,7 +64,7 @@ def rewrite_query(*, message: str, conversation, config: MemoryConfig) -> tuple[
     if not history:
         return message, "none"
     if config["llm.rewriter"] != "none":
-        from memory.services import counter_add
+        from memoryweb.counters import counter_add
 
         future = _pool.submit(_llm_rewrite, message, history, config)
         try:

@@ -4,8 +4,17 @@ import math
 
 from django.utils import timezone
 
-from memory.errors import NotFound
-from memory.models import App, Note, NoteVersion, ProfileFact, Subject
+from memory.models import (
+    App,
+    Conversation,
+    JobRun,
+    JobStatus,
+    Message,
+    Note,
+    NoteVersion,
+    ProfileFact,
+    Subject,
+)
 from memory.search.lexical import (
     NoteFilter,
     jaccard,
@@ -14,6 +23,7 @@ from memory.search.lexical import (
     query_terms,
     word_set,
 )
+from memoryweb.errors import NotFound
 
 
 def subject_get(*, app: App, external_id: str) -> Subject:
@@ -114,8 +124,7 @@ def consent_policies(*, subject: Subject) -> list[dict]:
 def subject_export(*, subject: Subject) -> dict:
     """Everything held about the subject, as plain JSON (facts with history, notes with versions,
     conversations with messages, consent, pending items). Categories are included."""
-    from chat.models import Conversation
-    from memory.models import PendingMemory, SubjectConsent
+    from memory.models import Conversation, PendingMemory, SubjectConsent
 
     def dt(value):
         return value.isoformat() if value else None
@@ -323,8 +332,7 @@ def subject_overview(*, subject: Subject, days: int = 30) -> dict:
     from django.db.models import Count, Q
     from django.db.models.functions import TruncDate
 
-    from consolidation.models import JobRun
-    from memory.models import Lesson, NoteLink, PendingMemory, Procedure, RetrievalEvent
+    from memory.models import JobRun, Lesson, NoteLink, PendingMemory, Procedure, RetrievalEvent
 
     today = timezone.localdate()
     first = today - timedelta(days=days - 1)
@@ -523,10 +531,51 @@ def job_runs_recent(*, subject: Subject, limit: int = 30) -> list:
     system-wide ones (the consolidation sweep, vote decay), newest first."""
     from django.db.models import Q
 
-    from consolidation.models import JobRun
+    from memory.models import JobRun
 
     return list(
         JobRun.objects.filter(Q(subject=subject) | Q(subject__isnull=True)).order_by("-started_at", "-id")[
             :limit
         ]
     )
+
+
+def conversation_get(*, app, conversation_id: int, subject=None) -> Conversation:
+    """The conversation if it belongs to `app` (and to `subject` when given); else NotFound."""
+    queryset = Conversation.objects.select_related("subject").filter(pk=conversation_id, subject__app=app)
+    if subject is not None:
+        queryset = queryset.filter(subject=subject)
+    conversation = queryset.first()
+    if conversation is None:
+        raise NotFound(f"no conversation {conversation_id}", field="conversation")
+    return conversation
+
+
+def message_get(*, app, message_id: int, subject=None) -> Message:
+    queryset = Message.objects.select_related("conversation").filter(
+        pk=message_id, conversation__subject__app=app
+    )
+    if subject is not None:
+        queryset = queryset.filter(conversation__subject=subject)
+    message = queryset.first()
+    if message is None:
+        raise NotFound(f"no message {message_id}", field="message")
+    return message
+
+
+def conversation_list(*, subject, limit: int = 50) -> list[Conversation]:
+    return list(Conversation.objects.filter(subject=subject).order_by("-updated_at", "-id")[:limit])
+
+
+def message_list(*, conversation, limit: int = 100, before_id: int | None = None) -> list[Message]:
+    queryset = Message.objects.filter(conversation=conversation)
+    if before_id:
+        queryset = queryset.filter(pk__lt=before_id)
+    return list(reversed(queryset.order_by("-occurred_at", "-id")[:limit]))
+
+
+def job_runs_open(*, subject_id: int) -> int:
+    """How many of the subject's job runs are queued or running."""
+    return JobRun.objects.filter(
+        subject_id=subject_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+    ).count()

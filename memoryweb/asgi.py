@@ -9,7 +9,7 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryweb.settings")
 django_asgi_app = get_asgi_application()
 
-from chat.routing import websocket_urlpatterns  # noqa: E402  (needs the apps loaded above)
+from memoryweb.routing import websocket_urlpatterns  # noqa: E402  (needs the apps loaded above)
 
 # The embedded default has no separate web server for static files (admin CSS, API docs
 # assets); a production deployment may serve STATIC_ROOT from its proxy instead.

@@ -1,14 +1,35 @@
+"""The URL tree. Each app brings its own patterns; this module, at the top of the layers, is where
+they meet: the REST API under /api/v1/ and the dashboard's pages in the "dashboard" namespace."""
+
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+import chat.urls
+import chat.views
+import consolidation.views
+import memory.api.urls
+import memory.dashboard.urls
+from consolidation.api import ConsolidateApi
+
+api_patterns = [
+    *memory.api.urls.urlpatterns,
+    *chat.urls.urlpatterns,
+    path("subjects/<str:subject>/consolidate", ConsolidateApi.as_view(), name="api-consolidate"),
+]
+dashboard_patterns = [
+    *memory.dashboard.urls.urlpatterns,
+    *chat.views.urlpatterns,
+    *consolidation.views.urlpatterns,
+]
+
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/", include("memory.api.urls")),
+    path("api/v1/", include(api_patterns)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("", include("memory.dashboard.urls")),
+    path("", include((dashboard_patterns, "dashboard"))),
 ]
 
 handler404 = "memory.api.errors.api_not_found"

@@ -135,7 +135,7 @@ def openai_wire(monkeypatch):
     """Every LLM client talks to a fake OpenAI (tests/llm_wire.py) instead of the network."""
     import httpx2
 
-    from chat.llm import set_http_client_factory
+    from memoryweb.llm import set_http_client_factory
     from tests.llm_wire import Wire
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")

@@ -1,8 +1,7 @@
 import factory
 from django.utils import timezone
 
-from chat.models import Conversation, Message
-from memory.models import App, Note, NoteVersion, ProfileFact, Subject
+from memory.models import App, Conversation, Message, Note, NoteVersion, ProfileFact, Subject
 
 
 class AppFactory(factory.django.DjangoModelFactory):

@@ -16,19 +16,20 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from chat.models import Conversation, LiveEvent, Message
-from consolidation.models import DeclinedCluster, JobRun
+from consolidation.models import DeclinedCluster
 from memory.admin.base import HistoryAdmin
 from memory.config import get_config
 from memory.context import context_build
-from memory.demo import demo_memory_seed
 from memory.links import note_link
 from memory.models import (
     ApiKey,
     App,
     AuditEvent,
+    Conversation,
     Embedding,
+    JobRun,
     Lesson,
+    Message,
     Note,
     NoteLink,
     Procedure,
@@ -37,6 +38,8 @@ from memory.models import (
 from memory.services import Actor, api_key_create, note_store, subject_get_or_create, vote_cast
 from memory.services.consent import consent_policy_set
 from memory.services.distillation import lesson_distilled_store
+from memoryweb.demo import demo_memory_seed
+from memoryweb.models import LiveEvent
 from tests.factories import ConversationFactory, MessageFactory
 
 ADMIN_APPS = ("memory", "chat", "consolidation")
@@ -105,7 +108,7 @@ def world(app, subject, api_key):
         content_sha256="0" * 64,
     )
     DeclinedCluster.objects.create(subject=subject, signature="f" * 64, size=3, distiller="heuristic")
-    LiveEvent.objects.create(subject=subject, event="note.stored", payload={"id": note.pk})
+    LiveEvent.objects.create(subject_id=subject.pk, event="note.stored", payload={"id": note.pk})
     return subject
 
 
@@ -202,7 +205,9 @@ def test_the_conversation_page_links_to_its_messages(admin_client, world):
     assert set(listed) == set(Message.objects.filter(conversation=conversation))
 
 
-def test_consolidate_now_distils_linked_notes_records_a_job_run_and_is_audited(admin_client, subject, config):
+def test_consolidate_now_distils_linked_notes_records_a_job_run_and_is_audited(
+    admin_client, subject, config, eager_tasks, django_capture_on_commit_callbacks
+):
     actor = Actor.system("test")
     for text in DEPLOY_NOTES:
         note, _ = note_store(
@@ -210,15 +215,26 @@ def test_consolidate_now_distils_linked_notes_records_a_job_run_and_is_audited(a
         )
         note_link(note_id=note.pk)
 
-    response = _act(admin_client, Subject, "consolidate_now", [subject])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _act(admin_client, Subject, "consolidate_now", [subject])
 
     assert response.status_code == 302
     run = JobRun.objects.get(subject=subject, kind="consolidate")
     assert run.status == "done" and run.stats["lessons"] == 1
     assert Lesson.objects.filter(subject=subject).count() == 1
     assert not Note.objects.filter(subject=subject, archived_at=None).exists()
-    event = _audited("subject.consolidated", subject=subject)
-    assert event.object_id == str(run.pk) and event.data["lessons"] == 1
+    event = _audited("subject.consolidation_requested", subject=subject)
+    assert event.object_id == str(run.pk)
+
+
+def test_consolidate_now_answers_before_the_run_and_names_the_queued_run(admin_client, subject):
+    response = _act(admin_client, Subject, "consolidate_now", [subject])
+
+    assert response.status_code == 302
+    run = JobRun.objects.get(subject=subject, kind="consolidate")
+    assert run.status == "queued"
+    page = admin_client.get(response["Location"])
+    assert f"consolidation queued (job run {run.pk})" in page.content.decode()
 
 
 def test_export_of_one_subject_downloads_its_json_and_is_audited(admin_client, world):

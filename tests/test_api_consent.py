@@ -3,11 +3,12 @@ delete, flush, and the whole flow from a sensitive message to an approved memory
 
 import pytest
 
-from chat.models import Conversation, Message, ReflectionRun
-from chat.services import conversation_get_or_create, message_add
+from chat.models import ReflectionRun
 from memory.models import (
     AuditEvent,
     ConsentCategory,
+    Conversation,
+    Message,
     Note,
     NoteVersion,
     PendingMemory,
@@ -17,6 +18,7 @@ from memory.models import (
 )
 from memory.services import fact_set, note_edit, note_store
 from memory.services.consent import consent_policy, consent_policy_set, memory_candidate_route
+from memory.services.conversations import conversation_get_or_create, message_add
 from tests.factories import SubjectFactory
 
 API = "/api/v1"

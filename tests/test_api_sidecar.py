@@ -11,12 +11,12 @@ from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from chat.models import Conversation, Message
-from chat.services import conversation_get_or_create, message_add
 from memory.api import urls as api_urls
 from memory.models import (
     AuditEvent,
     ContextDelivery,
+    Conversation,
+    Message,
     Note,
     NoteSource,
     NoteVersion,
@@ -26,6 +26,7 @@ from memory.models import (
     VoteEvent,
 )
 from memory.services import fact_set, note_store
+from memory.services.conversations import conversation_get_or_create, message_add
 from memory.tokens import estimate_tokens
 
 API = "/api/v1"

@@ -5,10 +5,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from chat.models import Message, ReflectionRun, RunStatus
-from memory.bench import locomo
-from memory.bench.context import app_name
-from memory.models import App, Note, NoteSource, PendingMemory, ProfileFact
+from chat.models import ReflectionRun, RunStatus
+from memory.models import App, Message, Note, NoteSource, PendingMemory, ProfileFact
+from memoryweb.bench import locomo
+from memoryweb.bench.context import app_name
 
 UTC = datetime.UTC
 

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Count
 
-from memory.bench.context import app_name
 from memory.models import App, Embedding, Note
+from memoryweb.bench.context import app_name
 
 
 def bench(tmp_path, *args):

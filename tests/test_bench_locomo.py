@@ -6,10 +6,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory.bench import locomo
-from memory.bench.bm25 import Bm25Index
-from memory.bench.locomo_data import parse_sample
 from memory.models import App, Subject
+from memoryweb.bench import locomo
+from memoryweb.bench.bm25 import Bm25Index
+from memoryweb.bench.locomo_data import parse_sample
 from tests.test_bench import tiny_locomo
 
 

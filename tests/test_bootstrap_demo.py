@@ -9,12 +9,22 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
-from chat.models import Message
-from consolidation.models import JobRun
 from memory.config import get_config
-from memory.demo import DEMO_SUBJECT
-from memory.models import ApiKey, App, AuditEvent, Lesson, Note, NoteLink, PendingMemory, ProfileFact, Subject
+from memory.models import (
+    ApiKey,
+    App,
+    AuditEvent,
+    JobRun,
+    Lesson,
+    Message,
+    Note,
+    NoteLink,
+    PendingMemory,
+    ProfileFact,
+    Subject,
+)
 from memory.services import Actor, api_key_create, app_create, note_store, subject_get_or_create
+from memoryweb.demo import DEMO_SUBJECT
 from tests.factories import AppFactory
 
 User = get_user_model()

@@ -9,8 +9,10 @@ from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 
-from chat.models import Conversation, Message, ReflectionRun
+from chat.models import ReflectionRun
 from memory.models import (
+    Conversation,
+    Message,
     Note,
     PendingMemory,
     ProfileFact,

@@ -5,8 +5,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from memory.config import base_config, get_config, validate_app_config
-from memory.errors import ConfigError
 from memory.services import app_config_set
+from memoryweb.errors import ConfigError
 from tests.factories import AppFactory
 
 

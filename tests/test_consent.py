@@ -3,7 +3,6 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory.errors import InvalidInput
 from memory.models import ConsentCategory, Note, PendingMemory, ProfileFact
 from memory.services.consent import (
     consent_policy,
@@ -13,6 +12,7 @@ from memory.services.consent import (
     pending_expire,
     pending_reject,
 )
+from memoryweb.errors import InvalidInput
 
 pytestmark = pytest.mark.postgres
 

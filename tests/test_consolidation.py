@@ -29,8 +29,7 @@ from django.utils import timezone
 from consolidation.clusters import Cluster, adjacency, components, find_clusters, majority_tag
 from consolidation.distill import SourceNote, distill_heuristic
 from consolidation.distill.text import about_the_user, sentences_of
-from consolidation.leases import lease_acquire
-from consolidation.models import DeclinedCluster, JobRun, JobStatus
+from consolidation.models import DeclinedCluster
 from consolidation.schedule import SCHEDULE
 from consolidation.services import (
     clusters_find,
@@ -40,17 +39,11 @@ from consolidation.services import (
     votes_decay,
 )
 from consolidation.tasks import consolidate_all_task, consolidate_subject_task, votes_decay_task
-from memory.models import (
-    Counter,
-    Lesson,
-    Note,
-    NoteLink,
-    Procedure,
-    ProcedureVersion,
-    ProfileFact,
-)
+from memory.leases import lease_acquire
+from memory.models import JobRun, JobStatus, Lesson, Note, NoteLink, Procedure, ProcedureVersion, ProfileFact
 from memory.search.lexical import lesson_search, procedure_search
 from memory.services import app_config_set, subject_delete
+from memoryweb.models import Counter
 from tests.factories import FactFactory, NoteFactory, SubjectFactory
 from tests.llm_wire import openai_completion
 
@@ -86,7 +79,7 @@ def linked(subject, contents, tags, *, start=None):
 
 
 def run(subject, config, actor):
-    result = consolidation_run(subject, config=config, actor=actor, owner="test-worker")
+    result = consolidation_run(subject=subject, config=config, actor=actor, owner="test-worker")
     assert result is not None
     return result
 
@@ -413,7 +406,7 @@ def test_a_run_while_another_holds_the_subject_lease_does_nothing(subject, confi
     linked(subject, DEPLOY, ["deploy"])
     lease_acquire(f"consolidate:subject:{subject.pk}", "someone-else")
 
-    assert consolidation_run(subject, config=config, actor=actor, owner="me") is None
+    assert consolidation_run(subject=subject, config=config, actor=actor, owner="me") is None
     assert Lesson.objects.count() == 0
 
 
@@ -454,7 +447,7 @@ def test_consolidate_now_runs_one_tick_with_the_apps_config(subject, actor):
     app_config_set(app=subject.app, config={"memory": {"consolidation": {"minClusterSize": 5}}}, actor=actor)
     subject.app.refresh_from_db()
 
-    job = consolidate_now(subject, actor)
+    job = consolidate_now(subject=subject, actor=actor)
 
     assert job.kind == "consolidate" and job.subject == subject and job.stats["clusters"] == 0
 
@@ -470,7 +463,7 @@ def test_the_periodic_tick_starts_one_task_per_subject_with_links_each_under_its
     with django_capture_on_commit_callbacks(execute=True) as started:
         result = consolidate_all_task()
 
-    # the other callbacks are live updates (chat.notify) announcing the finished runs
+    # the other callbacks are live updates (memoryweb.live) announcing the finished runs
     task_starts = [c for c in started if getattr(c, "func", None) == consolidate_subject_task.delay]
     assert result["subjects_started"] == 2 and len(task_starts) == 2
     sweep = JobRun.objects.get(kind="consolidate_all")
@@ -553,7 +546,7 @@ def test_a_run_killed_after_half_the_clusters_is_finished_by_the_rerun_without_d
 
     openai_wire.on_request = kill_on_third
     with pytest.raises(Killed):
-        consolidation_run(subject, config=config, actor=actor, owner="doomed")
+        consolidation_run(subject=subject, config=config, actor=actor, owner="doomed")
 
     dead = JobRun.objects.get()
     assert dead.status == JobStatus.RUNNING  # nothing ran after the kill
@@ -564,7 +557,7 @@ def test_a_run_killed_after_half_the_clusters_is_finished_by_the_rerun_without_d
 
     openai_wire.on_request = None
     with time_machine.travel(timezone.now() + timedelta(minutes=6)):  # the dead lease expires
-        rerun = consolidation_run(subject, config=config, actor=actor, owner="survivor")
+        rerun = consolidation_run(subject=subject, config=config, actor=actor, owner="survivor")
 
     assert rerun.status == JobStatus.DONE and rerun.stats["lessons"] == 2
     dead.refresh_from_db()
@@ -915,7 +908,7 @@ def test_two_consolidators_started_together_one_does_the_work_the_other_skips(va
     assert loser.returncode == 0 and winner.returncode == 0, loser_out + winner_out
     assert "skipped race/alice: another consolidation holds its lease" in loser_out
     assert "done race/alice: 3 clusters → 3 lessons" in winner_out
-    assert query(var_dir, "SELECT status FROM consolidation_jobrun") == [("done",)]
+    assert query(var_dir, "SELECT status FROM memory_jobrun") == [("done",)]
     assert query(var_dir, "SELECT COUNT(*) FROM memory_lesson") == [(3,)]
     assert llm.count == 3
 
@@ -933,7 +926,7 @@ def test_a_consolidator_killed_mid_run_leaves_whole_clusters_and_the_rerun_finis
         if doomed.poll() is None:
             doomed.kill()
 
-    assert query(var_dir, "SELECT status FROM consolidation_jobrun") == [("running",)]
+    assert query(var_dir, "SELECT status FROM memory_jobrun") == [("running",)]
     assert query(var_dir, "SELECT COUNT(*) FROM memory_lesson") == [(2,)]
     per_lesson = query(
         var_dir,
@@ -942,7 +935,7 @@ def test_a_consolidator_killed_mid_run_leaves_whole_clusters_and_the_rerun_finis
     assert sorted(count for _, count in per_lesson) == [3, 3, 6]  # two whole clusters, six notes live
 
     # time passes: the dead worker's lease expires
-    query(var_dir, "UPDATE consolidation_jobrun SET lease_expires_at = '2000-01-01 00:00:00'")
+    query(var_dir, "UPDATE memory_jobrun SET lease_expires_at = '2000-01-01 00:00:00'")
     rerun_llm = held_llm()
     survivor = consolidator(var_dir, rerun_llm)
     out = survivor.communicate(timeout=120)[0]
@@ -950,7 +943,7 @@ def test_a_consolidator_killed_mid_run_leaves_whole_clusters_and_the_rerun_finis
     assert survivor.returncode == 0, out
     assert "done race/alice: 2 clusters → 2 lessons" in out
     assert rerun_llm.count == 2
-    assert query(var_dir, "SELECT status FROM consolidation_jobrun ORDER BY id") == [
+    assert query(var_dir, "SELECT status FROM memory_jobrun ORDER BY id") == [
         ("abandoned",),
         ("done",),
     ]
@@ -966,7 +959,7 @@ def test_job_runs_and_declined_clusters_are_listed_in_the_admin(admin_client, su
     linked(subject, ["Bought new running shoes.", "Tomatoes need water daily.", "Taxes are due."], ["misc"])
     run(subject, config, actor)
 
-    runs = admin_client.get(reverse("admin:consolidation_jobrun_changelist"))
+    runs = admin_client.get(reverse("admin:memory_jobrun_changelist"))
     declined = admin_client.get(reverse("admin:consolidation_declinedcluster_changelist"))
 
     assert runs.status_code == 200 and f"consolidate:subject:{subject.pk}" in runs.content.decode()

@@ -1,9 +1,9 @@
 import pytest
 
-from chat.services import conversation_get_or_create
 from memory.context import context_build
 from memory.models import Note, RetrievalEvent
 from memory.services import fact_set, note_store
+from memory.services.conversations import conversation_get_or_create
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
 pytestmark = pytest.mark.postgres

@@ -3,8 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from chat.models import Conversation
-from memory.models import AuditEvent, Note, PendingStatus, ProfileFact, SubjectConsent
+from memory.models import AuditEvent, Conversation, Note, PendingStatus, ProfileFact, SubjectConsent
 from memory.services.audit import Actor
 from memory.services.consent import memory_candidate_route
 from tests.dashboard_helpers import hx

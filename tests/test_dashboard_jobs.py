@@ -5,11 +5,10 @@ from datetime import timedelta
 from django.urls import reverse
 from django.utils import timezone
 
-from consolidation.leases import lease_acquire
-from consolidation.models import JobRun, JobStatus
 from consolidation.services import consolidation_key
-from memory.models import Lesson, Note, NoteLink
-from memory.services.counters import counter_add
+from memory.leases import lease_acquire
+from memory.models import JobRun, JobStatus, Lesson, Note, NoteLink
+from memoryweb.counters import counter_add
 from tests.dashboard_helpers import hx
 from tests.factories import NoteFactory
 
@@ -50,37 +49,63 @@ def url(name, subject):
     return reverse(f"dashboard:{name}", args=[subject.pk])
 
 
-def test_consolidate_now_distils_the_cluster_and_lists_the_run(owned_subject, owner_client):
-    notes = linked_cluster(owned_subject)
+def consolidate_now(client, subject, capture):
+    """Press the button; the task the request queued runs when the request's commit is done."""
+    with capture(execute=True):
+        return hx(client, "POST", url("jobs_consolidate", subject))
+
+
+def test_consolidate_now_answers_at_once_with_the_queued_run(owned_subject, owner_client):
+    linked_cluster(owned_subject)
     response = hx(owner_client, "POST", url("jobs_consolidate", owned_subject))
     run = JobRun.objects.get(subject=owned_subject)
     body = response.content.decode()
     assert response.status_code == 200
+    assert run.status == JobStatus.QUEUED
+    assert not Lesson.objects.exists()  # nothing ran inside the request
+    assert body.lstrip().startswith('<div id="jobs-list"')
+    assert f'id="job-{run.pk}"' in body
+    assert f"Consolidation queued (job run {run.pk})" in body  # the toast
+
+
+def test_consolidate_now_distils_the_cluster_and_lists_the_run(
+    owned_subject, owner_client, eager_tasks, django_capture_on_commit_callbacks
+):
+    notes = linked_cluster(owned_subject)
+    consolidate_now(owner_client, owned_subject, django_capture_on_commit_callbacks)
+    run = JobRun.objects.get(subject=owned_subject)
     assert run.status == JobStatus.DONE and run.stats["lessons"] == 1
     assert Lesson.objects.filter(subject=owned_subject).count() == 1
     assert Note.objects.filter(pk__in=[n.pk for n in notes], archived_at__isnull=False).count() == len(notes)
-    assert body.lstrip().startswith('<div id="jobs-list"')
-    assert f'id="job-{run.pk}"' in body
-    assert "Consolidation found 1 cluster: 1 lesson(s)" in body  # the toast
+    listed = hx(owner_client, "GET", url("jobs_list", owned_subject)).content.decode()
+    assert f'id="job-{run.pk}"' in listed
+    assert "Consolidation found 1 cluster: 1 lesson(s)" in listed
 
 
-def test_consolidate_now_with_nothing_to_do_says_why(owned_subject, owner_client):
+def test_consolidate_now_with_nothing_to_do_says_why(
+    owned_subject, owner_client, eager_tasks, django_capture_on_commit_callbacks
+):
     NoteFactory(subject=owned_subject, content="A lonely note")
-    response = hx(owner_client, "POST", url("jobs_consolidate", owned_subject))
-    assert response.status_code == 200
-    assert b"Nothing to consolidate yet: no group of at least 3 linked notes" in response.content
+    consolidate_now(owner_client, owned_subject, django_capture_on_commit_callbacks)
+    listed = hx(owner_client, "GET", url("jobs_list", owned_subject))
+    assert b"Nothing to consolidate yet: no group of at least 3 linked notes" in listed.content
     assert JobRun.objects.get(subject=owned_subject).stats["clusters"] == 0
 
 
-def test_consolidate_now_while_a_run_holds_the_lease_is_not_started_twice(owned_subject, owner_client):
+def test_consolidate_now_while_a_run_holds_the_lease_is_not_started_twice(
+    owned_subject, owner_client, eager_tasks, django_capture_on_commit_callbacks
+):
     linked_cluster(owned_subject)
     held = lease_acquire(
         consolidation_key(owned_subject), "other-worker", kind="consolidate", subject=owned_subject
     )
-    response = hx(owner_client, "POST", url("jobs_consolidate", owned_subject))
-    assert b"already running" in response.content
-    assert list(JobRun.objects.values_list("pk", flat=True)) == [held.pk]
+    consolidate_now(owner_client, owned_subject, django_capture_on_commit_callbacks)
+    asked = JobRun.objects.exclude(pk=held.pk).get()
+    assert asked.status == JobStatus.SKIPPED and f"job run {held.pk}" in asked.error
+    assert JobRun.objects.get(pk=held.pk).status == JobStatus.RUNNING
     assert not Lesson.objects.exists()
+    listed = hx(owner_client, "GET", url("jobs_list", owned_subject)).content.decode()
+    assert "was in progress" in listed
 
 
 def test_consolidate_now_without_javascript_redirects_to_the_page(owned_subject, owner_client):

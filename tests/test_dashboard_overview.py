@@ -7,9 +7,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from consolidation.models import JobRun
 from memory.models import (
     ConsentCategory,
+    JobRun,
     Lesson,
     NoteLink,
     PendingMemory,

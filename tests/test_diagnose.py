@@ -11,8 +11,8 @@ from memory.diagnose import diagnose
 from memory.embeddings import set_http_client_factory
 from memory.models import Embedding, Note
 from memory.search import vectors
-from memory.services.counters import counter_add
 from memory.services.embeddings import provider_reset, reembed
+from memoryweb.counters import counter_add
 from tests.embeddings_wire import EmbeddingsWire
 from tests.factories import AppFactory, SubjectFactory
 
@@ -67,7 +67,7 @@ def test_diagnose_lists_the_latest_job_runs(local_app):
 
     from django.utils import timezone
 
-    from consolidation.models import JobRun
+    from memory.models import JobRun
 
     now = timezone.now()
     JobRun.objects.create(

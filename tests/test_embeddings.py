@@ -11,12 +11,13 @@ import pytest
 from memory.config import get_config
 from memory.embeddings import EmbeddingError, get_embedder, set_http_client_factory
 from memory.embeddings.local import LocalEmbedder
-from memory.errors import ConfigError
-from memory.models import Counter, Embedding
+from memory.models import Embedding
 from memory.search.vectors import note_vector_search
 from memory.services import note_edit, note_store, note_store_and_embed
 from memory.services.embeddings import embed_notes, provider_reset, query_vector
 from memory.services.notes import anote_store_and_embed
+from memoryweb.errors import ConfigError
+from memoryweb.models import Counter
 from tests.embeddings_wire import EmbeddingsWire
 from tests.factories import AppFactory, SubjectFactory
 
@@ -46,8 +47,8 @@ def local_subject(db, minilm):
 
 def tasks_started(callbacks) -> list:
     """The on-commit callbacks that start a task; the others announce the change to open
-    dashboard pages (chat.notify)."""
-    return [callback for callback in callbacks if callback.__module__ != "chat.notify"]
+    dashboard pages (memoryweb.live)."""
+    return [callback for callback in callbacks if callback.__module__ != "memoryweb.live"]
 
 
 def counter(name: str) -> int:

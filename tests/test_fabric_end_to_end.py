@@ -1,6 +1,6 @@
 """Issue 4's promise, through the sidecar: notes get linked, a forced tick distils them."""
 
-from memory.models import Lesson, Note, NoteLink, Procedure
+from memory.models import JobRun, Lesson, Note, NoteLink, Procedure
 
 DEPLOY_NOTES = [
     "To deploy the billing api, first run the test suite, then tag the release.",
@@ -24,9 +24,11 @@ def test_notes_stored_through_the_sidecar_get_linked_and_consolidate_into_a_less
 
     assert NoteLink.objects.filter(src__subject=subject).exists()
 
-    forced = client.post("/api/v1/subjects/alice/consolidate", format="json")
+    with django_capture_on_commit_callbacks(execute=True):
+        forced = client.post("/api/v1/subjects/alice/consolidate", format="json")
 
-    assert forced.status_code == 200 and forced.json()["ran"] is True
+    assert forced.status_code == 202 and forced.json()["status"] == "queued"
+    assert JobRun.objects.get(pk=forced.json()["job_run"]).status == "done"
     lesson = Lesson.objects.get(subject=subject)
     procedure = Procedure.objects.get(subject=subject)
     assert 2 <= len(procedure.steps) <= 8

@@ -1,9 +1,9 @@
 import pytest
 
-from memory.errors import InvalidInput, NotFound
 from memory.models import AuditEvent, ProfileFact
 from memory.selectors import fact_history, fact_list
 from memory.services import fact_remove, fact_set
+from memoryweb.errors import InvalidInput, NotFound
 
 pytestmark = pytest.mark.postgres
 

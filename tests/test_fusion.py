@@ -7,14 +7,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chat.services import conversation_get_or_create, message_add
 from memory.config import get_config
 from memory.context import context_build
-from memory.errors import ConfigError
 from memory.models import Note
 from memory.ranking import asks_when, message_dates, rank_notes, weighted_rrf
 from memory.search.lexical import NoteFilter, query_terms
 from memory.services import note_store
+from memory.services.conversations import conversation_get_or_create, message_add
+from memoryweb.errors import ConfigError
 
 UTC = datetime.UTC
 NOW = datetime.datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

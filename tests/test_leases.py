@@ -6,7 +6,7 @@ import time_machine
 from django.conf import settings
 from django.utils import timezone
 
-from consolidation.leases import (
+from memory.leases import (
     lease_acquire,
     lease_heartbeat,
     lease_owner_id,
@@ -14,7 +14,7 @@ from consolidation.leases import (
     leases_expire,
     run_under_lease,
 )
-from consolidation.models import JobRun, JobStatus
+from memory.models import JobRun, JobStatus
 
 pytestmark = pytest.mark.postgres
 

@@ -3,13 +3,14 @@
 import pytest
 from django.utils import timezone
 
-from chat.services import conversation_get_or_create
 from memory.config import get_config
 from memory.context import context_build
-from memory.errors import ConfigError
 from memory.links import expand, note_link
-from memory.models import Counter, NoteLink
+from memory.models import NoteLink
 from memory.services import note_store
+from memory.services.conversations import conversation_get_or_create
+from memoryweb.errors import ConfigError
+from memoryweb.models import Counter
 from tests.factories import AppFactory, NoteFactory, SubjectFactory
 
 pytestmark = pytest.mark.postgres
@@ -25,8 +26,8 @@ def edges():
 
 def tasks_started(callbacks) -> list:
     """The on-commit callbacks that start a task; the others announce the change to open
-    dashboard pages (chat.notify)."""
-    return [callback for callback in callbacks if callback.__module__ != "chat.notify"]
+    dashboard pages (memoryweb.live)."""
+    return [callback for callback in callbacks if callback.__module__ != "memoryweb.live"]
 
 
 def link(src, dst, kind="related", weight=0.5):
@@ -271,8 +272,8 @@ def llm_config(config):
 
 
 def test_the_link_typing_prompt_renders_and_its_example_matches_its_strict_schema():
-    from chat.llm import prompt_schema, render_prompt, template_variables
-    from chat.llm.parsing import extract_json, schema_problem, strict_compatible
+    from memoryweb.llm import prompt_schema, render_prompt, template_variables
+    from memoryweb.llm.parsing import extract_json, schema_problem, strict_compatible
 
     assert template_variables("link_typing") == {"note", "candidates"}
     text = render_prompt("link_typing", {"note": "<<note>>", "candidates": "<<candidates>>"})

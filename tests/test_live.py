@@ -9,9 +9,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
-from chat.notify import notify
 from memory.models import Subject
 from memoryweb.asgi import application
+from memoryweb.live import notify
 from tests.factories import SubjectFactory
 from tests.support import redis_unreachable
 
@@ -297,7 +297,7 @@ def config_for_owned(owned):
 
 @pytest.mark.skipif(redis_unreachable() is not None, reason=str(redis_unreachable()))
 def test_with_channels_redis_an_event_reaches_the_socket_without_the_outbox(owned, alice):
-    from chat.models import LiveEvent
+    from memoryweb.models import LiveEvent
 
     redis_layer = {
         "default": {

@@ -8,7 +8,10 @@ import logging
 import httpx2
 import pytest
 
-from chat.llm import (
+from memory.config import get_config
+from memoryweb.counters import counter_values
+from memoryweb.errors import ConfigError
+from memoryweb.llm import (
     client_for,
     parse_spec,
     prompt_names,
@@ -18,11 +21,8 @@ from chat.llm import (
     set_http_client_factory,
     template_variables,
 )
-from chat.llm import retry as llm_retry
-from chat.llm.parsing import extract_json, schema_problem, strict_compatible
-from memory.config import get_config
-from memory.errors import ConfigError
-from memory.services.counters import counter_values
+from memoryweb.llm import retry as llm_retry
+from memoryweb.llm.parsing import extract_json, schema_problem, strict_compatible
 
 ANTHROPIC_KEY = "sk-ant-test-key"
 OPENAI_KEY = "sk-openai-test-key"

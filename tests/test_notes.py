@@ -1,14 +1,14 @@
 import pytest
 from django.db import connection
 
-from chat.services import conversation_get_or_create, message_add
 from memory.config import get_config
-from memory.errors import InvalidInput
 from memory.models import Note, NoteLink, NoteSource, NoteVersion
 from memory.search.lexical import NoteFilter, fts5_expression, query_terms
 from memory.search.schema import missing_triggers
 from memory.selectors import note_recall
 from memory.services import note_edit, note_forget, note_store, notes_evict_overflow, vote_cast
+from memory.services.conversations import conversation_get_or_create, message_add
+from memoryweb.errors import InvalidInput
 from tests.factories import NoteFactory, SubjectFactory
 
 pytestmark = pytest.mark.postgres

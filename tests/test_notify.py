@@ -11,14 +11,13 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
-from chat.models import LiveEvent
-from chat.notify import OutboxPoller, live_message, notify, subject_group
-from consolidation.leases import lease_acquire, lease_release, run_under_lease
-from consolidation.models import JobStatus
-from memory.models import ConsentCategory, ItemKind, Lesson, Note, PendingMemory, PendingStatus
+from memory.leases import lease_acquire, lease_release, run_under_lease
+from memory.models import ConsentCategory, ItemKind, JobStatus, Lesson, Note, PendingMemory, PendingStatus
 from memory.services import fact_remove, fact_set, note_edit, note_forget
 from memory.services.consent import memory_candidate_route, pending_approve, pending_expire, pending_reject
 from memory.services.lessons import lesson_delete, lesson_edit
+from memoryweb.live import OutboxPoller, live_message, notify, subject_group
+from memoryweb.models import LiveEvent
 from tests.factories import NoteFactory, SubjectFactory
 from tests.support import redis_unreachable
 
@@ -68,11 +67,11 @@ def test_an_unknown_event_name_is_a_programming_error(subject):
 def test_writing_an_event_prunes_rows_older_than_the_retention(
     subject, django_capture_on_commit_callbacks, monkeypatch
 ):
-    monkeypatch.setattr("chat.notify._last_prune", [float("-inf")])  # due: the last prune was long ago
+    monkeypatch.setattr("memoryweb.live._last_prune", [float("-inf")])  # due: the last prune was long ago
     old = LiveEvent.objects.create(
-        subject=subject, event="job.finished", created_at=timezone.now() - timedelta(hours=1)
+        subject_id=subject.pk, event="job.finished", created_at=timezone.now() - timedelta(hours=1)
     )
-    recent = LiveEvent.objects.create(subject=subject, event="job.finished")
+    recent = LiveEvent.objects.create(subject_id=subject.pk, event="job.finished")
 
     with django_capture_on_commit_callbacks(execute=True):
         notify(subject.pk, "memory.changed", {})
@@ -85,7 +84,7 @@ def test_pruning_runs_at_most_every_half_minute_per_process(subject, django_capt
     with django_capture_on_commit_callbacks(execute=True):
         notify(subject.pk, "memory.changed", {})  # prunes now, or did less than 30 s ago
     old = LiveEvent.objects.create(
-        subject=subject, event="job.finished", created_at=timezone.now() - timedelta(hours=1)
+        subject_id=subject.pk, event="job.finished", created_at=timezone.now() - timedelta(hours=1)
     )
     with django_capture_on_commit_callbacks(execute=True):
         notify(subject.pk, "memory.changed", {})
@@ -285,11 +284,11 @@ def test_an_edit_on_the_dashboard_is_announced(
 
 @pytest.mark.postgres
 def test_the_poller_reads_each_row_once_and_only_rows_written_after_it_started(subject):
-    LiveEvent.objects.create(subject=subject, event="memory.changed")  # before the socket opened
+    LiveEvent.objects.create(subject_id=subject.pk, event="memory.changed")  # before the socket opened
     poller = OutboxPoller()
     poller.last_pk = LiveEvent.objects.latest("pk").pk
-    first = LiveEvent.objects.create(subject=subject, event="pending.created")
-    second = LiveEvent.objects.create(subject=None, event="job.finished")
+    first = LiveEvent.objects.create(subject_id=subject.pk, event="pending.created")
+    second = LiveEvent.objects.create(subject_id=None, event="job.finished")
 
     assert [row.pk for row in poller.read_new()] == [first.pk, second.pk]
     assert poller.read_new() == []
@@ -300,15 +299,15 @@ def test_a_row_that_commits_after_a_later_one_is_still_delivered(subject):
     """On PostgreSQL ids come from a sequence, so a transaction that took an id first may
     commit last; the poller looks for the missing id again."""
     poller = OutboxPoller()
-    first = LiveEvent.objects.create(subject=subject, event="pending.created")
+    first = LiveEvent.objects.create(subject_id=subject.pk, event="pending.created")
     poller.last_pk = first.pk - 1  # the socket opened just before
-    late = LiveEvent.objects.create(subject=subject, event="pending.decided")
-    last = LiveEvent.objects.create(subject=subject, event="memory.changed")
+    late = LiveEvent.objects.create(subject_id=subject.pk, event="pending.decided")
+    last = LiveEvent.objects.create(subject_id=subject.pk, event="memory.changed")
     late_pk = late.pk
     late.delete()  # not committed yet as far as the poller can see
 
     assert [row.pk for row in poller.read_new()] == [first.pk, last.pk]
-    LiveEvent.objects.create(pk=late_pk, subject=subject, event="pending.decided")  # now it commits
+    LiveEvent.objects.create(pk=late_pk, subject_id=subject.pk, event="pending.decided")  # now it commits
 
     assert [row.pk for row in poller.read_new()] == [late_pk]
     assert poller.read_new() == [] and poller.gaps == {}
@@ -323,8 +322,8 @@ def test_polling_sends_each_new_row_to_its_subjects_group(subject):
     mine = async_to_sync(layer.new_channel)()
     async_to_sync(layer.group_add)(subject_group(subject.pk), mine)
     poller = OutboxPoller()
-    LiveEvent.objects.create(subject=other, event="pending.created", payload={"id": 1})
-    LiveEvent.objects.create(subject=subject, event="pending.created", payload={"id": 2})
+    LiveEvent.objects.create(subject_id=other.pk, event="pending.created", payload={"id": 1})
+    LiveEvent.objects.create(subject_id=subject.pk, event="pending.created", payload={"id": 2})
 
     async def poll_and_receive():
         sent = await poller.poll_once()

@@ -11,14 +11,14 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from chat.llm import set_http_client_factory
-from chat.models import Conversation, Message, ReflectionRun
+from chat.models import ReflectionRun
 from chat.playground import NO_MODEL, PLAYGROUND_CONVERSATION, playground_turn
 from memory.config import get_config
-from memory.errors import InvalidInput
-from memory.models import ProfileFact, RetrievalEvent
+from memory.models import Conversation, Message, ProfileFact, RetrievalEvent
 from memory.services import Actor, app_config_set, fact_set
 from memoryweb.asgi import application
+from memoryweb.errors import InvalidInput
+from memoryweb.llm import set_http_client_factory
 from tests.dashboard_helpers import make_user
 from tests.factories import SubjectFactory
 

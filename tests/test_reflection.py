@@ -3,11 +3,12 @@ from datetime import UTC, datetime
 import pytest
 from django.utils import timezone
 
-from chat.models import Message, ReflectionRun
+from chat.models import ReflectionRun
 from chat.reflect import reflection_enqueue, turn_reflect
-from chat.services import conversation_get_or_create, message_add
-from memory.models import AuditEvent, Counter, Note, PendingMemory, ProfileFact
+from memory.models import AuditEvent, Message, Note, PendingMemory, ProfileFact
 from memory.services import app_config_set
+from memory.services.conversations import conversation_get_or_create, message_add
+from memoryweb.models import Counter
 
 
 def empty_answer(**parts):
@@ -193,8 +194,8 @@ def test_a_retraction_closes_the_fact(llm_app, subject, turn, openai_wire, actor
 def test_an_evolution_and_a_retraction_are_announced_to_open_pages(
     llm_app, subject, turn, openai_wire, actor, config, django_capture_on_commit_callbacks
 ):
-    from chat.models import LiveEvent
     from memory.services import fact_set, note_store
+    from memoryweb.models import LiveEvent
 
     conversation, user, reply = turn
     note, _ = note_store(
@@ -279,7 +280,7 @@ def test_flush_waits_for_open_reflections(client, subject, actor):
     done = client.post("/api/v1/flush", {"subject": "alice"}, format="json").json()
 
     assert waiting["done"] is False and waiting["pending"] == 1
-    assert done == {"done": True, "pending": 0, "waited_ms": done["waited_ms"]}
+    assert done == {"done": True, "pending": 0, "reflections": 0, "jobs": 0, "waited_ms": done["waited_ms"]}
 
 
 def test_posting_a_response_reflects_on_the_turn_after_commit(

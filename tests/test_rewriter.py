@@ -1,10 +1,10 @@
 import pytest
 
-from chat.services import conversation_get_or_create, message_add
 from memory.context import context_build
 from memory.models import RetrievalEvent
 from memory.rewriter import needs_rewrite, rewrite_query
 from memory.services import note_store
+from memory.services.conversations import conversation_get_or_create, message_add
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import threading
 
 import pytest
 
-from chat.services import conversation_get_or_create, message_add
 from memory.config import get_config
-from memory.models import Counter
 from memory.rewriter import rewrite_query
 from memory.services import app_config_set
+from memory.services.conversations import conversation_get_or_create, message_add
+from memoryweb.models import Counter
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 

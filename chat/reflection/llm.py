@@ -9,10 +9,10 @@ from datetime import datetime, time
 from django.utils import timezone
 from django.utils.dateparse import parse_date
 
-from chat.llm import prompt_schema
 from chat.reflection.categories import CATEGORY_PRIORITY
 from memory.models import Note, ProfileFact
 from memory.search.lexical import note_search, query_terms
+from memoryweb.llm import prompt_schema
 
 CATEGORIES = frozenset(CATEGORY_PRIORITY)  # the seeded consent categories
 RELATED_NOTES = 12

@@ -9,10 +9,10 @@ client's counters.
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from chat.llm import client_for
 from consolidation.distill.lesson import lesson_text, topic_phrase
 from consolidation.distill.procedure import MAX_STEPS, describes_steps, merge_steps, note_steps
 from memory.config import MemoryConfig
+from memoryweb.llm import client_for
 
 HEURISTIC = "heuristic"
 

@@ -10,12 +10,12 @@ back to the heuristic. Text from the model is scrubbed of secrets like any store
 
 import re
 
-from chat.llm import LLMClient, prompt_schema
 from consolidation.distill import Distillation, ProcedureDraft, SourceNote
 from consolidation.distill.procedure import MAX_STEP_CHARS, MAX_STEPS, MIN_STEPS
 from consolidation.distill.text import finish, sentences_of
-from memory.services.counters import counter_add
 from memory.services.scrub import scrub
+from memoryweb.counters import counter_add
+from memoryweb.llm import LLMClient, prompt_schema
 
 PROMPT_NOTE_CHARS = 1000
 MAX_LESSON_CHARS = 600

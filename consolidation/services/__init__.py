@@ -5,6 +5,7 @@ from consolidation.services.consolidate import (
     consolidate_all,
     consolidate_now,
     consolidation_key,
+    consolidation_request,
     consolidation_run,
     subjects_with_candidates,
 )
@@ -15,6 +16,7 @@ __all__ = [
     "consolidate_all",
     "consolidate_now",
     "consolidation_key",
+    "consolidation_request",
     "consolidation_run",
     "subjects_with_candidates",
     "votes_decay",

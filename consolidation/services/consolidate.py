@@ -27,19 +27,21 @@ from django.db.models.functions import Cast
 
 from consolidation.clusters import Cluster, adjacency, find_clusters
 from consolidation.distill import Distillation, SourceNote, distill
-from consolidation.leases import (
+from consolidation.models import DeclinedCluster
+from memory.config import MemoryConfig, get_config
+from memory.leases import (
     DEFAULT_TTL,
     LeaseLost,
     lease_heartbeat,
     lease_owner_id,
+    lease_queue,
     leases_expire,
     run_under_lease,
 )
-from consolidation.models import DeclinedCluster, JobRun
-from memory.config import MemoryConfig, get_config
-from memory.models import Note, NoteLink, Subject
-from memory.services.audit import Actor
+from memory.models import JobRun, JobStatus, Note, NoteLink, Subject
+from memory.services.audit import Actor, audit_record
 from memory.services.distillation import lesson_distilled_store
+from memoryweb.live import notify
 
 MAX_LESSON_TAGS = 16
 
@@ -191,15 +193,18 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
 
 
 def consolidation_run(
-    subject: Subject,
     *,
+    subject: Subject,
     config: MemoryConfig,
     actor: Actor,
     owner: str,
     ttl: timedelta = DEFAULT_TTL,
+    queued: JobRun | None = None,
 ) -> JobRun | None:
     """Consolidate the subject's clusters under its lease; returns the finished JobRun (its
     `stats` say what was found and written), or None when another worker holds the lease.
+    With `queued` (a requested run), that row is the one claimed; it ends skipped when another
+    run of the subject is in progress.
 
     Writes lessons, procedures, their first versions and audit events, archives the notes they
     came from, and records declined clusters. Safe to repeat and to kill: see the module doc.
@@ -211,13 +216,44 @@ def consolidation_run(
         kind="consolidate",
         subject=subject,
         ttl=ttl,
+        queued=queued,
     )
 
 
-def consolidate_now(subject: Subject, actor: Actor) -> JobRun | None:
-    """One consolidation tick for the subject, right now, in this process (for the API, the
-    admin and the CLI). None when a run for the subject is already in progress."""
-    return consolidation_run(subject, config=get_config(subject.app), actor=actor, owner=lease_owner_id())
+def consolidate_now(*, subject: Subject, actor: Actor, job_run_id: int | None = None) -> JobRun | None:
+    """One consolidation tick for the subject, in this process (the task behind "consolidate
+    now", and the CLI). With `job_run_id`, the queued run `consolidation_request` wrote is the
+    one claimed. None when a run for the subject is already in progress, or the queued run was
+    taken by an earlier delivery of the same task (safe to repeat)."""
+    queued = None
+    if job_run_id is not None:
+        queued = JobRun.objects.filter(pk=job_run_id, subject=subject).first()
+        if queued is None or queued.status != JobStatus.QUEUED:
+            return None
+    return consolidation_run(
+        subject=subject, config=get_config(subject.app), actor=actor, owner=lease_owner_id(), queued=queued
+    )
+
+
+def consolidation_request(*, subject: Subject, actor: Actor) -> JobRun:
+    """Ask for a consolidation tick of the subject: writes a queued JobRun and an audit event,
+    and starts the task after commit; returns the run at once (the API, the dashboard and the
+    admin report its id; the run's end is announced as `job.finished`). Each call is one
+    request; two requests while one runs end with the second skipped."""
+    # imported here: consolidation.tasks imports these services
+    from consolidation.tasks import consolidate_subject_task
+
+    run = lease_queue(consolidation_key(subject), kind="consolidate", subject=subject)
+    audit_record(
+        actor=actor,
+        action="subject.consolidation_requested",
+        subject=subject,
+        object_kind="job_run",
+        object_id=run.pk,
+    )
+    notify(subject.pk, "job.queued", {"id": run.pk, "kind": run.kind})
+    transaction.on_commit(partial(consolidate_subject_task.delay, subject.pk, run.pk))
+    return run
 
 
 def subjects_with_candidates():

@@ -6,10 +6,9 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from consolidation.leases import lease_owner_id, run_under_lease
-from consolidation.models import JobRun, JobStatus
 from memory.config import get_config
-from memory.models import App
+from memory.leases import lease_owner_id, run_under_lease
+from memory.models import App, JobRun, JobStatus
 from memory.services.audit import Actor, audit_record
 from memory.services.distillation import vote_scores_decay
 

@@ -9,7 +9,7 @@ lessons and procedures (forget or delete).
 
 from django.contrib import admin
 
-from memory.admin import events, memories, tenants  # noqa: F401  (each registers its models)
+from memory.admin import conversations, events, memories, tenants  # noqa: F401  (each registers its models)
 
 admin.site.site_header = "memoryweb admin"
 admin.site.site_title = "memoryweb admin"

@@ -7,7 +7,7 @@ from memory.services import (
 )
 
 
-def _actor(request) -> Actor:
+def admin_actor(request) -> Actor:
     return Actor.user(request.user)
 
 

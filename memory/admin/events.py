@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from memory import models
 from memory.admin.base import HistoryAdmin, truncate
+from memoryweb.models import Counter, LiveEvent
 
 
 @admin.register(models.ConsentCategory)
@@ -88,7 +89,7 @@ class AuditEventAdmin(HistoryAdmin):
     show_full_result_count = False
 
 
-@admin.register(models.Counter)
+@admin.register(Counter)
 class CounterAdmin(HistoryAdmin):
     list_display = ["name", "value", "updated_at"]
     search_fields = ["name"]
@@ -102,3 +103,23 @@ class EmbeddingAdmin(HistoryAdmin):
     list_select_related = ["subject__app"]
     exclude = ["vector"]  # raw float32 bytes
     show_full_result_count = False
+
+
+@admin.register(LiveEvent)
+class LiveEventAdmin(HistoryAdmin):
+    """The outbox of live dashboard updates (pruned by age)."""
+
+    list_display = ["id", "event", "subject_id", "created_at"]
+    list_filter = ["event"]
+    search_fields = ["event", "=subject_id"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+
+@admin.register(models.JobRun)
+class JobRunAdmin(HistoryAdmin):
+    list_display = ["id", "kind", "key", "subject", "status", "lease_owner", "started_at", "finished_at"]
+    list_filter = ["kind", "status"]
+    search_fields = ["key", "lease_owner", "subject__external_id", "error"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "started_at"

@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from memory import models
-from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, _actor, truncate
+from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, admin_actor, truncate
 from memory.services import (
     note_forget,
 )
@@ -74,7 +74,7 @@ class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
         return truncate(obj.content)
 
     def service_delete(self, request, obj):
-        note_forget(note=obj, actor=_actor(request))
+        note_forget(note=obj, actor=admin_actor(request))
 
 
 @admin.register(models.NoteVersion)
@@ -149,7 +149,7 @@ class LessonAdmin(ServiceDeleteMixin, HistoryAdmin):
         return truncate(obj.text)
 
     def service_delete(self, request, obj):
-        lesson_delete(lesson=obj, actor=_actor(request))
+        lesson_delete(lesson=obj, actor=admin_actor(request))
 
 
 @admin.register(models.LessonVersion)
@@ -189,7 +189,7 @@ class ProcedureAdmin(ServiceDeleteMixin, HistoryAdmin):
         return len(obj.steps or [])
 
     def service_delete(self, request, obj):
-        procedure_delete(procedure=obj, actor=_actor(request))
+        procedure_delete(procedure=obj, actor=admin_actor(request))
 
 
 @admin.register(models.ProcedureVersion)

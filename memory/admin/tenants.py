@@ -17,9 +17,8 @@ from django.urls import reverse
 from django.utils.html import format_html_join
 
 from memory import models
-from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, _actor
+from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, admin_actor
 from memory.config import validate_app_config
-from memory.errors import MemorywebError
 from memory.services import (
     api_key_revoke,
     app_config_set,
@@ -28,6 +27,7 @@ from memory.services import (
     subject_delete,
 )
 from memory.services.apps import api_key_rotate, app_pause, app_resume, subject_update
+from memoryweb.errors import MemorywebError
 
 
 class AppForm(forms.ModelForm):
@@ -89,23 +89,23 @@ class AppAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
-            created = app_create(name=obj.name, config=obj.config, actor=_actor(request))
+            created = app_create(name=obj.name, config=obj.config, actor=admin_actor(request))
             obj.pk, obj.created_at, obj.updated_at = created.pk, created.created_at, created.updated_at
             obj._state.adding = False
         elif "config" in form.changed_data:
-            app_config_set(app=obj, config=obj.config, actor=_actor(request))
+            app_config_set(app=obj, config=obj.config, actor=admin_actor(request))
 
     def has_delete_permission(self, request, obj=None):
         return False  # deleting an app would delete every subject's memory: pause it instead
 
     @admin.action(description="Pause selected apps (their API keys get 403)", permissions=["change"])
     def pause_apps(self, request, queryset):
-        changed = sum(app_pause(app=app, actor=_actor(request)) for app in queryset)
+        changed = sum(app_pause(app=app, actor=admin_actor(request)) for app in queryset)
         self.message_user(request, f"Paused {changed} app(s); {queryset.count() - changed} already paused.")
 
     @admin.action(description="Resume selected apps", permissions=["change"])
     def resume_apps(self, request, queryset):
-        changed = sum(app_resume(app=app, actor=_actor(request)) for app in queryset)
+        changed = sum(app_resume(app=app, actor=admin_actor(request)) for app in queryset)
         self.message_user(request, f"Resumed {changed} app(s); {queryset.count() - changed} were not paused.")
 
     @admin.action(
@@ -114,7 +114,9 @@ class AppAdmin(admin.ModelAdmin):
     def rotate_api_key(self, request, queryset):
         rotated = []
         for app in queryset.order_by("name"):
-            key, raw_key, revoked = api_key_rotate(app=app, name="rotated in admin", actor=_actor(request))
+            key, raw_key, revoked = api_key_rotate(
+                app=app, name="rotated in admin", actor=admin_actor(request)
+            )
             rotated.append({"app": app, "prefix": key.prefix, "raw_key": raw_key, "revoked": revoked})
         # The secrets are rendered into this one response and stored nowhere (not in the
         # messages cookie or the session): closing the page loses them for good.
@@ -146,7 +148,7 @@ class ApiKeyAdmin(HistoryAdmin):
     def revoke_keys(self, request, queryset):
         keys = list(queryset.select_related("app").filter(revoked_at=None))
         for key in keys:
-            api_key_revoke(key=key, actor=_actor(request))
+            api_key_revoke(key=key, actor=admin_actor(request))
         self.message_user(request, f"Revoked {len(keys)} key(s).")
 
 
@@ -167,7 +169,7 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
     fields = ["app", "external_id", "display_name", "owner", "created_at", "memory"]
     readonly_fields = ["app", "external_id", "created_at", "memory"]
     date_hierarchy = "created_at"
-    actions = ["consolidate_now", "reembed", "export_json"]
+    actions = ["reembed", "export_json"]
 
     def has_add_permission(self, request):
         return False  # subjects come into being through the API, under their app's key
@@ -175,7 +177,7 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
     @admin.display(description="memory")
     def memory(self, obj):
         """What is held about the subject, each count linking to the rows in the admin."""
-        from chat.models import Conversation
+        from memory.models import Conversation
 
         rows = [
             (models.ProfileFact, "active facts", {"valid_to__isnull": True}),
@@ -196,39 +198,14 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         current = models.Subject.objects.get(pk=obj.pk)
-        subject_update(subject=current, display_name=obj.display_name, owner=obj.owner, actor=_actor(request))
+        subject_update(
+            subject=current, display_name=obj.display_name, owner=obj.owner, actor=admin_actor(request)
+        )
 
     delete_related = ("app",)
 
     def service_delete(self, request, obj):
-        subject_delete(subject=obj, actor=_actor(request))
-
-    @admin.action(description="Consolidate now (distil linked notes into lessons)", permissions=["change"])
-    def consolidate_now(self, request, queryset):
-        from consolidation.services import consolidate_now
-
-        for subject in queryset.select_related("app"):
-            run = consolidate_now(subject, _actor(request))
-            if run is None:
-                self.message_user(
-                    request, f"{subject}: a consolidation is already running.", level=messages.WARNING
-                )
-                continue
-            stats = run.stats or {}
-            audit_record(
-                actor=_actor(request),
-                action="subject.consolidated",
-                subject=subject,
-                object_kind="job_run",
-                object_id=run.pk,
-                data={k: stats.get(k, 0) for k in ("clusters", "lessons", "procedures", "notes_archived")},
-            )
-            self.message_user(
-                request,
-                f"{subject}: {run.status}: {stats.get('clusters', 0)} cluster(s), "
-                f"{stats.get('lessons', 0)} lesson(s), {stats.get('procedures', 0)} procedure(s), "
-                f"{stats.get('notes_archived', 0)} note(s) archived (job run {run.pk}).",
-            )
+        subject_delete(subject=obj, actor=admin_actor(request))
 
     @admin.action(description="Re-embed (recompute the vectors of the notes)", permissions=["change"])
     def reembed(self, request, queryset):
@@ -249,7 +226,7 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
         done = [subject for subject in subjects if subject.app.name not in failed]
         for subject in done:
             audit_record(
-                actor=_actor(request),
+                actor=admin_actor(request),
                 action="subject.reembedded",
                 subject=subject,
                 object_kind="subject",
@@ -278,7 +255,7 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
             name = f"memoryweb-{_file_part(subject.app.name)}-{_file_part(subject.external_id)}.json"
             files.append((name, json.dumps(subject_export(subject=subject), indent=2, ensure_ascii=False)))
             audit_record(
-                actor=_actor(request),
+                actor=admin_actor(request),
                 action="subject.exported",
                 subject=subject,
                 object_kind="subject",

@@ -7,10 +7,10 @@ from rest_framework import serializers
 from rest_framework.views import APIView
 
 from memory.config import get_config
-from memory.errors import InvalidInput
 from memory.models import ApiKey, App
 from memory.selectors import subject_get
 from memory.services import Actor, subject_get_or_create
+from memoryweb.errors import InvalidInput
 
 
 class AppAPIView(APIView):
@@ -40,7 +40,7 @@ class AppAPIView(APIView):
         return subject_get(app=self.app, external_id=external_id)
 
     def conversation(self, conversation_id, *, subject=None):
-        from chat.selectors import conversation_get
+        from memory.selectors import conversation_get
 
         return conversation_get(app=self.app, conversation_id=conversation_id, subject=subject)
 

@@ -6,11 +6,11 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictSerializer
-from memory.errors import NotFound
 from memory.models import ConsentCategory, PendingMemory, PendingStatus
 from memory.selectors import consent_policies, subject_export
 from memory.services import subject_delete
 from memory.services.consent import consent_policy_set, pending_approve, pending_reject
+from memoryweb.errors import NotFound
 
 
 class CategoryOut(serializers.Serializer):

@@ -5,7 +5,7 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from memory.errors import MemorywebError
+from memoryweb.errors import MemorywebError
 
 
 def _flatten(detail, prefix=""):

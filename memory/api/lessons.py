@@ -5,13 +5,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictSerializer
-from memory.errors import InvalidInput, NotFound
 from memory.models import Lesson, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_recall
-from memory.services import Actor
 from memory.services.lessons import lesson_delete, lesson_edit, procedure_delete, procedure_edit
 from memory.services.notes import recalls_count
+from memoryweb.errors import InvalidInput, NotFound
 
 
 class LessonOut(serializers.Serializer):
@@ -151,14 +150,3 @@ class ProcedureApi(AppAPIView):
     def delete(self, request, subject, procedure_id):
         procedure_delete(procedure=self.procedure(subject, procedure_id), actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class ConsolidateApi(AppAPIView):
-    @extend_schema(request=None, responses={200: dict}, summary="Run consolidation for the subject now")
-    def post(self, request, subject):
-        from consolidation.services import consolidate_now
-
-        run = consolidate_now(self.subject(subject), Actor.api_key(self.api_key))
-        if run is None:
-            return Response({"ran": False, "reason": "another consolidation of this subject is running"})
-        return Response({"ran": True, "job_run": run.pk, "status": run.status, "stats": run.stats})

@@ -1,17 +1,9 @@
 from django.urls import path
 
-from chat import api as chat_api
 from memory.api import consent, lessons, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
-    path("flush", chat_api.FlushApi.as_view(), name="api-flush"),
-    path("conversations", chat_api.ConversationsApi.as_view(), name="api-conversations"),
-    path("conversations/<int:conversation_id>", chat_api.ConversationApi.as_view(), name="api-conversation"),
-    path("conversations/<int:conversation_id>/messages", chat_api.MessagesApi.as_view(), name="api-messages"),
-    path(
-        "conversations/<int:conversation_id>/responses", chat_api.ResponsesApi.as_view(), name="api-responses"
-    ),
     path("consent/categories", consent.ConsentCategoriesApi.as_view(), name="api-consent-categories"),
     path("subjects/<str:subject>", consent.SubjectApi.as_view(), name="api-subject"),
     path("subjects/<str:subject>/consent", consent.ConsentPoliciesApi.as_view(), name="api-consent"),
@@ -44,5 +36,4 @@ urlpatterns = [
         lessons.ProcedureApi.as_view(),
         name="api-procedure",
     ),
-    path("subjects/<str:subject>/consolidate", lessons.ConsolidateApi.as_view(), name="api-consolidate"),
 ]

@@ -7,7 +7,6 @@ from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictSerializer, parse_item_ref
 from memory.context import context_build
-from memory.errors import InvalidInput
 from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, note_get, note_recall, note_versions
 from memory.services import (
@@ -19,6 +18,7 @@ from memory.services import (
     notes_mark_recalled,
     vote_cast,
 )
+from memoryweb.errors import InvalidInput
 
 
 # --- output shapes ------------------------------------------------------------------------
@@ -219,7 +219,7 @@ class NotesApi(AppAPIView):
         )
         message = None
         if "message" in data:
-            from chat.selectors import message_get
+            from memory.selectors import message_get
 
             message = message_get(app=self.app, message_id=data["message"], subject=subj)
         note, created = note_store(

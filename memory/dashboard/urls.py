@@ -1,15 +1,13 @@
-"""Dashboard URLs: `/s/<subject_id>/<page>/…`, all in the "dashboard" namespace.
+"""The memory app's dashboard URLs: `/s/<subject_id>/<page>/…`. memoryweb/urls.py mounts them
+in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
-Pages built in their own module (lessons, graph, consent, preview, jobs, the chat playground)
-declare a module-level `urlpatterns` list there, added to this namespace below.
+Pages built in their own module (lessons, graph, consent, preview, jobs) declare a module-level
+`urlpatterns` list there, added below.
 """
 
 from django.urls import path
 
-from chat import views as playground
 from memory.dashboard.views import consent, graph, home, jobs, lessons, notes, overview, preview, profile
-
-app_name = "dashboard"
 
 S = "s/<int:subject_id>/"
 
@@ -36,5 +34,5 @@ urlpatterns = [
 ]
 
 # Pages that bring their own `urlpatterns` (see the module docstring).
-for _module in (lessons, graph, consent, preview, jobs, playground):
+for _module in (lessons, graph, consent, preview, jobs):
     urlpatterns += _module.urlpatterns

@@ -16,7 +16,7 @@ nothing reaches an API caller.
   `pip install 'memoryweb[embeddings]'`. One model per process, loaded on first use.
 - `openai` / `openai-compatible`: POST {baseUrl}/v1/embeddings with the API key from the
   environment variable named by `embeddings.apiKeyEnv`. Tests (and anything else) can swap
-  the HTTP client with `set_http_client_factory`, like chat.llm does for the chat providers.
+  the HTTP client with `set_http_client_factory`, like memoryweb.llm does for the chat providers.
 """
 
 from collections.abc import Callable
@@ -27,7 +27,7 @@ import httpx2
 import numpy as np
 
 from memory.config import MemoryConfig
-from memory.errors import ConfigError
+from memoryweb.errors import ConfigError
 
 
 class EmbeddingError(Exception):

@@ -9,7 +9,6 @@ from memory.services.apps import (
     subject_get_or_create,
 )
 from memory.services.audit import Actor, audit_record
-from memory.services.counters import counter_add, counter_values
 from memory.services.facts import fact_remove, fact_set
 from memory.services.notes import (
     note_edit,
@@ -30,8 +29,6 @@ __all__ = [
     "app_create",
     "audit_record",
     "context_deliveries_update",
-    "counter_add",
-    "counter_values",
     "fact_remove",
     "fact_set",
     "note_edit",

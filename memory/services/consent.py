@@ -15,9 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from chat.notify import notify
 from memory.config import MemoryConfig
-from memory.errors import InvalidInput
 from memory.models import (
     ConsentCategory,
     ItemKind,
@@ -29,9 +27,11 @@ from memory.models import (
     SubjectConsent,
 )
 from memory.services.audit import Actor, audit_record
-from memory.services.counters import counter_add
 from memory.services.facts import fact_set
 from memory.services.notes import note_store
+from memoryweb.counters import counter_add
+from memoryweb.errors import InvalidInput
+from memoryweb.live import notify
 
 
 @dataclass

@@ -21,7 +21,7 @@ from memory.config import MemoryConfig, get_config
 from memory.embeddings import Embedder, embedding_spec, get_embedder
 from memory.models import Embedding, ItemKind, Note, Subject
 from memory.search import vectors
-from memory.services.counters import counter_add
+from memoryweb.counters import counter_add
 
 logger = logging.getLogger(__name__)
 

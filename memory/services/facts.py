@@ -3,11 +3,11 @@ import re
 from django.db import transaction
 from django.utils import timezone
 
-from chat.notify import notify
-from memory.errors import InvalidInput, NotFound
 from memory.models import Origin, ProfileFact, Subject
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
+from memoryweb.errors import InvalidInput, NotFound
+from memoryweb.live import notify
 
 KEY_RE = re.compile(r"^[\w][\w .:-]{0,99}$", re.UNICODE)
 MAX_VALUE_CHARS = 2000

@@ -7,11 +7,11 @@ announced to open dashboard pages (`memory.changed`) after commit.
 from django.db import transaction
 from django.utils import timezone
 
-from chat.notify import notify
-from memory.errors import InvalidInput
 from memory.models import Lesson, LessonVersion, Origin, Procedure, ProcedureVersion
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
+from memoryweb.errors import InvalidInput
+from memoryweb.live import notify
 
 MAX_LESSON_CHARS = 1000
 MAX_STEP_CHARS = 500

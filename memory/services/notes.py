@@ -4,15 +4,15 @@ from django.db import connection, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from chat.notify import notify
 from memory.config import MemoryConfig
-from memory.errors import InvalidInput
 from memory.models import ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
 from memory.search.lexical import NoteFilter, query_terms
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
 from memory.services.embeddings import embeddings_delete, note_embed_enqueue
 from memory.services.scrub import scrub
+from memoryweb.errors import InvalidInput
+from memoryweb.live import notify
 
 TAG_RE = re.compile(r"^[\w][\w:./-]{0,49}$", re.UNICODE)
 

@@ -1,5 +1,5 @@
 from memory.redaction import redact
-from memory.services.counters import counter_add
+from memoryweb.counters import counter_add
 
 
 def scrub(text: str, *, where: str) -> str:

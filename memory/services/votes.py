@@ -1,7 +1,6 @@
 from django.db import transaction
 
 from memory.config import MemoryConfig
-from memory.errors import InvalidInput, NotFound
 from memory.models import (
     SIGNAL_WEIGHTS,
     ItemKind,
@@ -14,6 +13,7 @@ from memory.models import (
     VoteEvent,
 )
 from memory.services.audit import Actor, audit_record
+from memoryweb.errors import InvalidInput, NotFound
 
 VOTABLE: dict[str, type[Note] | type[ProfileFact] | type[Lesson] | type[Procedure]] = {
     ItemKind.NOTE: Note,

@@ -3,7 +3,7 @@
 
      <div hx-get="…/consent/queue/" hx-trigger="mw:pending from:body">…</div>
 
-   Events: mw:pending (a memory waits for approval, or was decided), mw:jobs (a job finished),
+   Events: mw:pending (a memory waits for approval, or was decided), mw:jobs (a job was queued or finished),
    mw:memory (a fact, note, lesson or procedure changed); every event also fires mw:live with the server's
    message as `detail`. A small toast says what happened. The socket reconnects with
    exponential backoff (1 s doubling to 30 s, with jitter). Pages work without this script. */
@@ -17,6 +17,7 @@
   var DOM_EVENTS = {
     "pending.created": "mw:pending",
     "pending.decided": "mw:pending",
+    "job.queued": "mw:jobs",
     "job.finished": "mw:jobs",
     "memory.changed": "mw:memory",
   };

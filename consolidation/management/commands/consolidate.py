@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from consolidation.leases import lease_owner_id
 from consolidation.services import consolidation_run, subjects_with_candidates, votes_decay
 from memory.config import get_config
+from memory.leases import lease_owner_id
 from memory.models import App, Subject
 from memory.services.audit import Actor
 
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         actor = Actor.system("manage.py consolidate")
         owner = lease_owner_id()
         for each in subjects:
-            run = consolidation_run(each, config=get_config(each.app), actor=actor, owner=owner)
+            run = consolidation_run(subject=each, config=get_config(each.app), actor=actor, owner=owner)
             if run is None:
                 self.stdout.write(f"skipped {each}: another consolidation holds its lease")
                 continue

@@ -35,9 +35,9 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
 from memory.config import MemoryConfig, get_config
-from memory.errors import MemorywebError
 from memory.models import PendingMemory, PendingStatus, Subject
 from memory.services.audit import Actor
+from memoryweb.errors import MemorywebError
 
 
 def subjects_for(user) -> QuerySet[Subject]:

@@ -16,10 +16,10 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory.dashboard.tags import NAV_BADGE_TEMPLATE
-from memory.errors import MemorywebError
 from memory.models import ConsentCategory, PendingMemory, PendingStatus, Policy
 from memory.selectors import consent_policies, pending_queue
 from memory.services.consent import consent_policy_set, pending_approve, pending_reject
+from memoryweb.errors import MemorywebError
 
 from .base import (
     dashboard_actor,

@@ -1,30 +1,25 @@
-"""Jobs: the background runs that concern this memory, a button to consolidate it now, and (for
-staff) the installation's diagnose report.
+"""Jobs: the background runs that concern this memory and (for staff) the installation's
+diagnose report. The "consolidate now" button posts to consolidation/views.py.
 
-"Consolidate now" calls `consolidation.services.consolidate_now` in the request, as the API's
-ConsolidateApi does: it takes the subject's lease, so a run already in progress is reported, not
-doubled. The list's container (`#jobs-list`) reloads itself from `jobs_list` on the `mw:jobs`
+The list's container (`#jobs-list`) reloads itself from `jobs_list` on the `mw:jobs`
 event, so a live update can refresh it with `htmx.trigger(document.body, "mw:jobs")`.
 """
 
-import logging
-
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
-from consolidation.models import JobStatus
+from memory.diagnose import diagnose
+from memory.models import JobStatus
 from memory.selectors import job_runs_recent
-from memory.services.counters import counter_values
 
-from .base import dashboard_actor, is_htmx, render_fragment, render_page, subject_config, subject_view
-
-logger = logging.getLogger(__name__)
+from .base import is_htmx, render_fragment, render_page, subject_config, subject_view
 
 RECENT_RUNS = 30
 STATUS_BADGE = {
+    JobStatus.QUEUED: "badge-primary",
+    JobStatus.SKIPPED: "badge-warn",
     JobStatus.RUNNING: "badge-primary",
     JobStatus.DONE: "badge-ok",
     JobStatus.FAILED: "badge-danger",
@@ -37,7 +32,24 @@ KIND_LABEL = {
 }
 
 
-def _run_row(run, *, staff: bool) -> dict:
+def _summary(run, min_cluster: int) -> str:
+    """What a finished consolidation of this memory did, in a sentence."""
+    stats = run.stats or {}
+    if run.kind != "consolidate" or run.status != JobStatus.DONE:
+        return ""
+    if not stats.get("clusters"):
+        return (
+            f"Nothing to consolidate yet: no group of at least {min_cluster} linked notes sharing a tag. "
+            "It will try again as notes arrive."
+        )
+    return (
+        f"Consolidation found {stats['clusters']} cluster{'s' if stats['clusters'] != 1 else ''}: "
+        f"{stats.get('lessons', 0)} lesson(s) and {stats.get('procedures', 0)} procedure(s) written, "
+        f"{stats.get('notes_archived', 0)} note(s) archived into them."
+    )
+
+
+def _run_row(run, *, staff: bool, min_cluster: int) -> dict:
     """One run as the list shows it. The stats of a system-wide run describe every tenant, so
     only staff see them."""
     own = run.subject_id is not None
@@ -55,13 +67,16 @@ def _run_row(run, *, staff: bool) -> dict:
         "badge": STATUS_BADGE.get(run.status, ""),
         "duration": duration,
         "stats": stats,
+        "summary": _summary(run, min_cluster) if own else "",
         "error": run.error if own or staff else "",
     }
 
 
-def _list_context(request: HttpRequest, subject) -> dict:
+def jobs_list_context(request: HttpRequest, subject) -> dict:
     runs = job_runs_recent(subject=subject, limit=RECENT_RUNS)
-    return {"subject": subject, "rows": [_run_row(run, staff=request.user.is_staff) for run in runs]}
+    min_cluster = subject_config(subject)["consolidation.minClusterSize"]
+    rows = [_run_row(run, staff=request.user.is_staff, min_cluster=min_cluster) for run in runs]
+    return {"subject": subject, "rows": rows}
 
 
 def _tree(value) -> dict:
@@ -77,25 +92,17 @@ def _tree(value) -> dict:
     return {"kind": "value", "text": str(value)}
 
 
-def _diagnose(subject) -> tuple[list | None, str]:
-    """The diagnose report for the subject's app, or None and why not."""
-    try:
-        from memory.diagnose import diagnose
-    except ImportError as exc:
-        return None, f"diagnose is not available in this installation ({exc})"
-    try:
-        report = diagnose(subject.app)
-    except Exception as exc:  # a broken probe must not take the jobs page down with it
-        logger.exception("diagnose failed")
-        return None, f"diagnose failed: {type(exc).__name__}: {exc}"
+def _diagnose(subject) -> list:
+    """The diagnose report for the subject's app, as sections the template walks."""
+    report = diagnose(subject.app)
     report.pop("jobs", None)  # the runs are listed above, with more detail
-    return [(str(key).replace("_", " "), _tree(value)) for key, value in report.items()], ""
+    return [(str(key).replace("_", " "), _tree(value)) for key, value in report.items()]
 
 
 @subject_view
 @require_GET
 def jobs(request: HttpRequest, subject) -> HttpResponse:
-    context = _list_context(request, subject)
+    context = jobs_list_context(request, subject)
     config = subject_config(subject)
     context["consolidation"] = {
         "min_cluster": config["consolidation.minClusterSize"],
@@ -103,10 +110,7 @@ def jobs(request: HttpRequest, subject) -> HttpResponse:
         "max_clusters": config["consolidation.maxClustersPerTick"],
     }
     if request.user.is_staff:
-        report, problem = _diagnose(subject)
-        context.update(diagnose=report, diagnose_problem=problem)
-        if report is None:
-            context["counters"] = sorted(counter_values().items())
+        context["diagnose"] = _diagnose(subject)
     return render_page(request, subject, "dashboard/jobs.html", context, page="jobs")
 
 
@@ -116,45 +120,7 @@ def jobs_list(request: HttpRequest, subject) -> HttpResponse:
     """The list alone (`#jobs-list`), for live refreshes."""
     if not is_htmx(request):
         return redirect("dashboard:jobs", subject_id=subject.pk)
-    return render_fragment(request, "dashboard/partials/jobs_list.html", _list_context(request, subject))
-
-
-def _outcome(run, min_cluster: int) -> tuple[str, str]:
-    if run is None:
-        return "info", "A consolidation of this memory is already running; its result will show in the list."
-    stats = run.stats or {}
-    if run.status != JobStatus.DONE:
-        return "error", f"Consolidation {run.status}: {run.error or 'see the list'}"
-    if not stats.get("clusters"):
-        return "info", (
-            f"Nothing to consolidate yet: no group of at least {min_cluster} linked notes sharing a tag. "
-            "It will try again as notes arrive."
-        )
-    return "success", (
-        f"Consolidation found {stats['clusters']} cluster{'s' if stats['clusters'] != 1 else ''}: "
-        f"{stats.get('lessons', 0)} lesson(s) and {stats.get('procedures', 0)} procedure(s) written, "
-        f"{stats.get('notes_archived', 0)} note(s) archived into them."
-    )
-
-
-@subject_view
-@require_POST
-def jobs_consolidate(request: HttpRequest, subject) -> HttpResponse:
-    """Run a consolidation tick for the subject now (its lease keeps it from running twice)."""
-    from consolidation.services import consolidate_now
-
-    min_cluster = subject_config(subject)["consolidation.minClusterSize"]
-    try:
-        run = consolidate_now(subject, dashboard_actor(request))
-    except Exception as exc:  # the run is recorded as failed (leases.run_under_lease); say so
-        logger.exception("consolidation of subject %s failed", subject.pk)
-        level, text = "error", f"Consolidation failed: {type(exc).__name__}: {exc}"
-    else:
-        level, text = _outcome(run, min_cluster)
-    getattr(messages, level)(request, text)
-    if not is_htmx(request):
-        return redirect("dashboard:jobs", subject_id=subject.pk)
-    return render_fragment(request, "dashboard/partials/jobs_list.html", _list_context(request, subject))
+    return render_fragment(request, "dashboard/partials/jobs_list.html", jobs_list_context(request, subject))
 
 
 S = "s/<int:subject_id>/"
@@ -162,5 +128,4 @@ S = "s/<int:subject_id>/"
 urlpatterns = [
     path(S + "jobs/", jobs, name="jobs"),
     path(S + "jobs/list/", jobs_list, name="jobs_list"),
-    path(S + "jobs/consolidate/", jobs_consolidate, name="jobs_consolidate"),
 ]

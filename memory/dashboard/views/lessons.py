@@ -19,7 +19,6 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import services
-from memory.errors import MemorywebError
 from memory.models import ItemKind, Lesson, Origin, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_browse
@@ -30,6 +29,7 @@ from memory.services.lessons import (
     procedure_delete,
     procedure_edit,
 )
+from memoryweb.errors import MemorywebError
 
 from .base import (
     add_service_error,

@@ -11,10 +11,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import services
-from memory.errors import MemorywebError
 from memory.models import ConsentCategory, ItemKind, Note, Signal
 from memory.selectors import note_browse, note_dossier, note_facets
 from memory.services.notes import TAG_RE
+from memoryweb.errors import MemorywebError
 
 from .base import (
     add_service_error,

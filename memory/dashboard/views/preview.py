@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
-from chat.models import Conversation
 from memory.context import context_build
+from memory.models import Conversation
 
 from .base import is_htmx, render_fragment, render_page, subject_config, subject_view
 

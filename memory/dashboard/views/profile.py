@@ -7,11 +7,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import services
-from memory.errors import MemorywebError
 from memory.models import Origin, ProfileFact
 from memory.selectors import fact_history as select_fact_history
 from memory.selectors import fact_list
 from memory.services.facts import MAX_VALUE_CHARS
+from memoryweb.errors import MemorywebError
 
 from .base import (
     add_service_error,

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.errors import MemorywebError
 from memory.models import App
 from memory.services import Actor, api_key_create, app_create
+from memoryweb.errors import MemorywebError
 
 
 class Command(BaseCommand):

@@ -14,8 +14,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from chat.models import Conversation, ReflectionRun
-from memory.models import Note, Subject
+from chat.models import ReflectionRun
+from memory.models import Conversation, Note, Subject
 from memory.services.audit import Actor
 
 DEMO_SUBJECT = "alice"
@@ -91,9 +91,10 @@ def demo_memory_seed(*, subject: Subject, actor: Actor) -> dict:
     empty subject (`demo_subject_is_empty`).
     """
     from chat.reflect import turn_reflect
-    from chat.services import conversation_get_or_create, messages_add
+    from chat.services import messages_add
     from consolidation.services import consolidate_now
     from memory.links import note_link
+    from memory.services.conversations import conversation_get_or_create
 
     conversation, _ = conversation_get_or_create(
         subject=subject, external_id=DEMO_CONVERSATION_ID, actor=actor
@@ -115,7 +116,7 @@ def demo_memory_seed(*, subject: Subject, actor: Actor) -> dict:
     links = 0
     for note_id in Note.objects.filter(subject=subject).order_by("pk").values_list("pk", flat=True):
         links += note_link(note_id=note_id).get("linked", 0)
-    job = consolidate_now(subject, actor)
+    job = consolidate_now(subject=subject, actor=actor)
     return {
         "messages": 2 * len(DEMO_TURNS),
         "facts": subject.facts.filter(valid_to=None).count(),

@@ -8,6 +8,10 @@ worker doing the same:
 2. an INSERT of a new running run, which the partial unique constraint on (key) where
    status = running refuses while anyone else holds the key — that worker gets None.
 
+A run can also be asked for before a worker takes it (`lease_queue`: a queued JobRun whose id
+the caller can report at once); the worker then claims that row instead of inserting one, and
+a queued run that finds the key held is marked skipped.
+
 The holder extends its lease with `lease_heartbeat` between units of work; the heartbeat is
 conditional on the owner and the running status, so a worker whose lease was taken over learns
 it (False) and stops. `lease_release` records the outcome, again only for the owner.
@@ -23,8 +27,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from chat.notify import notify
-from consolidation.models import JobRun, JobStatus
+from memory.models import JobRun, JobStatus
+from memoryweb.live import notify
 
 DEFAULT_TTL = timedelta(minutes=5)
 
@@ -34,17 +38,71 @@ def lease_owner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def lease_queue(key: str, *, kind: str = "", subject=None) -> JobRun:
+    """Record a run that was asked for and waits for a worker (status queued, no owner yet).
+    Not idempotent: each call is one request; the worker's claim is what runs once."""
+    now = timezone.now()
+    return JobRun.objects.create(
+        kind=kind or key.split(":", 1)[0],
+        key=key,
+        subject=subject,
+        status=JobStatus.QUEUED,
+        lease_owner="",
+        lease_seconds=0,
+        lease_expires_at=now,
+        heartbeat_at=now,
+        started_at=now,
+    )
+
+
+def _claim_queued(queued: JobRun, owner: str, ttl: timedelta, now) -> JobRun | None:
+    """Turn the queued run into the running lease, once: a redelivered task finds it no longer
+    queued and gets None. While another worker holds the key the run is marked skipped."""
+    fields: dict[str, Any] = {
+        "status": JobStatus.RUNNING,
+        "lease_owner": owner,
+        "lease_seconds": max(int(ttl.total_seconds()), 1),
+        "lease_expires_at": now + ttl,
+        "heartbeat_at": now,
+        "started_at": now,
+    }
+    try:
+        with transaction.atomic():
+            claimed = JobRun.objects.filter(pk=queued.pk, status=JobStatus.QUEUED).update(**fields)
+    except IntegrityError:  # the partial unique constraint: someone holds the key
+        holder = JobRun.objects.filter(key=queued.key, status=JobStatus.RUNNING).values_list("pk", flat=True)
+        JobRun.objects.filter(pk=queued.pk, status=JobStatus.QUEUED).update(
+            status=JobStatus.SKIPPED,
+            finished_at=now,
+            error=f"another run of {queued.key} was in progress (job run {holder.first()})",
+        )
+        notify(queued.subject_id, "job.finished", {"id": queued.pk, "kind": queued.kind, "status": "skipped"})
+        return None
+    if not claimed:
+        return None
+    queued.refresh_from_db()
+    return queued
+
+
 def lease_acquire(
-    key: str, owner: str, ttl: timedelta = DEFAULT_TTL, *, kind: str = "", subject=None
+    key: str,
+    owner: str,
+    ttl: timedelta = DEFAULT_TTL,
+    *,
+    kind: str = "",
+    subject=None,
+    queued: JobRun | None = None,
 ) -> JobRun | None:
-    """Take the lease on `key` for `owner`: the new running JobRun, or None while another
-    worker holds an unexpired lease on it. Never blocks on the holder."""
+    """Take the lease on `key` for `owner`: the new running JobRun (or `queued`, claimed), or
+    None while another worker holds an unexpired lease on it. Never blocks on the holder."""
     now = timezone.now()
     JobRun.objects.filter(key=key, status=JobStatus.RUNNING, lease_expires_at__lt=now).update(
         status=JobStatus.ABANDONED,
         finished_at=now,
         error=f"lease expired without a heartbeat; taken over by {owner}",
     )
+    if queued is not None:
+        return _claim_queued(queued, owner, ttl, now)
     try:
         with transaction.atomic():
             return JobRun.objects.create(
@@ -118,15 +176,17 @@ def run_under_lease(
     kind: str = "",
     subject=None,
     ttl: timedelta = DEFAULT_TTL,
+    queued: JobRun | None = None,
 ) -> JobRun | None:
     """Run `work(run)` while holding the lease on `key`; it returns the stats to record.
+    With `queued`, that requested run is the one claimed and run.
 
     Returns the finished JobRun (done, or failed with the error when `work` raised an Exception,
     which is re-raised), or None when another worker holds the lease. When `work` raises
     LeaseLost the run is returned as the other worker left it. A process killed mid-run leaves
     its run running until the lease expires; the next taker marks it abandoned.
     """
-    run = lease_acquire(key, owner, ttl, kind=kind, subject=subject)
+    run = lease_acquire(key, owner, ttl, kind=kind, subject=subject, queued=queued)
     if run is None:
         return None
     try:

@@ -38,7 +38,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from chat.models import LiveEvent
+from memoryweb.models import LiveEvent
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ logger = logging.getLogger(__name__)
 EVENTS = (
     "pending.created",  # a candidate memory waits for the person's decision
     "pending.decided",  # approved, rejected or expired
-    "job.finished",  # a consolidation or decay run ended (done or failed)
+    "job.queued",  # a run was asked for ("consolidate now") and waits for a worker
+    "job.finished",  # a consolidation or decay run ended (done, failed or skipped)
     "memory.changed",  # a fact, note, lesson or procedure was written or removed
 )
 STAFF_GROUP = "live.staff"
@@ -107,7 +108,7 @@ def _deliver(subject_id: int | None, event: str, payload: dict) -> None:
         logger.warning("live event %s for subject %s not delivered", event, subject_id, exc_info=True)
         # imported here: the memory services call notify, so a module-level import of the
         # services package from this module would be circular
-        from memory.services.counters import counter_add
+        from memoryweb.counters import counter_add
 
         try:
             counter_add("live.undelivered")

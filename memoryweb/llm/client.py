@@ -26,15 +26,14 @@ from typing import Any
 
 import httpx2
 
-from chat.llm import retry
-from chat.llm.parsing import extract_json, looks_like_prose, schema_problem
-from chat.llm.providers import REFUSAL, TRUNCATED, Provider, provider_for
-from chat.llm.spec import LLMSpec, api_key_for, component_spec
-from chat.llm.templates import render_prompt
-from memory.config import MemoryConfig
-from memory.errors import ConfigError
-from memory.services.counters import counter_add
+from memoryweb.counters import counter_add
+from memoryweb.errors import ConfigError
 from memoryweb.http import shared_client
+from memoryweb.llm import retry
+from memoryweb.llm.parsing import extract_json, looks_like_prose, schema_problem
+from memoryweb.llm.providers import REFUSAL, TRUNCATED, Provider, provider_for
+from memoryweb.llm.spec import LLMSpec, Settings, api_key_for, component_spec
+from memoryweb.llm.templates import render_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +82,7 @@ class TextResult:
 
 
 def client_for(
-    component: str, config: MemoryConfig, *, http_client: httpx2.Client | None = None
+    component: str, config: Settings, *, http_client: httpx2.Client | None = None
 ) -> "LLMClient | None":
     """The client for `component` ("reflection", "rewriter", "consolidation", "summaries",
     "chat"), or None when its spec is `none` or its provider's API key is missing (warned

@@ -2,7 +2,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memory.models import Counter
+from memoryweb.models import Counter
 
 
 def counter_add(name: str, by: int = 1) -> None:

@@ -8,10 +8,17 @@ API keys never live in the configuration tree; they come from the environment.
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from memory.config import MemoryConfig
-from memory.errors import ConfigError
+from memoryweb.errors import ConfigError
+
+
+class Settings(Protocol):
+    """What the LLM layer reads of the configuration: dotted keys such as `llm.reflection`
+    (memory.config.MemoryConfig is one; this layer sits below it and never imports it)."""
+
+    def __getitem__(self, dotted: str) -> Any: ...
+
 
 COMPONENTS = ("reflection", "rewriter", "consolidation", "summaries", "chat")
 
@@ -75,7 +82,7 @@ def parse_spec(spec: str, base_url: str = "", *, key: str = "memory.llm") -> LLM
     return LLMSpec(provider, model)
 
 
-def component_spec(component: str, config: MemoryConfig) -> LLMSpec:
+def component_spec(component: str, config: Settings) -> LLMSpec:
     if component not in COMPONENTS:
         raise ValueError(f"unknown LLM component {component!r}; expected one of {', '.join(COMPONENTS)}")
     return parse_spec(config[f"llm.{component}"], config["llm.baseUrl"], key=f"memory.llm.{component}")
@@ -92,16 +99,12 @@ def api_key_for(spec: LLMSpec, *, key: str = "memory.llm") -> str:
     raise ConfigError(f"{key} is {spec} but {variable} is not set in the environment", key=key)
 
 
-def provider_status(config: MemoryConfig | None = None) -> list[dict[str, Any]]:
+def provider_status(config: Settings) -> list[dict[str, Any]]:
     """For diagnose: each component's provider and model, and whether it can run.
 
     Never raises: a malformed spec or a missing key is reported in `problem`. Keys are never
     shown, only whether they are set.
     """
-    if config is None:
-        from memory.config import get_config
-
-        config = get_config()
     rows = []
     for component in COMPONENTS:
         row: dict[str, Any] = {

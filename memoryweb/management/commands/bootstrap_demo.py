@@ -19,10 +19,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from memory.demo import DEMO_DISPLAY_NAME, DEMO_SUBJECT, demo_memory_seed, demo_subject_is_empty
 from memory.models import ApiKey, App, Subject
 from memory.services import Actor, api_key_create, app_create, subject_get_or_create
 from memory.services.apps import subject_update
+from memoryweb.demo import DEMO_DISPLAY_NAME, DEMO_SUBJECT, demo_memory_seed, demo_subject_is_empty
 
 DEMO_APP = "demo"
 DEMO_USER = "demo"

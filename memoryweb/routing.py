@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from chat.consumers import LiveConsumer, PlaygroundConsumer
+from chat.consumers import PlaygroundConsumer
+from memory.dashboard.consumers import LiveConsumer
 
 websocket_urlpatterns = [
     path("ws/live/", LiveConsumer.as_asgi()),

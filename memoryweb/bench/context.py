@@ -34,15 +34,15 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 
-from chat.services import conversation_get_or_create, message_add
-from memory.bench import synthetic
-from memory.bench.report import latency_summary, mean, percentile, rounded, table
-from memory.bench.server import BenchServer, quiet_http_log
 from memory.config import get_config
 from memory.context import context_build
 from memory.models import App, AuditEvent, Embedding, ItemKind, Note, Origin
 from memory.search.lexical import RANK_BUDGET
 from memory.services import Actor, api_key_create, app_create, audit_record, note_store, subject_get_or_create
+from memory.services.conversations import conversation_get_or_create, message_add
+from memoryweb.bench import synthetic
+from memoryweb.bench.report import latency_summary, mean, percentile, rounded, table
+from memoryweb.bench.server import BenchServer, quiet_http_log
 
 FILLED = "bench.context.filled"
 BULK_BATCH = 5000

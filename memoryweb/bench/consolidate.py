@@ -23,13 +23,13 @@ from collections.abc import Callable
 
 from django.db import connection, transaction
 
-from consolidation.leases import lease_owner_id
 from consolidation.services import consolidation_run, votes_decay
-from memory.bench import synthetic
-from memory.bench.report import table
 from memory.config import get_config
+from memory.leases import lease_owner_id
 from memory.models import App, Note, NoteLink, Origin
 from memory.services import Actor, app_create, subject_get_or_create
+from memoryweb.bench import synthetic
+from memoryweb.bench.report import table
 
 BULK_BATCH = 5000
 CLUSTERED_SHARE = 0.55
@@ -137,7 +137,7 @@ def run(*, sizes: list[int], ticks: int = 3, seed: int = 1, out: Callable[[str],
         tick_results = []
         for n in range(ticks):
             started = time.perf_counter()
-            job = consolidation_run(subject, config=config, actor=actor, owner=owner)
+            job = consolidation_run(subject=subject, config=config, actor=actor, owner=owner)
             elapsed = (time.perf_counter() - started) * 1000
             assert job is not None, "the bench subject's lease is held by another process"
             s = job.stats

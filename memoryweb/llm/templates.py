@@ -1,4 +1,4 @@
-"""Prompt templates in `chat/llm/prompts/`: `NAME.txt` and the answer's schema `NAME.schema.json`.
+"""Prompt templates in `memoryweb/llm/prompts/`: `NAME.txt` and the answer's schema `NAME.schema.json`.
 
 Templates use `string.Template` placeholders (`$message`, `${history}`), so the JSON examples
 in a prompt need no escaping; a literal dollar sign is written `$$`. Values that are not

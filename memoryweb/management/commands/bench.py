@@ -17,10 +17,10 @@ import logging
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.bench import consolidate as consolidate_bench
-from memory.bench import context as context_bench
-from memory.bench import locomo as locomo_bench
-from memory.bench.report import write_json
+from memoryweb.bench import consolidate as consolidate_bench
+from memoryweb.bench import context as context_bench
+from memoryweb.bench import locomo as locomo_bench
+from memoryweb.bench.report import write_json
 
 SCRATCH_HINT = (
     "It writes to the configured database; run it against a scratch one, e.g. "

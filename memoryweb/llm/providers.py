@@ -25,8 +25,8 @@ import httpx2
 import openai
 from pydantic import BaseModel
 
-from chat.llm.parsing import strict_compatible
-from chat.llm.spec import ANTHROPIC, OPENAI_COMPATIBLE, LLMSpec
+from memoryweb.llm.parsing import strict_compatible
+from memoryweb.llm.spec import ANTHROPIC, OPENAI_COMPATIBLE, LLMSpec
 
 COMPLETE = "complete"
 TRUNCATED = "truncated"

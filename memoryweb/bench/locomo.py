@@ -48,10 +48,15 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from chat.services import conversation_get_or_create, message_add
-from memory.bench import reflect as reflection
-from memory.bench.bm25 import Bm25Index
-from memory.bench.locomo_data import (
+from memory.config import MemoryConfig, get_config
+from memory.context import context_build, note_line
+from memory.models import Note
+from memory.services import Actor, app_create, note_store, subject_get_or_create
+from memory.services.conversations import conversation_get_or_create, message_add
+from memory.tokens import estimate_tokens
+from memoryweb.bench import reflect as reflection
+from memoryweb.bench.bm25 import Bm25Index
+from memoryweb.bench.locomo_data import (
     CATEGORIES,
     CATEGORY_NAMES,
     Question,
@@ -61,12 +66,7 @@ from memory.bench.locomo_data import (
     parse_sample,
     parse_session_date,
 )
-from memory.bench.report import fmt, latency_summary, mean, rounded, table
-from memory.config import MemoryConfig, get_config
-from memory.context import context_build, note_line
-from memory.models import Note
-from memory.services import Actor, app_create, note_store, subject_get_or_create
-from memory.tokens import estimate_tokens
+from memoryweb.bench.report import fmt, latency_summary, mean, rounded, table
 
 __all__ = ["load", "normalise_evidence", "parse_sample", "parse_session_date", "render", "run"]
 

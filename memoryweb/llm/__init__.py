@@ -8,15 +8,15 @@ consolidation, session summaries and the chat playground (DESIGN §8).
         # result is a dict that matches the schema, or None (fallback logged and counted)
 """
 
-from chat.llm.client import (
+from memoryweb.llm.client import (
     LLMClient,
     TextResult,
     TextStream,
     client_for,
     set_http_client_factory,
 )
-from chat.llm.spec import COMPONENTS, LLMSpec, parse_spec, provider_status
-from chat.llm.templates import prompt_names, prompt_schema, render_prompt, template_variables
+from memoryweb.llm.spec import COMPONENTS, LLMSpec, parse_spec, provider_status
+from memoryweb.llm.templates import prompt_names, prompt_schema, render_prompt, template_variables
 
 __all__ = [
     "COMPONENTS",

@@ -18,12 +18,12 @@ import importlib
 import time
 from collections import Counter, defaultdict
 
-from chat.models import Message, ReflectionRun
+from chat.models import ReflectionRun
 from chat.reflect import turn_reflect
-from memory.bench.locomo_data import canonical_dia_id
-from memory.models import ConsentCategory, Note, NoteSource, Origin, Policy, ProfileFact
+from memory.models import ConsentCategory, Message, Note, NoteSource, Origin, Policy, ProfileFact
 from memory.services import Actor
 from memory.services.consent import consent_policy_set
+from memoryweb.bench.locomo_data import canonical_dia_id
 
 STAT_KEYS = ("facts", "notes", "pending", "denied", "evolved", "retracted")
 
@@ -41,7 +41,12 @@ def warm_up() -> float:
     takes seconds), so the timed runs measure per-turn work, not a once-per-process cost.
     Returns the seconds it took."""
     started = time.perf_counter()
-    for module in ("chat.llm", "chat.reflection.llm", "chat.reflection.heuristics", "chat.reflection.ops"):
+    for module in (
+        "memoryweb.llm",
+        "chat.reflection.llm",
+        "chat.reflection.heuristics",
+        "chat.reflection.ops",
+    ):
         importlib.import_module(module)
     return time.perf_counter() - started
 
