@@ -4,6 +4,7 @@ and is safe to run twice (see the services for why)."""
 from celery import shared_task
 
 from consolidation.services import consolidate_all, consolidate_now, votes_decay
+from memory.errors import FeatureDisabled
 from memory.models import Subject
 from memory.services.audit import Actor
 
@@ -24,7 +25,10 @@ def consolidate_subject_task(subject_id: int) -> dict:
     subject = Subject.objects.select_related("app").filter(pk=subject_id).first()
     if subject is None:
         return {"missing": True}
-    run = consolidate_now(subject, Actor.task("consolidate_subject"))
+    try:
+        run = consolidate_now(subject, Actor.task("consolidate_subject"))
+    except FeatureDisabled as exc:  # switched off since the sweep started this task
+        return {"skipped": exc.message}
     return {"skipped": True} if run is None else {"job_run": run.pk, "status": run.status, **run.stats}
 
 

@@ -15,6 +15,7 @@ claims the notes with a conditional UPDATE, so a cluster written by someone else
 meantime is skipped. No note is ever deleted here.
 """
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -37,7 +38,8 @@ from consolidation.leases import (
 )
 from consolidation.models import DeclinedCluster, JobRun
 from memory.config import MemoryConfig, get_config
-from memory.models import Note, NoteLink, Subject
+from memory.errors import FeatureDisabled
+from memory.models import App, Note, NoteLink, Subject
 from memory.services.audit import Actor
 from memory.services.distillation import lesson_distilled_store
 
@@ -130,7 +132,8 @@ def _decline(subject: Subject, cluster: Cluster, distiller: str) -> None:
 
 
 def _store(subject: Subject, cluster: Cluster, notes: list[SourceNote], result: Distillation, actor: Actor):
-    """Write the lesson in place of the notes it rests on; None when the cluster changed."""
+    """Write the lesson in place of the notes it rests on; None when the cluster changed.
+    `result.procedure` is None already when procedures are switched off."""
     rests_on = set(result.source_ids)
     sources = [note for note in notes if note.id in rests_on]
     lesson = lesson_distilled_store(
@@ -167,6 +170,8 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
             t0 = time.perf_counter()
             result = distill(notes, tag=cluster.tag, config=config)
             distill_s += time.perf_counter() - t0
+            if not config["procedures.enabled"]:
+                result = dataclasses.replace(result, procedure=None)
             stats["llm_fallbacks"] += result.fallback
             stats["distillers"][result.distiller] = stats["distillers"].get(result.distiller, 0) + 1
             if result.declined:
@@ -190,6 +195,18 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
     return stats
 
 
+SWITCHES = (
+    ("consolidation.enabled", "consolidation is"),
+    ("lessons.enabled", "lessons (what consolidation distils) are"),
+)
+
+
+def consolidation_enabled(config: MemoryConfig) -> bool:
+    """Consolidation runs only with itself and lessons switched on (a procedure is written
+    with its lesson, so procedures alone give it nothing to write)."""
+    return all(config[key] for key, _ in SWITCHES)
+
+
 def consolidation_run(
     subject: Subject,
     *,
@@ -203,7 +220,14 @@ def consolidation_run(
 
     Writes lessons, procedures, their first versions and audit events, archives the notes they
     came from, and records declined clusters. Safe to repeat and to kill: see the module doc.
+    Raises FeatureDisabled, before taking the lease or writing anything, when the App switches
+    consolidation or lessons off (`consolidation_enabled`).
     """
+    for key, what in SWITCHES:
+        if not config[key]:
+            raise FeatureDisabled(
+                f"{what} switched off for this app (memory.{key} is false)", field=f"memory.{key}"
+            )
     return run_under_lease(
         consolidation_key(subject),
         owner,
@@ -229,7 +253,8 @@ def subjects_with_candidates():
 
 
 def consolidate_all(*, owner: str | None = None) -> JobRun | None:
-    """Start one consolidation task per subject with candidates (on commit), under the lease
+    """Start one consolidation task per subject with candidates whose App has consolidation
+    switched on (on commit), under the lease
     `consolidate:all`; also mark runs whose workers died as abandoned. Returns the sweep's
     JobRun (how many subjects it started), or None when another sweep holds the lease.
 
@@ -240,7 +265,11 @@ def consolidate_all(*, owner: str | None = None) -> JobRun | None:
     def sweep(run: JobRun) -> dict:
         from consolidation.tasks import consolidate_subject_task
 
-        subject_ids = list(subjects_with_candidates().values_list("pk", flat=True))
+        rows = subjects_with_candidates().values_list("pk", "app_id")
+        switched_on: dict[int, bool] = {}
+        for app in App.objects.filter(pk__in={app_id for _, app_id in rows}):
+            switched_on[app.pk] = consolidation_enabled(get_config(app))
+        subject_ids = [pk for pk, app_id in rows if switched_on.get(app_id)]
         for subject_id in subject_ids:
             transaction.on_commit(partial(consolidate_subject_task.delay, subject_id))
         return {"abandoned": leases_expire(), "subjects_started": len(subject_ids)}

@@ -19,7 +19,7 @@ from django.utils.html import format_html_join
 from memory import models
 from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, _actor
 from memory.config import validate_app_config
-from memory.errors import MemorywebError
+from memory.errors import FeatureDisabled, MemorywebError
 from memory.services import (
     api_key_revoke,
     app_config_set,
@@ -208,7 +208,11 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
         from consolidation.services import consolidate_now
 
         for subject in queryset.select_related("app"):
-            run = consolidate_now(subject, _actor(request))
+            try:
+                run = consolidate_now(subject, _actor(request))
+            except FeatureDisabled as exc:
+                self.message_user(request, f"{subject}: {exc.message}.", level=messages.WARNING)
+                continue
             if run is None:
                 self.message_user(
                     request, f"{subject}: a consolidation is already running.", level=messages.WARNING

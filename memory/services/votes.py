@@ -1,7 +1,7 @@
 from django.db import transaction
 
 from memory.config import MemoryConfig
-from memory.errors import InvalidInput, NotFound
+from memory.errors import FeatureDisabled, InvalidInput, NotFound
 from memory.models import (
     SIGNAL_WEIGHTS,
     ItemKind,
@@ -31,8 +31,14 @@ def vote_cast(
     Returns the event and the item's new score.
 
     Every signal is its own VoteEvent (the history of votes is the point), so this is not
-    idempotent: a client retrying a vote casts it twice.
+    idempotent: a client retrying a vote casts it twice. With `voting.enabled` false the vote
+    is refused (FeatureDisabled) and nothing is written.
     """
+    if not config["voting.enabled"]:
+        raise FeatureDisabled(
+            "voting is switched off for this app (memory.voting.enabled is false)",
+            field="memory.voting.enabled",
+        )
     if item_kind not in VOTABLE:
         raise InvalidInput(f"item kind must be one of {', '.join(VOTABLE)}", field="item")
     if signal not in Signal.values:

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from consolidation.leases import lease_owner_id
 from consolidation.services import consolidation_run, subjects_with_candidates, votes_decay
 from memory.config import get_config
+from memory.errors import FeatureDisabled
 from memory.models import App, Subject
 from memory.services.audit import Actor
 
@@ -36,7 +37,11 @@ class Command(BaseCommand):
         actor = Actor.system("manage.py consolidate")
         owner = lease_owner_id()
         for each in subjects:
-            run = consolidation_run(each, config=get_config(each.app), actor=actor, owner=owner)
+            try:
+                run = consolidation_run(each, config=get_config(each.app), actor=actor, owner=owner)
+            except FeatureDisabled as exc:
+                self.stdout.write(f"skipped {each}: {exc.message}")
+                continue
             if run is None:
                 self.stdout.write(f"skipped {each}: another consolidation holds its lease")
                 continue

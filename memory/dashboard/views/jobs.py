@@ -16,6 +16,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
 from consolidation.models import JobStatus
+from memory.errors import FeatureDisabled
 from memory.selectors import job_runs_recent
 from memory.services.counters import counter_values
 
@@ -146,6 +147,8 @@ def jobs_consolidate(request: HttpRequest, subject) -> HttpResponse:
     min_cluster = subject_config(subject)["consolidation.minClusterSize"]
     try:
         run = consolidate_now(subject, dashboard_actor(request))
+    except FeatureDisabled as exc:  # nothing ran: the App switches it off
+        level, text = "warning", f"Not run: {exc.message}."
     except Exception as exc:  # the run is recorded as failed (leases.run_under_lease); say so
         logger.exception("consolidation of subject %s failed", subject.pk)
         level, text = "error", f"Consolidation failed: {type(exc).__name__}: {exc}"
