@@ -164,6 +164,17 @@ def _prepare(op: Operation) -> Operation:
     return op
 
 
+def _switched_on(ops: list[Operation], config: MemoryConfig) -> list[Operation]:
+    """Drop the operations of phases switched off, before the caps count them: facts
+    (SET, RETRACT) with `profile.enabled` false, EVOLVE with `evolution.enabled` false."""
+    off = set()
+    if not config["profile.enabled"]:
+        off |= {"SET", "RETRACT"}
+    if not config["evolution.enabled"]:
+        off.add("EVOLVE")
+    return [o for o in ops if o.op not in off]
+
+
 def _still_running(run_id: int) -> bool:
     queryset = ReflectionRun.objects.filter(pk=run_id, status=RunStatus.RUNNING)
     if connection.features.has_select_for_update:
@@ -193,12 +204,13 @@ def turn_reflect(*, run_id: int) -> dict:
             stats["source"] = "llm" if ops is not None else "heuristic"
             if ops is None:
                 ops = _heuristic_operations(messages)
-        ops = ops or []
+        ops = _switched_on(ops or [], config)
         facts = [o for o in ops if o.op in ("SET", "RETRACT")][: config["reflection.maxFactsPerCall"]]
         notes = [o for o in ops if o.op in ("NOTE", "EVOLVE")][: config["reflection.maxNotesPerCall"]]
-        prepared = [_prepare(o) for o in facts] + [
-            o if o.op == "EVOLVE" else _evolve_instead(_prepare(o), subject, config) for o in notes
-        ]
+        notes = [o if o.op == "EVOLVE" else _prepare(o) for o in notes]
+        if config["evolution.enabled"]:
+            notes = [o if o.op == "EVOLVE" else _evolve_instead(o, subject, config) for o in notes]
+        prepared = [_prepare(o) for o in facts] + notes
         with transaction.atomic():
             if not _still_running(run.pk):
                 return {"run": run.pk, "skipped": "superseded"}

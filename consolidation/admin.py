@@ -1,13 +1,14 @@
 """The Django admin for declined clusters (history written by the workers, read-only here), and
 the "consolidate now" action on subjects, added to the memory app's SubjectAdmin."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from consolidation.models import DeclinedCluster
 from consolidation.services import consolidation_request
 from memory.admin.base import HistoryAdmin, admin_actor
 from memory.admin.tenants import SubjectAdmin
 from memory.models import Subject
+from memoryweb.errors import FeatureDisabled
 
 
 class ConsolidatingSubjectAdmin(SubjectAdmin):
@@ -17,7 +18,11 @@ class ConsolidatingSubjectAdmin(SubjectAdmin):
     def consolidate_now(self, request, queryset):
         """Queue a run per subject and answer at once; the job runs list shows how each ended."""
         for subject in queryset.select_related("app"):
-            run = consolidation_request(subject=subject, actor=admin_actor(request))
+            try:
+                run = consolidation_request(subject=subject, actor=admin_actor(request))
+            except FeatureDisabled as exc:
+                self.message_user(request, f"{subject}: {exc.message}.", level=messages.WARNING)
+                continue
             self.message_user(request, f"{subject}: consolidation queued (job run {run.pk}).")
 
 

@@ -6,6 +6,7 @@ from celery import shared_task
 from consolidation.services import consolidate_all, consolidate_now, votes_decay
 from memory.models import Subject
 from memory.services.audit import Actor
+from memoryweb.errors import FeatureDisabled
 
 
 @shared_task(name="consolidation.consolidate_all")
@@ -25,7 +26,10 @@ def consolidate_subject_task(subject_id: int, job_run_id: int | None = None) -> 
     subject = Subject.objects.select_related("app").filter(pk=subject_id).first()
     if subject is None:
         return {"missing": True}
-    run = consolidate_now(subject=subject, actor=Actor.task("consolidate_subject"), job_run_id=job_run_id)
+    try:
+        run = consolidate_now(subject=subject, actor=Actor.task("consolidate_subject"), job_run_id=job_run_id)
+    except FeatureDisabled as exc:  # switched off since the run was asked for
+        return {"skipped": exc.message}
     return {"skipped": True} if run is None else {"job_run": run.pk, "status": run.status, **run.stats}
 
 

@@ -28,17 +28,30 @@ DEFAULTS: dict[str, Any] = {
     "notes": {
         # false turns the whole context off: /context answers empty without touching the DB
         "enabled": True,
+        # seed 1000; ours 10000: eviction deletes for good, and a 10,000-note subject still builds
+        # a context in 13.6 ms p95 (README, bench context)
         "maxEntries": 10000,
         "maxChars": 4000,
         "maxTags": 16,
+        # k of explicit recall (GET …/notes without k); seed 5, ours 10: the endpoint's old default
+        "recallDefaultK": 10,
     },
-    "profile": {"maxTokens": 512},
-    "recallInjection": {"k": 3, "maxTokens": 400, "candidates": 40},
-    "lessons": {"k": 2, "maxTokens": 300},
-    "procedures": {"k": 1, "maxTokens": 400},
-    "memoryIndex": {"maxTokens": 300, "maxEntries": 12, "gistChars": 72},
+    # false: no `### profile` in the context and no facts extracted by reflection
+    # contextualKeywordGate false: contextual facts render without a keyword hit (after those with one)
+    "profile": {"enabled": True, "maxTokens": 512, "contextualKeywordGate": True},
+    "recallInjection": {"enabled": True, "k": 3, "maxTokens": 400, "candidates": 40},
+    # enabled false: no section, and consolidation distils no lesson (no procedure either)
+    "lessons": {"enabled": True, "k": 2, "maxTokens": 300},
+    # enabled false: no section, and consolidation writes lessons without their procedure
+    "procedures": {"enabled": True, "k": 1, "maxTokens": 400},
+    # `### memory-index`: at most `limit` pointers; also accepted under its old name memoryIndex
+    # (with maxEntries for limit), see ALIASES
+    "index": {"enabled": True, "limit": 12, "maxTokens": 300, "gistChars": 72},
     "stablePrefix": {"maxTokens": 400},
+    # seed 0.85, ours 0.8: LoCoMo dev with reflection gives 189 vs 190 notes and the same recall
     "dedup": {"enabled": True, "fts5Threshold": 0.8, "candidates": 8, "minTerms": 4},
+    # reflection's EVOLVE: refine the tags of an existing note instead of storing a repeat
+    "evolution": {"enabled": True},
     "eviction": {"utilityWeighted": False},
     # the note link graph (memory/links.py): edges written after a note is stored, BFS at recall
     "links": {
@@ -51,10 +64,14 @@ DEFAULTS: dict[str, Any] = {
         # type the edges with llm.consolidation's model when one is configured
         "llmTyping": True,
     },
-    # signalDecay: every vote_score is multiplied by it on each decay tick (consolidation/)
-    "voting": {"maxVotePerItem": 5.0, "signalDecay": 0.9},
-    # distilling clusters of linked notes into lessons and procedures (consolidation/)
+    # signalDecay: every vote_score is multiplied by it on each decay tick (consolidation/);
+    # seed 0.95, ours 0.9: ticks are 6 h apart, so a vote's half-life is 40 h (0.95: 81 h).
+    # enabled false: votes are refused (409), decay skips the app and ranking ignores vote scores
+    "voting": {"enabled": True, "maxVotePerItem": 5.0, "signalDecay": 0.9},
+    # distilling clusters of linked notes into lessons and procedures (consolidation/); enabled
+    # false: the periodic sweep skips the app's subjects and "consolidate now" is refused (409)
     "consolidation": {
+        "enabled": True,
         "minClusterSize": 3,
         # a bigger cluster is distilled in pieces of this size (a prompt stays small)
         "maxClusterSize": 20,
@@ -65,9 +82,19 @@ DEFAULTS: dict[str, Any] = {
     },
     "retention": {"retrievalEventDays": 30},
     "consent": {"pendingExpiryDays": 30},
+    # seed 3/2, ours 6/4: one call covers every message since the last finished run (two per
+    # turn, more after a superseded run); single labelled messages carry up to 4 facts
     "reflection": {"enabled": True, "maxFactsPerCall": 6, "maxNotesPerCall": 4},
     "retrieve": {
-        "rewriter": {"enabled": True, "maxWords": 6, "historyTurns": 3, "timeoutMs": 1500},
+        # gateMode: heuristic (short or referential messages only), always, never (REWRITER_GATES)
+        "rewriter": {
+            "enabled": True,
+            "gateMode": "heuristic",
+            "maxWords": 6,
+            "historyTurns": 3,
+            # the LLM rewriter's budget inside the hot read; past it the message is searched as typed
+            "timeoutMs": 1500,
+        },
         # fts | vector | hybrid | full (memory/ranking.py); full without embeddings is fts + signals
         "mode": "full",
         # weighted reciprocal rank of the full-text and vector lists: weight / (rrfK + rank)
@@ -169,10 +196,42 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
     raise ConfigError(f"{path} must be a {_type_name(default)}, got {json.dumps(value)}", key=path)
 
 
+# Old section names still accepted: old name → (section, {old key: its key there}). Values under
+# the old name are read first, so where both names set a key the new name wins.
+ALIASES: dict[str, tuple[str, dict[str, str]]] = {"memoryIndex": ("index", {"maxEntries": "limit"})}
+
+
+def _alias_keys(alias: str) -> list[str]:
+    target, renames = ALIASES[alias]
+    return [*renames, *(k for k in DEFAULTS[target] if k not in renames.values())]
+
+
+def _translate_aliases(override: dict, path: str) -> dict:
+    """`override` with every old section name (ALIASES) folded into its new one."""
+    if path != "memory" or not any(alias in override for alias in ALIASES):
+        return override
+    result = {k: v for k, v in override.items() if k not in ALIASES}
+    for alias, (target, renames) in ALIASES.items():
+        if alias not in override:
+            continue
+        here, section = f"{path}.{alias}", override[alias]
+        if not isinstance(section, dict):
+            raise ConfigError(f"{here} must be an object, got {json.dumps(section)}", key=here)
+        translated = {}
+        for key, value in section.items():
+            if key not in _alias_keys(alias):
+                raise _unknown(f"{here}.{key}", key, _alias_keys(alias))
+            translated[renames.get(key, key)] = value
+        explicit = result.get(target, {})
+        result[target] = {**translated, **explicit} if isinstance(explicit, dict) else explicit
+    return result
+
+
 def merge(base: dict, override: dict, *, path: str = "memory") -> dict:
     """Return `base` updated with `override`, checking every key and type against DEFAULTS."""
     if not isinstance(override, dict):
         raise ConfigError(f"{path} must be an object, got {json.dumps(override)}", key=path)
+    override = _translate_aliases(override, path)
     result = copy.deepcopy(base)
     for key, value in override.items():
         here = f"{path}.{key}"
@@ -201,7 +260,8 @@ def _from_env(environ: dict[str, str]) -> dict:
         if not name.upper().startswith("MEMORY__"):
             continue
         segments = name.split("__")[1:]
-        node_defaults: Any = DEFAULTS
+        # the old section names (ALIASES) are sections too; merge() translates them
+        node_defaults: Any = {**DEFAULTS, **{a: dict.fromkeys(_alias_keys(a)) for a in ALIASES}}
         node = tree
         path = "memory"
         for i, segment in enumerate(segments):
@@ -257,7 +317,20 @@ def check_values(tree: dict) -> dict:
         if key in emb and emb[key] < 0:
             raise ConfigError(f"memory.embeddings.{key} must not be negative", key=f"memory.embeddings.{key}")
     _check_ranking(tree)
+    rewriter = tree.get("retrieve", {}).get("rewriter", {})
+    _check_choice(rewriter.get("gateMode", "heuristic"), REWRITER_GATES, "memory.retrieve.rewriter.gateMode")
+    recall_k = tree.get("notes", {}).get("recallDefaultK", 10)
+    if not 1 <= recall_k <= 100:  # what the recall endpoint accepts as k
+        raise ConfigError(
+            f"memory.notes.recallDefaultK must be between 1 and 100, got {recall_k}",
+            key="memory.notes.recallDefaultK",
+        )
     return tree
+
+
+# heuristic: only short or referential messages are expanded (memory/rewriter.py); always: every
+# message is expanded from the conversation's history; never: the message is searched as typed
+REWRITER_GATES = ("heuristic", "always", "never")
 
 
 RETRIEVE_MODES = ("fts", "vector", "hybrid", "full")

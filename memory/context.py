@@ -140,7 +140,10 @@ def _fit(name: str, lines: list[str], line: str, cap: int) -> bool:
     return estimate_tokens(_section(name, [*lines, line])) <= cap
 
 
-def _profile(subject: Subject, terms: list[str], cap: int) -> tuple[list[str], list[Item]]:
+def _profile(subject: Subject, terms: list[str], config: MemoryConfig) -> tuple[list[str], list[Item]]:
+    """Pinned facts, then contextual facts whose keywords the message hits; with
+    `profile.contextualKeywordGate` false, then the other contextual facts too, newest first."""
+    cap = config["profile.maxTokens"]
     pinned = list(
         ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=True).order_by("key", "id")
     )
@@ -153,6 +156,13 @@ def _profile(subject: Subject, terms: list[str], cap: int) -> tuple[list[str], l
         if fact is not None:
             matched = [k for k in fact.keywords if set(k.split()) & terms_set] or fact.keywords[:1]
             chosen.append((fact, hit.score, f"keyword: {', '.join(matched)}"))
+    if not config["profile.contextualKeywordGate"]:
+        ungated = ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=False).exclude(
+            pk__in=list(contextual)
+        )
+        chosen.extend(
+            (f, 0.0, "contextual (keyword gate off)") for f in ungated.order_by("-valid_from", "-id")
+        )
     lines: list[str] = []
     items: list[Item] = []
     for fact, score, reason in chosen:
@@ -191,7 +201,7 @@ def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[
 
 def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str], list[str], list[Item]]:
     k = config["recallInjection.k"]
-    recall_cap, index_cap = config["recallInjection.maxTokens"], config["memoryIndex.maxTokens"]
+    recall_cap, index_cap = config["recallInjection.maxTokens"], config["index.maxTokens"]
     recalled: list[str] = []
     index: list[str] = []
     items: list[Item] = []
@@ -216,9 +226,9 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str]
                     )
                 )
                 continue
-        if len(index) >= config["memoryIndex.maxEntries"]:
+        if len(index) >= config["index.limit"]:
             continue
-        gist = truncate_to_tokens(" ".join(note.content.split()), config["memoryIndex.gistChars"] // 4)
+        gist = truncate_to_tokens(" ".join(note.content.split()), config["index.gistChars"] // 4)
         line = f'- n:{note.pk} "{gist}"'
         if _fit("memory-index", index, line, index_cap):
             index.append(line)
@@ -247,6 +257,9 @@ def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
     ]
     for name, model, search, render in sources:
         cap, k = config[f"{name}.maxTokens"], config[f"{name}.k"]
+        if not config[f"{name}.enabled"]:
+            blocks.append(Block(name, "", cap))
+            continue
         hits = search(subject.pk, terms, limit=max(k * 3, 6))
         found = model.objects.in_bulk([h.id for h in hits])
         top = max((h.score for h in hits), default=1.0)
@@ -298,6 +311,21 @@ def _source(note: Note) -> dict:
     return source
 
 
+def phase_config(config: MemoryConfig, *, k: int | None = None) -> MemoryConfig:
+    """The configuration the builder reads: a section switched off gets nothing to place, and
+    with voting off the (no longer decayed) vote scores stop counting. `k` is the request's."""
+    overrides: dict = {}
+    if k is not None:
+        overrides["recallInjection"] = {"k": k}
+    if not config["recallInjection.enabled"]:
+        overrides["recallInjection"] = {"k": 0}
+    if not config["index.enabled"]:
+        overrides["index"] = {"limit": 0}
+    if not config["voting.enabled"]:
+        overrides["scoring"] = {"votes": 0.0}
+    return config.with_overrides(overrides) if overrides else config
+
+
 def context_build(
     *,
     subject: Subject,
@@ -321,14 +349,14 @@ def context_build(
             sections=[],
             items=[],
         )
-    if k is not None:
-        config = config.with_overrides({"recallInjection": {"k": k}})
+    config = phase_config(config, k=k)
     rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)
     now = timezone.now()
 
-    profile_lines, profile_items = _profile(subject, terms, config["profile.maxTokens"])
-    ranked = _rank_notes(subject, rewritten, terms, conversation, config, now) if terms else []
+    profile_lines, profile_items = _profile(subject, terms, config) if config["profile.enabled"] else ([], [])
+    places = config["recallInjection.k"] + config["index.limit"]  # 0: both note sections are off
+    ranked = _rank_notes(subject, rewritten, terms, conversation, config, now) if terms and places else []
     expanded: set[int] = set()
     if config["retrieve.mode"] in ("fts", "full"):  # the graph belongs to the text modes' signals
         scopes = sorted({"", conversation.scope}) if conversation else None
@@ -341,7 +369,7 @@ def context_build(
     sections = [
         Block("profile", _section("profile", profile_lines), config["profile.maxTokens"]),
         Block("recalled", _section("recalled", recalled), config["recallInjection.maxTokens"]),
-        Block("memory-index", _section("memory-index", index), config["memoryIndex.maxTokens"]),
+        Block("memory-index", _section("memory-index", index), config["index.maxTokens"]),
         *distilled_blocks,
     ]
     context = Context(

@@ -55,6 +55,17 @@ def lease_queue(key: str, *, kind: str = "", subject=None) -> JobRun:
     )
 
 
+def lease_skip(queued: JobRun, *, reason: str) -> bool:
+    """End a queued run without running it (skipped, with the reason); False when it was no
+    longer queued. Safe to repeat."""
+    skipped = JobRun.objects.filter(pk=queued.pk, status=JobStatus.QUEUED).update(
+        status=JobStatus.SKIPPED, finished_at=timezone.now(), error=reason[:2000]
+    )
+    if skipped:
+        notify(queued.subject_id, "job.finished", {"id": queued.pk, "kind": queued.kind, "status": "skipped"})
+    return bool(skipped)
+
+
 def _claim_queued(queued: JobRun, owner: str, ttl: timedelta, now) -> JobRun | None:
     """Turn the queued run into the running lease, once: a redelivered task finds it no longer
     queued and gets None. While another worker holds the key the run is marked skipped."""
@@ -71,12 +82,7 @@ def _claim_queued(queued: JobRun, owner: str, ttl: timedelta, now) -> JobRun | N
             claimed = JobRun.objects.filter(pk=queued.pk, status=JobStatus.QUEUED).update(**fields)
     except IntegrityError:  # the partial unique constraint: someone holds the key
         holder = JobRun.objects.filter(key=queued.key, status=JobStatus.RUNNING).values_list("pk", flat=True)
-        JobRun.objects.filter(pk=queued.pk, status=JobStatus.QUEUED).update(
-            status=JobStatus.SKIPPED,
-            finished_at=now,
-            error=f"another run of {queued.key} was in progress (job run {holder.first()})",
-        )
-        notify(queued.subject_id, "job.finished", {"id": queued.pk, "kind": queued.kind, "status": "skipped"})
+        lease_skip(queued, reason=f"another run of {queued.key} was in progress (job run {holder.first()})")
         return None
     if not claimed:
         return None

@@ -299,7 +299,7 @@ def ranked_expand(ranked: list, *, subject_id: int, scopes: list[str] | None, co
     """Add the notes linked to the context's ranked notes; returns (ranked, expanded note ids).
 
     `ranked` is the context builder's [(note, score, reason)], best first. The seeds are the
-    notes that can be selected (the first `recallInjection.k + memoryIndex.maxEntries`); every
+    notes that can be selected (the first `recallInjection.k + index.limit`); every
     ranked note is already a candidate on its own merit, so none is reached again. A reached
     note scores parent score × `links.expandedScoreFactor` × edge weight (the parent may itself
     be reached, at depth 2 and beyond) and its reason names the edge and the parent:
@@ -314,7 +314,7 @@ def ranked_expand(ranked: list, *, subject_id: int, scopes: list[str] | None, co
     depth, limit = config["links.expansionDepth"], config["links.maxExpanded"]
     if not ranked or not config["links.enabled"] or depth <= 0 or limit <= 0:
         return ranked, set()
-    seeds = ranked[: config["recallInjection.k"] + config["memoryIndex.maxEntries"]]
+    seeds = ranked[: config["recallInjection.k"] + config["index.limit"]]
     reached = expand(
         [note.pk for note, _, _ in seeds],
         depth,

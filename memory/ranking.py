@@ -336,7 +336,7 @@ def rank_notes(
     _score(candidates, config, now, session=mode == "full")
     ranked = sorted(candidates.values(), key=lambda c: (-c.score, -c.note.pk))
     terms_set = set(terms)
-    for c in ranked[: config["recallInjection.k"] + config["memoryIndex.maxEntries"]]:
+    for c in ranked[: config["recallInjection.k"] + config["index.limit"]]:
         if MATCHED in c.why:
             matched = sorted(terms_set & word_set(c.note.content + " " + " ".join(c.note.tags)))
             c.why[c.why.index(MATCHED)] = f"matched {', '.join(matched[:6])}" if matched else MATCHED

@@ -1,7 +1,8 @@
 """Query rewriting for the hot read (`retrieve.rewriter.*`).
 
-A heuristic gate sends only short or referential messages ("what did we decide about that?")
-to expansion; a long, specific question is searched as typed. Expansion adds the content words
+With `gateMode` heuristic (the default) the gate sends only short or referential messages
+("what did we decide about that?") to expansion, and a long, specific question is searched as
+typed; `always` expands every message, `never` none (as `enabled` false does). Expansion adds the content words
 of the conversation's last `historyTurns` messages. With `llm.rewriter` configured the model
 rewrites the query instead, bounded by `timeoutMs`; when it is slow or unusable the original
 message is searched (and the fallback counted).
@@ -26,6 +27,9 @@ _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rewriter")
 
 
 def needs_rewrite(message: str, config: MemoryConfig) -> bool:
+    gate = config["retrieve.rewriter.gateMode"]
+    if gate != "heuristic":
+        return gate == "always"
     terms = query_terms(message)
     limit = config["retrieve.rewriter.maxWords"]
     return len(terms) <= limit or (bool(REFERENTIAL.search(message)) and len(terms) <= 2 * limit)

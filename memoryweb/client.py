@@ -376,13 +376,14 @@ class MemoryWeb:
         self,
         subject: str,
         query: str = "",
-        k: int = 10,
+        k: int | None = None,
         tags: list[str] | None = None,
         scope: str | None = None,
         working_dir: str | None = None,
         archived: bool = False,
     ) -> list[dict]:
-        """The best `k` notes for `query` (newest first without one), each with a `score`."""
+        """The best `k` notes for `query` (newest first without one), each with a `score`;
+        without `k`, the App's `memory.notes.recallDefaultK`."""
         params = _drop_none(
             {
                 "query": query,

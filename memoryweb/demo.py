@@ -92,7 +92,8 @@ def demo_memory_seed(*, subject: Subject, actor: Actor) -> dict:
     """
     from chat.reflect import turn_reflect
     from chat.services import messages_add
-    from consolidation.services import consolidate_now
+    from consolidation.services import consolidate_now, consolidation_enabled
+    from memory.config import get_config
     from memory.links import note_link
     from memory.services.conversations import conversation_get_or_create
 
@@ -116,7 +117,11 @@ def demo_memory_seed(*, subject: Subject, actor: Actor) -> dict:
     links = 0
     for note_id in Note.objects.filter(subject=subject).order_by("pk").values_list("pk", flat=True):
         links += note_link(note_id=note_id).get("linked", 0)
-    job = consolidate_now(subject=subject, actor=actor)
+    job = (
+        consolidate_now(subject=subject, actor=actor)
+        if consolidation_enabled(get_config(subject.app))
+        else None
+    )
     return {
         "messages": 2 * len(DEMO_TURNS),
         "facts": subject.facts.filter(valid_to=None).count(),

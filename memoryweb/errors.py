@@ -35,3 +35,10 @@ class ConfigError(MemorywebError):
     def __init__(self, message: str, *, key: str | None = None):
         super().__init__(message, field=key)
         self.key = key
+
+
+class FeatureDisabled(MemorywebError):
+    """The App's configuration switches this off; `field` names the key (`memory.voting.enabled`)."""
+
+    status_code = 409
+    code = "disabled"

@@ -90,3 +90,28 @@ def test_another_apps_subject_cannot_be_consolidated(client, subject):
 
     assert response.status_code == 404
     assert not JobRun.objects.filter(subject=other).exists()
+
+
+def test_consolidate_now_is_refused_with_409_and_writes_nothing_when_switched_off(client, subject):
+    subject.app.config = {"memory": {"consolidation": {"enabled": False}}}
+    subject.app.save()
+
+    response = client.post("/api/v1/subjects/alice/consolidate", format="json")
+
+    assert response.status_code == 409 and response.json()["error"]["field"] == "memory.consolidation.enabled"
+    assert not JobRun.objects.exists()
+    assert not AuditEvent.objects.filter(action="subject.consolidation_requested").exists()
+
+
+def test_a_queued_run_switched_off_before_the_worker_takes_it_ends_skipped(subject):
+    linked_cluster(subject)
+    run = lease_queue(f"consolidate:subject:{subject.pk}", kind="consolidate", subject=subject)
+    subject.app.config = {"memory": {"consolidation": {"enabled": False}}}
+    subject.app.save()
+
+    result = consolidate_subject_task(subject.pk, run.pk)
+
+    run.refresh_from_db()
+    assert "switched off" in result["skipped"]
+    assert run.status == "skipped" and "memory.consolidation.enabled is false" in run.error
+    assert not Lesson.objects.exists()

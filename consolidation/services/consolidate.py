@@ -15,6 +15,7 @@ claims the notes with a conditional UPDATE, so a cluster written by someone else
 meantime is skipped. No note is ever deleted here.
 """
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -35,12 +36,14 @@ from memory.leases import (
     lease_heartbeat,
     lease_owner_id,
     lease_queue,
+    lease_skip,
     leases_expire,
     run_under_lease,
 )
-from memory.models import JobRun, JobStatus, Note, NoteLink, Subject
+from memory.models import App, JobRun, JobStatus, Note, NoteLink, Subject
 from memory.services.audit import Actor, audit_record
 from memory.services.distillation import lesson_distilled_store
+from memoryweb.errors import FeatureDisabled
 from memoryweb.live import notify
 
 MAX_LESSON_TAGS = 16
@@ -132,7 +135,8 @@ def _decline(subject: Subject, cluster: Cluster, distiller: str) -> None:
 
 
 def _store(subject: Subject, cluster: Cluster, notes: list[SourceNote], result: Distillation, actor: Actor):
-    """Write the lesson in place of the notes it rests on; None when the cluster changed."""
+    """Write the lesson in place of the notes it rests on; None when the cluster changed.
+    `result.procedure` is None already when procedures are switched off."""
     rests_on = set(result.source_ids)
     sources = [note for note in notes if note.id in rests_on]
     lesson = lesson_distilled_store(
@@ -169,6 +173,8 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
             t0 = time.perf_counter()
             result = distill(notes, tag=cluster.tag, config=config)
             distill_s += time.perf_counter() - t0
+            if not config["procedures.enabled"]:
+                result = dataclasses.replace(result, procedure=None)
             stats["llm_fallbacks"] += result.fallback
             stats["distillers"][result.distiller] = stats["distillers"].get(result.distiller, 0) + 1
             if result.declined:
@@ -192,6 +198,27 @@ def _consolidate(run: JobRun, subject: Subject, config: MemoryConfig, actor: Act
     return stats
 
 
+SWITCHES = (
+    ("consolidation.enabled", "consolidation is"),
+    ("lessons.enabled", "lessons (what consolidation distils) are"),
+)
+
+
+def consolidation_enabled(config: MemoryConfig) -> bool:
+    """Consolidation runs only with itself and lessons switched on (a procedure is written
+    with its lesson, so procedures alone give it nothing to write)."""
+    return all(config[key] for key, _ in SWITCHES)
+
+
+def consolidation_check_enabled(config: MemoryConfig) -> None:
+    """Raise FeatureDisabled naming the first switch that turns consolidation off."""
+    for key, what in SWITCHES:
+        if not config[key]:
+            raise FeatureDisabled(
+                f"{what} switched off for this app (memory.{key} is false)", field=f"memory.{key}"
+            )
+
+
 def consolidation_run(
     *,
     subject: Subject,
@@ -208,7 +235,15 @@ def consolidation_run(
 
     Writes lessons, procedures, their first versions and audit events, archives the notes they
     came from, and records declined clusters. Safe to repeat and to kill: see the module doc.
+    Raises FeatureDisabled, before taking the lease or writing anything, when the App switches
+    consolidation or lessons off (`consolidation_enabled`); a queued run then ends skipped.
     """
+    try:
+        consolidation_check_enabled(config)
+    except FeatureDisabled as exc:
+        if queued is not None:
+            lease_skip(queued, reason=exc.message)
+        raise
     return run_under_lease(
         consolidation_key(subject),
         owner,
@@ -239,10 +274,12 @@ def consolidation_request(*, subject: Subject, actor: Actor) -> JobRun:
     """Ask for a consolidation tick of the subject: writes a queued JobRun and an audit event,
     and starts the task after commit; returns the run at once (the API, the dashboard and the
     admin report its id; the run's end is announced as `job.finished`). Each call is one
-    request; two requests while one runs end with the second skipped."""
+    request; two requests while one runs end with the second skipped. Raises FeatureDisabled,
+    writing nothing, when the App switches consolidation off."""
     # imported here: consolidation.tasks imports these services
     from consolidation.tasks import consolidate_subject_task
 
+    consolidation_check_enabled(get_config(subject.app))
     run = lease_queue(consolidation_key(subject), kind="consolidate", subject=subject)
     audit_record(
         actor=actor,
@@ -265,7 +302,8 @@ def subjects_with_candidates():
 
 
 def consolidate_all(*, owner: str | None = None) -> JobRun | None:
-    """Start one consolidation task per subject with candidates (on commit), under the lease
+    """Start one consolidation task per subject with candidates whose App has consolidation
+    switched on (on commit), under the lease
     `consolidate:all`; also mark runs whose workers died as abandoned. Returns the sweep's
     JobRun (how many subjects it started), or None when another sweep holds the lease.
 
@@ -276,7 +314,11 @@ def consolidate_all(*, owner: str | None = None) -> JobRun | None:
     def sweep(run: JobRun) -> dict:
         from consolidation.tasks import consolidate_subject_task
 
-        subject_ids = list(subjects_with_candidates().values_list("pk", flat=True))
+        rows = subjects_with_candidates().values_list("pk", "app_id")
+        switched_on: dict[int, bool] = {}
+        for app in App.objects.filter(pk__in={app_id for _, app_id in rows}):
+            switched_on[app.pk] = consolidation_enabled(get_config(app))
+        subject_ids = [pk for pk, app_id in rows if switched_on.get(app_id)]
         for subject_id in subject_ids:
             transaction.on_commit(partial(consolidate_subject_task.delay, subject_id))
         return {"abandoned": leases_expire(), "subjects_started": len(subject_ids)}

@@ -22,7 +22,8 @@ def votes_decay(
     *, actor: Actor, app: App | None = None, force: bool = False, owner: str | None = None
 ) -> JobRun | None:
     """Multiply the vote scores of notes, facts, lessons and procedures by each app's
-    `voting.signalDecay` (of `app` only, when given): one UPDATE per table and factor, in one
+    `voting.signalDecay` (of `app` only, when given; apps with `voting.enabled` false are left as
+    they are): one UPDATE per table and factor, in one
     transaction, under the lease `votes_decay`. Returns the JobRun, or None when it did not run:
     another decay holds the lease, or — for all apps, unless `force` — one for all apps started
     less than MIN_GAP ago (so a periodic task delivered twice decays once)."""
@@ -35,14 +36,21 @@ def votes_decay(
     def decay(run: JobRun) -> dict:
         groups: dict[float, list[int]] = defaultdict(list)
         apps = [app] if app is not None else list(App.objects.all())
+        off = []
         for each in apps:
-            groups[get_config(each)["voting.signalDecay"]].append(each.pk)
+            config = get_config(each)
+            if config["voting.enabled"]:
+                groups[config["voting.signalDecay"]].append(each.pk)
+            else:  # its scores neither count nor fade (memory.voting.enabled)
+                off.append(each.pk)
         changed: dict[str, int] = defaultdict(int)
         with transaction.atomic():
             for factor, app_ids in groups.items():
                 for table, count in vote_scores_decay(factor=factor, app_ids=app_ids).items():
                     changed[table] += count
         stats = {"scope": f"app:{app.pk}" if app else "all", "factors": sorted(groups), **changed}
+        if off:
+            stats["voting_off_apps"] = off
         audit_record(actor=actor, action="votes.decayed", app=app, data=stats)
         return stats
 

@@ -183,7 +183,9 @@ class NotesApi(AppAPIView):
 
     class QuerySerializer(serializers.Serializer):
         query = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
-        k = serializers.IntegerField(required=False, min_value=1, max_value=100, default=10)
+        k = serializers.IntegerField(
+            required=False, min_value=1, max_value=100, help_text="default: memory.notes.recallDefaultK"
+        )
         scope = serializers.CharField(required=False, allow_blank=True, max_length=200)
         working_dir = serializers.CharField(required=False, allow_blank=True, max_length=500)
         tags = serializers.CharField(required=False, allow_blank=True)
@@ -199,7 +201,10 @@ class NotesApi(AppAPIView):
             include_archived=params["archived"],
         )
         results = note_recall(
-            subject=self.subject(subject), query=params["query"], k=params["k"], filters=filters
+            subject=self.subject(subject),
+            query=params["query"],
+            k=params.get("k") or self.config["notes.recallDefaultK"],
+            filters=filters,
         )
         notes_mark_recalled(note_ids=[note.pk for note, _ in results])
         payload = []

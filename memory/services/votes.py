@@ -13,7 +13,7 @@ from memory.models import (
     VoteEvent,
 )
 from memory.services.audit import Actor, audit_record
-from memoryweb.errors import InvalidInput, NotFound
+from memoryweb.errors import FeatureDisabled, InvalidInput, NotFound
 
 VOTABLE: dict[str, type[Note] | type[ProfileFact] | type[Lesson] | type[Procedure]] = {
     ItemKind.NOTE: Note,
@@ -31,8 +31,14 @@ def vote_cast(
     Returns the event and the item's new score.
 
     Every signal is its own VoteEvent (the history of votes is the point), so this is not
-    idempotent: a client retrying a vote casts it twice.
+    idempotent: a client retrying a vote casts it twice. With `voting.enabled` false the vote
+    is refused (FeatureDisabled) and nothing is written.
     """
+    if not config["voting.enabled"]:
+        raise FeatureDisabled(
+            "voting is switched off for this app (memory.voting.enabled is false)",
+            field="memory.voting.enabled",
+        )
     if item_kind not in VOTABLE:
         raise InvalidInput(f"item kind must be one of {', '.join(VOTABLE)}", field="item")
     if signal not in Signal.values:

@@ -5,6 +5,7 @@ from memory.config import get_config
 from memory.leases import lease_owner_id
 from memory.models import App, Subject
 from memory.services.audit import Actor
+from memoryweb.errors import FeatureDisabled
 
 
 class Command(BaseCommand):
@@ -36,7 +37,11 @@ class Command(BaseCommand):
         actor = Actor.system("manage.py consolidate")
         owner = lease_owner_id()
         for each in subjects:
-            run = consolidation_run(subject=each, config=get_config(each.app), actor=actor, owner=owner)
+            try:
+                run = consolidation_run(subject=each, config=get_config(each.app), actor=actor, owner=owner)
+            except FeatureDisabled as exc:
+                self.stdout.write(f"skipped {each}: {exc.message}")
+                continue
             if run is None:
                 self.stdout.write(f"skipped {each}: another consolidation holds its lease")
                 continue

@@ -236,22 +236,26 @@ def _vote(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpR
     form = VoteForm(request.POST)
     status = 400
     if form.is_valid():
-        _, item.vote_score = services.vote_cast(
-            subject=subject,
-            item_kind=kind.item_kind,
-            item_id=item.pk,
-            signal=form.cleaned_data["signal"],
-            actor=dashboard_actor(request),
-            config=subject_config(subject),
-        )
-        status = 200
+        try:
+            _, item.vote_score = services.vote_cast(
+                subject=subject,
+                item_kind=kind.item_kind,
+                item_id=item.pk,
+                signal=form.cleaned_data["signal"],
+                actor=dashboard_actor(request),
+                config=subject_config(subject),
+            )
+        except MemorywebError as error:  # voting switched off for the app
+            form.add_error("signal", error.message)
+        else:
+            status = 200
     if not is_htmx(request):
         if status == 200:
             messages.success(
                 request, f"Voted {form.cleaned_data['signal']}: the score is now {item.vote_score:+.2f}."
             )
         else:
-            messages.error(request, "Choose up or down to vote.")
+            messages.error(request, " ".join(form.errors.get("signal", [])) or "Choose up or down to vote.")
         return redirect(kind.list_url(subject, item))
     context = {"subject": subject, "kind": kind, "item": item, "vote_form": form}
     return render_fragment(request, "dashboard/partials/lessons_vote.html", context, status=status)

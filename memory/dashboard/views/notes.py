@@ -146,21 +146,25 @@ def note_vote(request: HttpRequest, subject, note_id: int) -> HttpResponse:
     form = VoteForm(request.POST)
     status = 400
     if form.is_valid():
-        _, score = services.vote_cast(
-            subject=subject,
-            item_kind=ItemKind.NOTE,
-            item_id=note.pk,
-            signal=form.cleaned_data["signal"],
-            actor=dashboard_actor(request),
-            config=subject_config(subject),
-        )
-        note.vote_score = score
-        status = 200
+        try:
+            _, score = services.vote_cast(
+                subject=subject,
+                item_kind=ItemKind.NOTE,
+                item_id=note.pk,
+                signal=form.cleaned_data["signal"],
+                actor=dashboard_actor(request),
+                config=subject_config(subject),
+            )
+        except MemorywebError as error:  # voting switched off for the app
+            form.add_error("signal", error.message)
+        else:
+            note.vote_score = score
+            status = 200
     if not is_htmx(request):
         if status == 200:
             messages.success(request, f"Voted {form.cleaned_data['signal']}: the score is now {score:+.2f}.")
         else:
-            messages.error(request, "Choose up or down to vote.")
+            messages.error(request, " ".join(form.errors.get("signal", [])) or "Choose up or down to vote.")
         return redirect(_safe_next(request) or reverse("dashboard:note_detail", args=[subject.pk, note.pk]))
     context = {"subject": subject, "note": note, "vote_form": form, "next_url": _safe_next(request)}
     return render_fragment(request, "dashboard/partials/notes_vote.html", context, status=status)
