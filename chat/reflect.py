@@ -18,6 +18,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
+from chat.reflection.heuristics import classify_category, extract
+from chat.reflection.llm import llm_operations
+from chat.reflection.ops import LIST_KEYS
 from memory.config import MemoryConfig, get_config
 from memory.models import Conversation, ItemKind, Message, Note, ProfileFact, Role
 from memory.redaction import redact
@@ -28,6 +31,7 @@ from memory.services.consent import memory_candidate_route
 from memory.temporal import ground
 from memoryweb.counters import counter_add
 from memoryweb.errors import MemorywebError
+from memoryweb.llm import client_for
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +58,7 @@ class Operation:
 
 def reflection_enqueue(*, conversation: Conversation, through_message: Message) -> ReflectionRun:
     """Queue a reflection of the conversation up to `through_message`, superseding open runs."""
+    # imported here: a cycle, chat.tasks calls this module's turn_reflect
     from chat.tasks import turn_reflect_task
 
     with transaction.atomic():
@@ -80,7 +85,6 @@ def _messages(run: ReflectionRun) -> list[Message]:
 
 
 def _heuristic_operations(messages: list[Message]) -> list[Operation]:
-    from chat.reflection.heuristics import extract
 
     ops: list[Operation] = []
     for message in messages:
@@ -115,8 +119,6 @@ def _heuristic_operations(messages: list[Message]) -> list[Operation]:
 
 
 def _llm_operations(messages: list[Message], subject, config: MemoryConfig) -> list[Operation] | None:
-    from chat.reflection.llm import llm_operations
-    from memoryweb.llm import client_for
 
     client = client_for("reflection", config)
     if client is None:
@@ -140,7 +142,6 @@ def _evolve_instead(op: Operation, subject, config: MemoryConfig) -> Operation:
 
 def _prepare(op: Operation) -> Operation:
     """Redact secrets, ground relative dates, classify sensitivity (when the extractor did not)."""
-    from chat.reflection.heuristics import classify_category
 
     redactions = 0
     for name in ("value", "content"):
@@ -235,7 +236,6 @@ def turn_reflect(*, run_id: int) -> dict:
 
 def _merged_list_value(subject, op: Operation) -> str:
     """For list-like keys ("languages"), the new items join the active ones instead of replacing them."""
-    from chat.reflection.ops import LIST_KEYS
 
     if op.key not in LIST_KEYS:
         return op.value

@@ -11,6 +11,8 @@ from datetime import timedelta
 from django.db import transaction
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
+from memory.config import get_config
+
 
 @dataclass(frozen=True)
 class PeriodicJob:
@@ -24,7 +26,6 @@ class PeriodicJob:
 
 
 def _consolidation_every() -> timedelta:
-    from memory.config import get_config
 
     return timedelta(hours=get_config()["consolidation.intervalHours"])
 

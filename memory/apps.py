@@ -6,4 +6,4 @@ class MemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from memory import checks  # noqa: F401  (registers the system checks)
+        from memory import checks  # noqa: F401  (registers the system checks once the apps are loaded)

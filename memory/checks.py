@@ -3,7 +3,10 @@
 from django.core import checks
 from django.db import connection
 
+from memory.config import base_config, get_config, reset_cache
+from memoryweb.db.sqlite.base import EXTENSION_STATUS
 from memoryweb.errors import ConfigError
+from memoryweb.llm import provider_status
 
 
 @checks.register()
@@ -12,7 +15,6 @@ def storage_engine(app_configs=None, databases=None, **kwargs):
         return [
             checks.Info(f"database: {connection.vendor}; full-text search via tsvector", id="memoryweb.I002")
         ]
-    from memoryweb.db.sqlite.base import EXTENSION_STATUS
 
     try:
         connection.ensure_connection()
@@ -32,14 +34,12 @@ def storage_engine(app_configs=None, databases=None, **kwargs):
 
 @checks.register()
 def memory_config(app_configs=None, **kwargs):
-    from memory.config import base_config, get_config, reset_cache
 
     reset_cache()
     try:
         base_config()
     except ConfigError as exc:
         return [checks.Error(str(exc), id="memoryweb.E001")]
-    from memoryweb.llm import provider_status
 
     messages: list[checks.CheckMessage] = []
     for row in provider_status(get_config()):

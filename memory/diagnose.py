@@ -12,14 +12,19 @@ from django.db import connection
 from django.db.models import Q
 
 from memory.config import get_config
-from memory.embeddings import EmbeddingError, embedding_spec
-from memory.models import Embedding, ItemKind, Note
+from memory.embeddings import EmbeddingError, embedding_spec, get_embedder
+from memory.models import Embedding, ItemKind, JobRun, Note
+from memory.search import vectors
+from memory.services.embeddings import provider_reset
+from memoryweb.counters import counter_values
+from memoryweb.db.sqlite.base import EXTENSION_STATUS
 
 RECENT_JOBS = 10
 
 
 def _local_model_status() -> str:
     """The local model: ready, loaded, or what is missing (without loading onnxruntime)."""
+    # imported here: memory.embeddings.local needs the optional `embeddings` extra
     from memory.embeddings.local import (
         MODEL_SHA256,
         TOKENIZER_PATH,
@@ -45,9 +50,6 @@ def _local_model_status() -> str:
 
 
 def _embeddings(app, *, probe: bool) -> dict:
-    from memory.search import vectors
-    from memory.services.embeddings import provider_reset
-    from memoryweb.counters import counter_values
 
     config = get_config(app)
     try:
@@ -75,8 +77,6 @@ def _embeddings(app, *, probe: bool) -> dict:
         else:
             report["status"] = "configured"
     if probe:
-        from memory.embeddings import get_embedder
-
         provider_reset()
         started = time.perf_counter()
         try:
@@ -103,12 +103,9 @@ def _embeddings(app, *, probe: bool) -> dict:
 
 
 def _database() -> dict:
-    from memory.search import vectors
 
     info: dict = {"vendor": connection.vendor, "vector_search": vectors.backend()}
     if connection.vendor == "sqlite":
-        from memoryweb.db.sqlite.base import EXTENSION_STATUS
-
         connection.ensure_connection()
         info["sqlite"] = {
             "driver": EXTENSION_STATUS.get("driver"),
@@ -122,7 +119,6 @@ def _database() -> dict:
 
 
 def _jobs(app) -> list[dict]:
-    from memory.models import JobRun
 
     runs = JobRun.objects.order_by("-started_at")
     if app is not None:
@@ -146,7 +142,6 @@ def _jobs(app) -> list[dict]:
 def diagnose(app=None, *, probe: bool = False) -> dict:
     """What the embeddings, the database and the background jobs look like, for `app` (its
     configuration and its notes) or the whole installation."""
-    from memoryweb.counters import counter_values
 
     return {
         "app": app.name if app is not None else None,

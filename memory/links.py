@@ -29,6 +29,7 @@ from memory.config import MemoryConfig, get_config
 from memory.models import LinkKind, Note, NoteLink, Origin
 from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
 from memoryweb.counters import counter_add
+from memoryweb.llm import client_for, prompt_schema
 
 # FTS hits fetched per neighbour kept: BM25 order and word-set similarity disagree often
 # enough that the best few by similarity need a wider net.
@@ -146,7 +147,6 @@ def _llm_kinds(note: Note, neighbours: list[Neighbour], config: MemoryConfig) ->
     consolidation model, or None when none is configured or its answer is unusable."""
     if not config["links.llmTyping"]:
         return None
-    from memoryweb.llm import client_for, prompt_schema
 
     client = client_for("consolidation", config)
     if client is None:

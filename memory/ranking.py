@@ -40,8 +40,11 @@ from functools import lru_cache
 from django.db import connection
 
 from memory.config import MemoryConfig
+from memory.embeddings import get_embedder
 from memory.models import Note
 from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search, word_set
+from memory.search.vectors import note_vector_search
+from memory.services.embeddings import query_vector
 from memory.temporal import resolve_dates
 
 logger = logging.getLogger(__name__)
@@ -260,9 +263,6 @@ def _source_counts(note_ids: list[int]) -> dict[int, int]:
 def _vector_hits(subject_id: int, query: str, *, limit: int, filters: NoteFilter, config) -> list[Hit] | None:
     """The nearest notes to the message's embedding; None when embeddings are off or failing
     (memory.services.embeddings counts and logs the failure)."""
-    from memory.embeddings import get_embedder
-    from memory.search.vectors import note_vector_search
-    from memory.services.embeddings import query_vector
 
     vector = query_vector(config, query)
     if vector is None:

@@ -15,6 +15,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from memory.config import MemoryConfig
 from memory.search.lexical import query_terms
+from memoryweb.counters import counter_add
+from memoryweb.llm import client_for, prompt_schema
 
 REFERENTIAL = re.compile(
     r"\b(that|this|it|those|these|them|they|there|then|he|she|him|her|the same|what about|how about|"
@@ -45,7 +47,6 @@ def _history(conversation, message: str, turns: int) -> list[str]:
 
 
 def _llm_rewrite(message: str, history: list[str], config: MemoryConfig) -> str | None:
-    from memoryweb.llm import client_for, prompt_schema
 
     client = client_for("rewriter", config)
     if client is None:
@@ -68,8 +69,6 @@ def rewrite_query(*, message: str, conversation, config: MemoryConfig) -> tuple[
     if not history:
         return message, "none"
     if config["llm.rewriter"] != "none":
-        from memoryweb.counters import counter_add
-
         future = _pool.submit(_llm_rewrite, message, history, config)
         try:
             rewritten = future.result(timeout=config["retrieve.rewriter.timeoutMs"] / 1000)

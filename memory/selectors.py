@@ -6,14 +6,23 @@ from django.utils import timezone
 
 from memory.models import (
     App,
+    ConsentCategory,
     Conversation,
     JobRun,
     JobStatus,
+    Lesson,
     Message,
     Note,
+    NoteLink,
     NoteVersion,
+    PendingMemory,
+    PendingStatus,
+    Procedure,
     ProfileFact,
+    RetrievalEvent,
     Subject,
+    SubjectConsent,
+    VoteEvent,
 )
 from memory.search.lexical import (
     NoteFilter,
@@ -106,7 +115,6 @@ def fact_history(*, subject: Subject, key: str) -> list[ProfileFact]:
 
 def consent_policies(*, subject: Subject) -> list[dict]:
     """Every category with the subject's effective policy and whether it is the default."""
-    from memory.models import ConsentCategory, SubjectConsent
 
     own = dict(SubjectConsent.objects.filter(subject=subject).values_list("category_id", "policy"))
     return [
@@ -124,7 +132,6 @@ def consent_policies(*, subject: Subject) -> list[dict]:
 def subject_export(*, subject: Subject) -> dict:
     """Everything held about the subject, as plain JSON (facts with history, notes with versions,
     conversations with messages, consent, pending items). Categories are included."""
-    from memory.models import Conversation, PendingMemory, SubjectConsent
 
     def dt(value):
         return value.isoformat() if value else None
@@ -298,7 +305,6 @@ def note_dossier(*, note: Note, recent_retrievals: int = 200) -> dict:
     """Everything the note detail page shows: versions, provenance, links both ways, votes,
     the lesson it was consolidated into, and which of the subject's last `recent_retrievals`
     context builds chose it."""
-    from memory.models import NoteLink, RetrievalEvent, VoteEvent
 
     item_id = f"n:{note.pk}"
     chosen = []
@@ -331,8 +337,6 @@ def subject_overview(*, subject: Subject, days: int = 30) -> dict:
 
     from django.db.models import Count, Q
     from django.db.models.functions import TruncDate
-
-    from memory.models import JobRun, Lesson, NoteLink, PendingMemory, Procedure, RetrievalEvent
 
     today = timezone.localdate()
     first = today - timedelta(days=days - 1)
@@ -433,8 +437,6 @@ def note_graph(
 
     from django.db.models import Count
 
-    from memory.models import NoteLink
-
     limit = max(1, min(limit, GRAPH_MAX_NODES))
     notes = Note.objects.filter(subject=subject)
     links = NoteLink.objects.filter(src__subject=subject, dst__subject=subject)
@@ -513,8 +515,6 @@ def pending_queue(*, subject: Subject, status: str = "pending", limit: int = 100
     source message, and how many items the subject has in each status."""
     from django.db.models import Count
 
-    from memory.models import PendingMemory, PendingStatus
-
     queryset = PendingMemory.objects.filter(subject=subject)
     items = list(
         queryset.filter(status=status)
@@ -530,8 +530,6 @@ def job_runs_recent(*, subject: Subject, limit: int = 30) -> list:
     """The latest job runs that concern the subject: its own (consolidation) and the
     system-wide ones (the consolidation sweep, vote decay), newest first."""
     from django.db.models import Q
-
-    from memory.models import JobRun
 
     return list(
         JobRun.objects.filter(Q(subject=subject) | Q(subject__isnull=True)).order_by("-started_at", "-id")[

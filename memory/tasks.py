@@ -8,8 +8,11 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from memory.config import get_config
+from memory.links import note_link
 from memory.models import App, RetrievalEvent, Subject
 from memory.services import Actor, notes_evict_overflow
+from memory.services.consent import pending_expire
+from memory.services.embeddings import note_embed
 
 
 @shared_task(name="memory.notes_evict_sweep")
@@ -44,7 +47,6 @@ def retrieval_events_prune() -> dict:
 @shared_task(name="memory.pending_expire")
 def pending_expire_task() -> dict:
     """Expire pending consent items older than `consent.pendingExpiryDays`. Safe to repeat."""
-    from memory.services.consent import pending_expire
 
     days = get_config()["consent.pendingExpiryDays"]
     return {"expired": pending_expire(older_than=timedelta(days=days))}
@@ -54,7 +56,6 @@ def pending_expire_task() -> dict:
 def note_link_task(note_id: int) -> dict:
     """Link a new note to its nearest neighbours (see memory.links.note_link). Safe to run
     twice: pairs already linked are left alone."""
-    from memory.links import note_link
 
     return note_link(note_id=note_id)
 
@@ -63,6 +64,5 @@ def note_link_task(note_id: int) -> dict:
 def note_embed_task(note_id: int) -> dict:
     """Embed one note under its app's provider (memory.services.embeddings.note_embed). Safe
     to run twice: an unchanged note is skipped. A provider failure is counted, not raised."""
-    from memory.services.embeddings import note_embed
 
     return note_embed(note_id=note_id)

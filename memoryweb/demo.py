@@ -15,8 +15,14 @@ from datetime import timedelta
 from django.utils import timezone
 
 from chat.models import ReflectionRun
+from chat.reflect import turn_reflect
+from chat.services import messages_add
+from consolidation.services import consolidate_now, consolidation_enabled
+from memory.config import get_config
+from memory.links import note_link
 from memory.models import Conversation, Note, Subject
 from memory.services.audit import Actor
+from memory.services.conversations import conversation_get_or_create
 
 DEMO_SUBJECT = "alice"
 DEMO_DISPLAY_NAME = "Alice Moreau"
@@ -90,12 +96,6 @@ def demo_memory_seed(*, subject: Subject, actor: Actor) -> dict:
     events, all through the services. Not meant to be repeated: the caller seeds only an
     empty subject (`demo_subject_is_empty`).
     """
-    from chat.reflect import turn_reflect
-    from chat.services import messages_add
-    from consolidation.services import consolidate_now, consolidation_enabled
-    from memory.config import get_config
-    from memory.links import note_link
-    from memory.services.conversations import conversation_get_or_create
 
     conversation, _ = conversation_get_or_create(
         subject=subject, external_id=DEMO_CONVERSATION_ID, actor=actor

@@ -38,6 +38,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from memoryweb.counters import counter_add
 from memoryweb.models import LiveEvent
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,6 @@ def _deliver(subject_id: int | None, event: str, payload: dict) -> None:
         logger.warning("live event %s for subject %s not delivered", event, subject_id, exc_info=True)
         # imported here: the memory services call notify, so a module-level import of the
         # services package from this module would be circular
-        from memoryweb.counters import counter_add
 
         try:
             counter_add("live.undelivered")

@@ -75,6 +75,7 @@ def distill(notes: list[SourceNote], *, tag: str, config: MemoryConfig) -> Disti
     configured and answers usefully, else from the heuristic."""
     client = client_for("consolidation", config)
     if client is not None:
+        # imported here: a cycle, distill/llm.py takes the dataclasses from this module
         from consolidation.distill.llm import distill_llm
 
         result = distill_llm(client, notes, tag=tag)

@@ -312,6 +312,7 @@ def consolidate_all(*, owner: str | None = None) -> JobRun | None:
     twice. Safe to repeat for the same reason."""
 
     def sweep(run: JobRun) -> dict:
+        # imported here: consolidation.tasks imports these services
         from consolidation.tasks import consolidate_subject_task
 
         rows = subjects_with_candidates().values_list("pk", "app_id")

@@ -18,7 +18,9 @@ from django.utils.html import format_html_join
 
 from memory import models
 from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, admin_actor
-from memory.config import validate_app_config
+from memory.config import get_config, validate_app_config
+from memory.models import Conversation
+from memory.selectors import subject_export
 from memory.services import (
     api_key_revoke,
     app_config_set,
@@ -27,6 +29,7 @@ from memory.services import (
     subject_delete,
 )
 from memory.services.apps import api_key_rotate, app_pause, app_resume, subject_update
+from memory.services.embeddings import embeddings_enabled, reembed
 from memoryweb.errors import MemorywebError
 
 
@@ -177,7 +180,6 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
     @admin.display(description="memory")
     def memory(self, obj):
         """What is held about the subject, each count linking to the rows in the admin."""
-        from memory.models import Conversation
 
         rows = [
             (models.ProfileFact, "active facts", {"valid_to__isnull": True}),
@@ -209,8 +211,6 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
 
     @admin.action(description="Re-embed (recompute the vectors of the notes)", permissions=["change"])
     def reembed(self, request, queryset):
-        from memory.config import get_config
-        from memory.services.embeddings import embeddings_enabled, reembed
 
         subjects = [s for s in queryset.select_related("app") if embeddings_enabled(get_config(s.app))]
         if not subjects:
@@ -247,7 +247,6 @@ class SubjectAdmin(ServiceDeleteMixin, admin.ModelAdmin):
 
     @admin.action(description="Export as JSON (one subject: .json, several: .zip)", permissions=["view"])
     def export_json(self, request, queryset):
-        from memory.selectors import subject_export
 
         subjects = list(queryset.select_related("app").order_by("app__name", "external_id"))
         files = []

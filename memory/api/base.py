@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 
 from memory.config import get_config
 from memory.models import ApiKey, App
-from memory.selectors import subject_get
+from memory.selectors import conversation_get, subject_get
 from memory.services import Actor, subject_get_or_create
 from memoryweb.errors import InvalidInput
 
@@ -40,7 +40,6 @@ class AppAPIView(APIView):
         return subject_get(app=self.app, external_id=external_id)
 
     def conversation(self, conversation_id, *, subject=None):
-        from memory.selectors import conversation_get
 
         return conversation_get(app=self.app, conversation_id=conversation_id, subject=subject)
 

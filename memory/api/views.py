@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from memory.api.base import AppAPIView, StrictSerializer, parse_item_ref
 from memory.context import context_build
 from memory.search.lexical import NoteFilter
-from memory.selectors import fact_history, fact_list, note_get, note_recall, note_versions
+from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
 from memory.services import (
     fact_remove,
     fact_set,
@@ -224,8 +224,6 @@ class NotesApi(AppAPIView):
         )
         message = None
         if "message" in data:
-            from memory.selectors import message_get
-
             message = message_get(app=self.app, message_id=data["message"], subject=subj)
         note, created = note_store(
             subject=subj,

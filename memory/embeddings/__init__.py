@@ -125,9 +125,11 @@ def get_embedder(config: MemoryConfig) -> "Embedder | None":
     if spec.is_none:
         return None
     if spec.provider == "local":
+        # imported here: onnxruntime is an optional extra (`embeddings`), loaded only when asked for
         from memory.embeddings.local import local_embedder
 
         return local_embedder()
+    # imported here: a cycle, remote.py takes EmbeddingSpec and EmbeddingError from this module
     from memory.embeddings.remote import RemoteEmbedder
 
     return RemoteEmbedder(spec)

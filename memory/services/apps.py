@@ -5,7 +5,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory.config import validate_app_config
-from memory.models import ApiKey, App, Subject
+from memory.models import ApiKey, App, Conversation, Note, Subject
 from memory.services.audit import Actor, audit_record
 from memoryweb.errors import InvalidInput
 
@@ -157,7 +157,6 @@ def subject_update(
 def subject_delete(*, subject: Subject, actor: Actor) -> None:
     """Delete the subject and everything held about it (facts, notes, conversations, events).
     The audit trail keeps one record of the deletion, without content."""
-    from memory.models import Conversation, Note
 
     app, external_id, subject_id = subject.app, subject.external_id, subject.pk
     # notes first: their versions, sources and links go with them, before the messages they cite

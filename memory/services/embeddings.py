@@ -196,6 +196,7 @@ def note_embed_enqueue(*, note: Note, config: MemoryConfig) -> None:
     embeddings are off). Fire-and-forget: the caller never waits."""
     if not embeddings_enabled(config):
         return
+    # imported here: a cycle, memory.tasks calls these services
     from memory.tasks import note_embed_task
 
     note_id = note.pk

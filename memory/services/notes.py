@@ -9,7 +9,7 @@ from memory.models import ItemKind, Note, NoteSource, NoteVersion, Origin, Subje
 from memory.search.lexical import NoteFilter, query_terms
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
-from memory.services.embeddings import embeddings_delete, note_embed_enqueue
+from memory.services.embeddings import embeddings_delete, note_embed, note_embed_enqueue
 from memory.services.scrub import scrub
 from memoryweb.errors import InvalidInput
 from memoryweb.live import notify
@@ -136,6 +136,7 @@ def note_store(
     audit_record(actor=actor, action="note.stored", subject=subject, object_kind="note", object_id=note.pk)
     notes_evict_overflow(subject=subject, config=config, actor=actor)
     if config["links.enabled"]:
+        # imported here: a cycle, memory.tasks calls these services
         from memory.tasks import note_link_task
 
         transaction.on_commit(lambda: note_link_task.delay(note.pk))
@@ -152,7 +153,6 @@ def note_store_and_embed(**kwargs) -> tuple[Note, bool, bool]:
     embedded=False — the note is stored all the same, and FTS recall finds it. Called outside
     a transaction, the note commits before the provider is asked, so a slow provider never
     holds the database's write lock."""
-    from memory.services.embeddings import note_embed
 
     note, created = note_store(**kwargs)
     result = note_embed(note_id=note.pk)

@@ -36,10 +36,18 @@ from django.db.models import Exists, OuterRef
 
 from memory.config import get_config
 from memory.context import context_build
+from memory.embeddings import get_embedder
 from memory.models import App, AuditEvent, Embedding, ItemKind, Note, Origin
 from memory.search.lexical import RANK_BUDGET
 from memory.services import Actor, api_key_create, app_create, audit_record, note_store, subject_get_or_create
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.embeddings import (
+    content_sha256,
+    embed_notes,
+    embeddings_write,
+    provider_reset,
+    query_vector,
+)
 from memoryweb.bench import synthetic
 from memoryweb.bench.report import latency_summary, mean, percentile, rounded, table
 from memoryweb.bench.server import BenchServer, quiet_http_log
@@ -187,8 +195,6 @@ def _timings(values: list[float]) -> dict[str, float | None]:
 
 def embed_app(app: App, *, out: Callable) -> dict:
     """Give every note of the App a local-model vector (resumable); returns the rates."""
-    from memory.embeddings import get_embedder
-    from memory.services.embeddings import content_sha256, embed_notes, embeddings_write
 
     config = mode_config(get_config(app), "hybrid")
     embedder = get_embedder(config)
@@ -234,7 +240,6 @@ def embed_app(app: App, *, out: Callable) -> dict:
 
 
 def measure_in_process(app: App, questions: list[str], *, k, record: bool, mode: str = "fts") -> dict:
-    from memory.services.embeddings import provider_reset, query_vector
 
     config = mode_config(get_config(app), mode)
     people = _subjects(app, app.subjects.count())

@@ -50,9 +50,11 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig, get_config
 from memory.context import context_build, note_line
+from memory.embeddings import get_embedder
 from memory.models import Note
 from memory.services import Actor, app_create, note_store, subject_get_or_create
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.embeddings import embed_notes
 from memory.tokens import estimate_tokens
 from memoryweb.bench import reflect as reflection
 from memoryweb.bench.bm25 import Bm25Index
@@ -296,7 +298,6 @@ class BenchError(Exception):
 
 def _embed_subject(subject, config: MemoryConfig) -> tuple[int, float]:
     """Embed the subject's notes in batches (already embedded ones are skipped); (written, s)."""
-    from memory.services.embeddings import embed_notes
 
     started = time.perf_counter()
     written = embed_notes(Note.objects.filter(subject=subject).order_by("pk"), config=config)
@@ -305,7 +306,6 @@ def _embed_subject(subject, config: MemoryConfig) -> tuple[int, float]:
 
 def _check_embedder(config: MemoryConfig) -> str:
     """The embedder's model id, after one probe; BenchError when it cannot run."""
-    from memory.embeddings import get_embedder
 
     try:
         embedder = get_embedder(config)

@@ -9,7 +9,9 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memory.diagnose import diagnose
 from memory.models import App, Subject
+from memory.services.embeddings import reembed
 
 
 class ProgressBar:
@@ -93,7 +95,6 @@ class Command(BaseCommand):
         return subjects
 
     def reembed(self, options):
-        from memory.services.embeddings import reembed
 
         subjects = self._subjects(options)
         progress = None if options["no_progress"] else ProgressBar(self.stderr._out)
@@ -105,7 +106,6 @@ class Command(BaseCommand):
             raise CommandError(f"the provider failed: {result['errors'][0]['error']}")
 
     def diagnose(self, options):
-        from memory.diagnose import diagnose
 
         app = None
         if options.get("app"):

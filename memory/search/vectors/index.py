@@ -8,6 +8,8 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
+from memoryweb.db.sqlite.base import EXTENSION_STATUS
+
 logger = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
@@ -28,7 +30,6 @@ def vec0_loaded() -> bool:
     if connection.vendor != "sqlite":
         return False
     connection.ensure_connection()
-    from memoryweb.db.sqlite.base import EXTENSION_STATUS
 
     return bool(EXTENSION_STATUS.get("vec"))
 

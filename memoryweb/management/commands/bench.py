@@ -21,6 +21,7 @@ from memoryweb.bench import consolidate as consolidate_bench
 from memoryweb.bench import context as context_bench
 from memoryweb.bench import locomo as locomo_bench
 from memoryweb.bench.report import write_json
+from memoryweb.celery import app as celery_app
 
 SCRATCH_HINT = (
     "It writes to the configured database; run it against a scratch one, e.g. "
@@ -170,7 +171,6 @@ class Command(BaseCommand):
         con.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
 
     def handle(self, *args, bench, **options):
-        from memoryweb.celery import app as celery_app
 
         # Background work that a store starts (linking a new note to its neighbours) runs
         # inline here: it is part of the measured ingest, and nothing piles up in a broker
