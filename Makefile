@@ -39,16 +39,21 @@ run: install
 	$(PY) manage.py bootstrap_demo
 	$(PY) manage.py runall
 
-# The whole suite runs on SQLite, then the whole suite again against PostgreSQL when a server
-# answers on $(PG_HOST):$(PG_PORT) (pytest-django creates its own test_ database there); with no
-# server it says that the PostgreSQL pass was skipped. `make test PYTEST_ARGS='-m postgres'` runs
-# only the storage tests marked `postgres`, on both databases.
+# The whole suite runs on SQLite, then again against PostgreSQL (all but the browser tests, whose
+# server keeps its own SQLite file) when a server answers on $(PG_HOST):$(PG_PORT); its `test`
+# database is created when missing (pytest-django then makes its own test_ copy). With CI set, a
+# PostgreSQL server that does not answer fails the run instead of skipping the pass.
+# `make test PYTEST_ARGS='-m postgres'` runs only the storage tests marked `postgres`, on both.
+PG_ENSURE_DB := import psycopg; c = psycopg.connect(host='$(PG_HOST)', port=$(PG_PORT), user='postgres', dbname='postgres', connect_timeout=3, autocommit=True); \
+	c.execute('SELECT 1 FROM pg_database WHERE datname = %s', ['test']).fetchone() or (c.execute('CREATE DATABASE test'), print('== created the PostgreSQL database test')); c.close()
+
 test: install
 	$(PYTEST) $(PYTEST_ARGS)
-	@if $(PY) -c "import psycopg; psycopg.connect(host='$(PG_HOST)', port=$(PG_PORT), user='postgres', dbname='postgres', connect_timeout=3).close()" >/dev/null 2>&1; then \
-		echo "== PostgreSQL answers on $(PG_HOST):$(PG_PORT): running the whole suite again against it"; \
-		echo "   (not the browser tests: their server keeps its own SQLite file, so they ran above)"; \
+	@if $(PY) -c "$(PG_ENSURE_DB)"; then \
+		echo "== PostgreSQL answers on $(PG_HOST):$(PG_PORT): running the suite again against it (not the browser tests)"; \
 		DATABASE_URL='$(PG_TEST_URL)' $(PYTEST) -m "not browser" $(PYTEST_ARGS); \
+	elif [ -n "$${CI:-}" ]; then \
+		echo "== PostgreSQL not reachable on $(PG_HOST):$(PG_PORT), and CI is set: the PostgreSQL pass must run"; exit 1; \
 	else \
 		echo "== PostgreSQL not reachable on $(PG_HOST):$(PG_PORT): SKIPPED the PostgreSQL pass (the suite ran on SQLite only)"; \
 	fi
@@ -57,6 +62,7 @@ lint: install
 	$(RUFF) check .
 	$(RUFF) format --check .
 	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy memory chat consolidation memoryweb
 
 # Drops queued broker messages only; the database under var/ stays.

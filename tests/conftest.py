@@ -7,6 +7,7 @@ from rest_framework.test import APIClient
 from memory.config import get_config, reset_cache
 from memory.services import Actor, api_key_create
 from tests.factories import AppFactory, SubjectFactory
+from tests.support import in_ci, redis_unreachable
 
 # owner_client, stranger_client, staff_client, … for the dashboard tests
 pytest_plugins = ["tests.dashboard_helpers"]
@@ -45,10 +46,29 @@ def pytest_collection_modifyitems(config, items):
                 f"{item.nodeid}: use @pytest.mark.django_db(transaction=True, serialized_rollback=True)"
             )
     reason = _postgres_unreachable_reason()
+    if reason and in_ci():
+        raise pytest.UsageError(f"CI is set, so the PostgreSQL pass must run, but {reason}")
     if reason:
         skip = pytest.mark.skip(reason=reason)
         for item in items:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def redis_server():
+    """A Redis server on 127.0.0.1:6379: skips without one, except in CI, where that fails."""
+    reason = redis_unreachable()
+    if reason and in_ci():
+        pytest.fail(f"CI is set, so the Redis-backed tests must run, but {reason}", pytrace=False)
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Logins in tests hash with MD5: the production hasher spends about a second per password
+    by design, which the dashboard tests paid once per login fixture."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)

@@ -29,7 +29,7 @@ import httpx
 import pytest
 
 from memoryweb.client import MemoryWeb
-from tests.support import wait_until
+from tests.support import in_ci, wait_until
 
 try:  # the test modules take `expect` from here, so they import without Playwright (and skip)
     from playwright.sync_api import expect
@@ -63,7 +63,7 @@ def browser_requirements():
     reason = _missing_requirement()
     if reason is None:
         return
-    if os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}:
+    if in_ci():
         pytest.fail(f"CI is set, so the browser tests must run, but {reason}", pytrace=False)
     pytest.skip(reason)
 

@@ -255,7 +255,10 @@ def _vote(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpR
                 request, f"Voted {form.cleaned_data['signal']}: the score is now {item.vote_score:+.2f}."
             )
         else:
-            messages.error(request, " ".join(form.errors.get("signal", [])) or "Choose up or down to vote.")
+            messages.error(
+                request,
+                " ".join(str(e) for e in form.errors.get("signal", [])) or "Choose up or down to vote.",
+            )
         return redirect(kind.list_url(subject, item))
     context = {"subject": subject, "kind": kind, "item": item, "vote_form": form}
     return render_fragment(request, "dashboard/partials/lessons_vote.html", context, status=status)

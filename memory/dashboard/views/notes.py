@@ -164,7 +164,10 @@ def note_vote(request: HttpRequest, subject, note_id: int) -> HttpResponse:
         if status == 200:
             messages.success(request, f"Voted {form.cleaned_data['signal']}: the score is now {score:+.2f}.")
         else:
-            messages.error(request, " ".join(form.errors.get("signal", [])) or "Choose up or down to vote.")
+            messages.error(
+                request,
+                " ".join(str(e) for e in form.errors.get("signal", [])) or "Choose up or down to vote.",
+            )
         return redirect(_safe_next(request) or reverse("dashboard:note_detail", args=[subject.pk, note.pk]))
     context = {"subject": subject, "note": note, "vote_form": form, "next_url": _safe_next(request)}
     return render_fragment(request, "dashboard/partials/notes_vote.html", context, status=status)

@@ -19,7 +19,6 @@ from memory.services.lessons import lesson_delete, lesson_edit
 from memoryweb.live import OutboxPoller, live_message, notify, subject_group
 from memoryweb.models import LiveEvent
 from tests.factories import NoteFactory, SubjectFactory
-from tests.support import redis_unreachable
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -346,7 +345,7 @@ REDIS_LAYER = {
 }
 
 
-@pytest.mark.skipif(redis_unreachable() is not None, reason=str(redis_unreachable()))
+@pytest.mark.usefixtures("redis_server")
 def test_with_channels_redis_an_event_goes_straight_to_the_layer(subject, django_capture_on_commit_callbacks):
     with override_settings(CHANNEL_LAYERS=REDIS_LAYER):
         layer = get_channel_layer()

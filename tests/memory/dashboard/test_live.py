@@ -13,7 +13,6 @@ from memory.models import Subject
 from memoryweb.asgi import application
 from memoryweb.live import notify
 from tests.factories import SubjectFactory
-from tests.support import redis_unreachable
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 RECEIVE_TIMEOUT = 10  # an upper bound for a missing answer, not a timing assertion
@@ -295,7 +294,7 @@ def config_for_owned(owned):
     return get_config(owned.app)
 
 
-@pytest.mark.skipif(redis_unreachable() is not None, reason=str(redis_unreachable()))
+@pytest.mark.usefixtures("redis_server")
 def test_with_channels_redis_an_event_reaches_the_socket_without_the_outbox(owned, alice):
     from memoryweb.models import LiveEvent
 

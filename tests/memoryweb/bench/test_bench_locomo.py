@@ -10,7 +10,7 @@ from memory.models import App, Subject
 from memoryweb.bench import locomo
 from memoryweb.bench.bm25 import Bm25Index
 from memoryweb.bench.locomo_data import parse_sample
-from tests.test_bench import tiny_locomo
+from tests.memoryweb.bench.test_bench import tiny_locomo
 
 
 @pytest.mark.django_db

@@ -188,7 +188,7 @@ def test_owner_ids_differ_per_call():
 
 @pytest.mark.skipif(
     "postgresql" not in settings.DATABASES["default"]["ENGINE"],
-    reason="threads share one in-memory SQLite database; tests/test_consolidation.py races processes",
+    reason="threads share one in-memory SQLite database; tests/consolidation/test_consolidation.py races processes",
 )
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_workers_racing_for_one_key_on_postgres_get_exactly_one_lease():

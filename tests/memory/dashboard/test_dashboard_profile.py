@@ -6,6 +6,7 @@ from django.urls import reverse
 from memory.models import AuditEvent, ProfileFact
 from memory.services import Actor, fact_set
 from tests.dashboard_helpers import hx
+from tests.support import database_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -95,6 +96,7 @@ def test_unpinned_without_keywords_is_refused_on_keywords(facts, owned_subject, 
 
 def test_a_superseded_version_cannot_be_edited_or_removed(facts, owned_subject, owner_client):
     old = ProfileFact.objects.get(subject=owned_subject, key="city", value="Paris")
+    before = database_rows()
     assert (
         hx(
             owner_client, "POST", _url("dashboard:fact_edit", owned_subject, old.pk), {"value": "x"}
@@ -102,6 +104,7 @@ def test_a_superseded_version_cannot_be_edited_or_removed(facts, owned_subject, 
         == 404
     )
     assert hx(owner_client, "POST", _url("dashboard:fact_remove", owned_subject, old.pk)).status_code == 404
+    assert database_rows() == before  # no new version, no removal, no audit event
 
 
 def test_edit_form_fragment_and_cancel(facts, owned_subject, owner_client):

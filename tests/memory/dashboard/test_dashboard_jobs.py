@@ -108,6 +108,15 @@ def test_consolidate_now_while_a_run_holds_the_lease_is_not_started_twice(
     assert "was in progress" in listed
 
 
+def test_consolidate_now_when_the_app_switches_it_off_says_so_and_queues_nothing(owned_subject, owner_client):
+    owned_subject.app.config = {"memory": {"consolidation": {"enabled": False}}}
+    owned_subject.app.save()
+    response = hx(owner_client, "POST", url("jobs_consolidate", owned_subject))
+    assert response.status_code == 200
+    assert b"Not run: consolidation is switched off for this app" in response.content
+    assert not JobRun.objects.exists()
+
+
 def test_consolidate_now_without_javascript_redirects_to_the_page(owned_subject, owner_client):
     response = owner_client.post(url("jobs_consolidate", owned_subject))
     assert response.status_code == 302
