@@ -259,8 +259,10 @@ class MemoryWeb:
         return self._request("POST", f"/conversations/{int(conversation_id)}/responses", json=body)
 
     def flush(self, subject: str, conversation_id: int | None = None, timeout_ms: int = 10_000) -> dict:
-        """Wait, at most `timeout_ms`, until the background reflection of the subject (or of one
-        conversation) is done: `{"done", "pending", "waited_ms"}`. Not done in time is no error."""
+        """Wait, at most `timeout_ms`, until the background work of the subject is done — the
+        reflections of its conversations (or of one) and its queued or running jobs such as a
+        "consolidate now": `{"done", "pending", "reflections", "jobs", "waited_ms"}`. Not done in
+        time is no error."""
         body = _drop_none({"subject": subject, "conversation": conversation_id, "timeout_ms": timeout_ms})
         return self._request("POST", "/flush", json=body)
 

@@ -19,7 +19,7 @@ Where the event goes depends on the channel layer (DESIGN §2):
   sends to it directly and nothing is written.
 
 Each event goes to the group of its subject (`subject_group`); an event without a subject
-(a sweep over all subjects) goes to `STAFF_GROUP`. The consumer (chat/consumers.py) checks
+(a sweep over all subjects) goes to `STAFF_GROUP`. The consumer (memory/dashboard/consumers.py) checks
 ownership again for every event before it forwards one.
 """
 

@@ -6,7 +6,7 @@ Idempotent. Creates what is missing and leaves the rest alone:
 - a dashboard login `demo` that owns the demo app's subjects, and a superuser `admin` for the
   Django admin, their passwords saved in var/demo-login.txt and var/admin-login.txt. A login
   that already exists keeps its password;
-- the demo subject `alice`, seeded with a small memory (memory/demo.py) while it is empty.
+- the demo subject `alice`, seeded with a small memory (memoryweb/demo.py) while it is empty.
 Every secret is printed once, when it is made.
 """
 
