@@ -293,15 +293,21 @@ ALICE_CONTEXT_QUESTIONS = [
 ]
 
 
-def consolidate(server: Server, subject: str) -> dict:
-    """Run consolidation now (`POST /subjects/S/consolidate`, safe to repeat); its stats."""
-    answer = httpx.post(
-        f"{server.url}/api/v1/subjects/{subject}/consolidate",
-        headers={"Authorization": f"Bearer {server.api_key}"},
+def consolidate(server: Server, subject: str) -> int:
+    """Ask for consolidation now (`POST /subjects/S/consolidate` queues it, 202), wait for the
+    worker through `flush`, and return how many lessons the subject has."""
+    headers = {"Authorization": f"Bearer {server.api_key}"}
+    answer = httpx.post(f"{server.url}/api/v1/subjects/{subject}/consolidate", headers=headers, timeout=60)
+    assert answer.status_code == 202, answer.text
+    flushed = httpx.post(
+        f"{server.url}/api/v1/flush",
+        headers=headers,
+        json={"subject": subject, "timeout_ms": 30_000},
         timeout=60,
     )
-    assert answer.status_code == 200, answer.text
-    return answer.json().get("stats") or {}
+    assert flushed.status_code == 200 and flushed.json()["done"], flushed.text
+    lessons = httpx.get(f"{server.url}/api/v1/subjects/{subject}/lessons", headers=headers, timeout=60)
+    return len(lessons.json()["lessons"])
 
 
 @pytest.fixture(scope="package")
@@ -318,9 +324,7 @@ def alice_memory(server, memory, alice) -> dict:
     for question in ALICE_CONTEXT_QUESTIONS:
         memory.context(alice.external_id, question)
     # the notes are linked by a worker task; consolidation finds the cluster once they are
-    consolidated = wait_until(
-        lambda: consolidate(server, alice.external_id).get("lessons"), timeout=60, interval=2
-    )
+    consolidated = wait_until(lambda: consolidate(server, alice.external_id), timeout=60, interval=2)
     assert consolidated, "consolidation distilled no lesson from the baking notes"
     pending = memory.pending(alice.external_id)
     assert len(pending) >= 2, f"reflection queued no consent items: {pending}"
