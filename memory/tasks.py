@@ -4,44 +4,26 @@ to run twice."""
 from datetime import timedelta
 
 from celery import shared_task
-from django.db.models import Count, Q
-from django.utils import timezone
 
 from memory.config import get_config
 from memory.links import note_link
-from memory.models import App, RetrievalEvent, Subject
-from memory.services import Actor, notes_evict_overflow
+from memory.services import Actor
 from memory.services.consent import pending_expire
 from memory.services.embeddings import note_embed
+from memory.services.notes import notes_evict_sweep
+from memory.services.retrieval import retrieval_events_prune
 
 
 @shared_task(name="memory.notes_evict_sweep")
-def notes_evict_sweep() -> dict:
-    """Evict overflow for every subject over its app's `notes.maxEntries` (e.g. after the cap
-    was lowered). Safe to repeat: a subject under its cap is left alone."""
-    actor = Actor.task("notes_evict_sweep")
-    evicted = 0
-    for app in App.objects.all():
-        config = get_config(app)
-        over = (
-            Subject.objects.filter(app=app)
-            .annotate(live=Count("notes", filter=Q(notes__archived_at__isnull=True)))
-            .filter(live__gt=config["notes.maxEntries"])
-        )
-        for subject in over:
-            evicted += notes_evict_overflow(subject=subject, config=config, actor=actor)
-    return {"evicted": evicted}
+def notes_evict_sweep_task() -> dict:
+    """Evict overflow for every subject over its cap (the service says why it is safe to repeat)."""
+    return {"evicted": notes_evict_sweep(actor=Actor.task("notes_evict_sweep"))}
 
 
 @shared_task(name="memory.retrieval_events_prune")
-def retrieval_events_prune() -> dict:
-    """Delete RetrievalEvents older than each app's `retention.retrievalEventDays`. Safe to repeat."""
-    deleted = 0
-    for app in App.objects.all():
-        days = get_config(app)["retention.retrievalEventDays"]
-        cutoff = timezone.now() - timedelta(days=days)
-        deleted += RetrievalEvent.objects.filter(subject__app=app, created_at__lt=cutoff).delete()[0]
-    return {"deleted": deleted}
+def retrieval_events_prune_task() -> dict:
+    """Delete RetrievalEvents past their retention. Safe to repeat."""
+    return {"deleted": retrieval_events_prune()}
 
 
 @shared_task(name="memory.pending_expire")

@@ -1,11 +1,11 @@
 import re
 
 from django.db import connection, models, transaction
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from memory.config import MemoryConfig
-from memory.models import ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
+from memory.config import MemoryConfig, get_config
+from memory.models import App, ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
 from memory.search.lexical import NoteFilter, query_terms
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
@@ -271,3 +271,20 @@ def recalls_count(*, model, ids: list[int]) -> None:
 
 def notes_mark_recalled(*, note_ids: list[int]) -> None:
     recalls_count(model=Note, ids=note_ids)
+
+
+def notes_evict_sweep(*, actor: Actor) -> int:
+    """Evict overflow for every subject over its app's `notes.maxEntries` (e.g. after the cap
+    was lowered); returns how many notes went. Safe to repeat: a subject under its cap is left
+    alone."""
+    evicted = 0
+    for app in App.objects.all():
+        config = get_config(app)
+        over = (
+            Subject.objects.filter(app=app)
+            .annotate(live=Count("notes", filter=Q(notes__archived_at__isnull=True)))
+            .filter(live__gt=config["notes.maxEntries"])
+        )
+        for subject in over:
+            evicted += notes_evict_overflow(subject=subject, config=config, actor=actor)
+    return evicted

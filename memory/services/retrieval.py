@@ -1,7 +1,10 @@
+from datetime import timedelta
+
 from django.db import transaction
 from django.utils import timezone
 
-from memory.models import ContextDelivery, RetrievalEvent
+from memory.config import get_config
+from memory.models import App, ContextDelivery, RetrievalEvent
 
 
 def retrieval_event_record(
@@ -42,3 +45,14 @@ def context_deliveries_update(*, conversation, digests: dict[str, str]) -> dict[
         elif current.digest != digest:
             ContextDelivery.objects.filter(pk=current.pk).update(digest=digest, updated_at=now)
     return unchanged
+
+
+def retrieval_events_prune() -> int:
+    """Delete RetrievalEvents older than each app's `retention.retrievalEventDays`; returns how
+    many. Safe to repeat."""
+    deleted = 0
+    for app in App.objects.all():
+        days = get_config(app)["retention.retrievalEventDays"]
+        cutoff = timezone.now() - timedelta(days=days)
+        deleted += RetrievalEvent.objects.filter(subject__app=app, created_at__lt=cutoff).delete()[0]
+    return deleted

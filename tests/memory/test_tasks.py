@@ -7,7 +7,7 @@ from django_celery_beat.models import PeriodicTask
 from consolidation.schedule import SCHEDULE, schedule_install
 from memory.models import Note, RetrievalEvent
 from memory.services import app_config_set
-from memory.tasks import notes_evict_sweep, retrieval_events_prune
+from memory.tasks import notes_evict_sweep_task, retrieval_events_prune_task
 from tests.factories import NoteFactory
 
 
@@ -15,8 +15,8 @@ def test_the_sweep_evicts_subjects_over_a_lowered_cap(subject, actor):
     notes = [NoteFactory(subject=subject, content=f"note {i}") for i in range(4)]
     app_config_set(app=subject.app, config={"memory": {"notes": {"maxEntries": 2}}}, actor=actor)
 
-    first = notes_evict_sweep()
-    second = notes_evict_sweep()
+    first = notes_evict_sweep_task()
+    second = notes_evict_sweep_task()
 
     assert first == {"evicted": 2} and second == {"evicted": 0}
     assert sorted(Note.objects.values_list("pk", flat=True)) == [notes[2].pk, notes[3].pk]
@@ -28,7 +28,7 @@ def test_old_retrieval_events_are_pruned(subject):
     )
     fresh = RetrievalEvent.objects.create(subject=subject, query="q", latency_ms=1)
 
-    assert retrieval_events_prune() == {"deleted": 1}
+    assert retrieval_events_prune_task() == {"deleted": 1}
     assert list(RetrievalEvent.objects.values_list("pk", flat=True)) == [fresh.pk]
     assert not RetrievalEvent.objects.filter(pk=old.pk).exists()
 
