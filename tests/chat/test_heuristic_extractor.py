@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from chat.reflection import Extraction, FactRetraction, classify_category, extract
-from chat.reflection.evaluation import HELDOUT, evaluate, load_cases
+from chat.reflection.evaluation import DEVELOPMENT, UNTOUCHED, evaluate, load_cases
 
 THU = datetime(2024, 3, 14, 10, 30, tzinfo=UTC)
 LOCOMO = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -288,19 +288,27 @@ def test_classify_category_picks_the_most_sensitive_category_mentioned(text, cat
 
 def test_the_labelled_set_has_varied_cases_with_honest_splits():
     _, cases = load_cases()
-    _, heldout = load_cases(split=HELDOUT)
+    _, development = load_cases(split=DEVELOPMENT)
+    _, untouched = load_cases(split=UNTOUCHED)
 
-    assert len(cases) >= 60 and len(heldout) >= 60
+    assert len(development) >= 60 and len(untouched) >= 30
+    assert len(cases) == len(development) + len(untouched)  # every case is in a known split
     assert sum(not (c.get("facts") or c.get("notes")) for c in cases) >= 20  # questions, hedges, small talk
 
 
 def test_extraction_eval_stays_above_its_regression_guards():
     every = evaluate()
-    heldout = evaluate(split=HELDOUT)
+    development = evaluate(split=DEVELOPMENT)
+    heldout3 = evaluate(split="heldout3")
 
-    # Measured: all 0.970 / 0.839, held-out 0.952 / 0.750 (the last untouched split alone: 1.000 / 0.577).
+    # Development sets (the rules were written or fixed against them); measured before issue 17:
+    # all 0.970 / 0.839, dev + dev2 + dev3 0.966 / 0.884.
     assert every.scores["facts"].precision >= 0.9 and every.scores["facts"].recall >= 0.75
-    assert heldout.scores["facts"].precision >= 0.85 and heldout.scores["facts"].recall >= 0.65
+    assert development.scores["facts"].precision >= 0.9 and development.scores["facts"].recall >= 0.8
+    # The untouched heldout3, first measured at facts 1.000 / 0.615, notes 0.778 / 0.538, dates 5/10:
+    # guards a little below, so a regression fails. Never change a rule to raise them.
+    assert heldout3.scores["facts"].precision >= 0.9 and heldout3.scores["facts"].recall >= 0.57
+    assert heldout3.scores["notes (kind)"].precision >= 0.7 and heldout3.scores["notes (kind)"].recall >= 0.46
     assert every.scores["notes (kind)"].precision >= 0.85 and every.scores["notes (kind)"].recall >= 0.8
     assert every.scores["categories"].precision >= 0.9
     assert every.silent_negatives == every.negatives
@@ -314,5 +322,6 @@ def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, caps
     printed = capsys.readouterr().out
     assert "extraction eval [all]" in printed and "precision" in printed
     metrics = json.loads(out.read_text())
-    assert set(metrics) >= {"all", "all held-out", "dev", "heldout", "heldout2", "heldout3"}
+    assert set(metrics) >= {"all", "all development", "dev", "dev2", "dev3", "heldout3"}
+    assert "all held-out" not in metrics  # development and untouched sets are never merged
     assert metrics["all"]["metrics"]["facts"]["precision"] >= 0.9
