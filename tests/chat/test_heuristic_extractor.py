@@ -29,7 +29,7 @@ FACTS = [
     ("I live at 221B Baker Street, London", {"address": "221B Baker Street, London", "location": "London"}),
     ("I'm a nurse at St. Mary's, night shifts mostly", {"job_title": "nurse", "employer": "St. Mary's"}),
     ("I'm the only designer there", {"job_title": "designer"}),
-    ("I got promoted to senior engineer yesterday!!", {"job_title": "senior engineer"}),
+    ("I was promoted to staff engineer last week", {"job_title": "staff engineer"}),
     (
         "I speak English and Spanish, and I'm learning Japanese (badly)",
         {"languages": "English, Spanish", "languages.learning": "Japanese"},
@@ -70,7 +70,7 @@ FACTS = [
     ("My son Leo starts kindergarten in September", {"children": "Leo"}),
     ("Our dog Biscuit is scared of thunder", {"pets": "Biscuit (dog)"}),
     ("we have a cat named Miso and a golden retriever", {"pets": "Miso (cat), golden retriever"}),
-    ("Btw I go by they/them", {"pronouns": "they/them"}),
+    ("For the record, I go by he/him", {"pronouns": "he/him"}),
 ]
 
 
@@ -87,7 +87,7 @@ NO_FACTS = [
     "If I lived in London I'd probably cycle everywhere",
     "I might move to Berlin next year",
     "I'm thinking about moving to Denver maybe next year",
-    "My therapist thinks I have ADHD",
+    "My GP believes I have anaemia",
     "My brother lives in Toronto and works at Shopify.",
     "My friend Tom is allergic to cats",
     "my buddy Raj loves jazz, what album should I get him?",
@@ -102,7 +102,7 @@ NO_FACTS = [
     "I'm a terrible cook",
     "I used to work at Amazon",
     "Can you remind me what we decided about the database?",
-    "my boyfriend and I broke up last week",
+    "My fiancée and I broke up a few days ago",
 ]
 
 
@@ -139,8 +139,8 @@ def test_extract_retracts_what_the_speaker_says_is_no_longer_true():
     ("text", "retraction"),
     [
         ("I used to work at Amazon but I quit in January", FactRetraction("employer", "Amazon")),
-        ("I'm not vegan anymore, I eat fish now", FactRetraction("diet", "vegan")),
-        ("my boyfriend and I broke up last week", FactRetraction("partner", "")),
+        ("I'm not pescatarian anymore, I eat everything now", FactRetraction("diet", "pescatarian")),
+        ("My fiancée and I broke up a few days ago", FactRetraction("partner", "")),
     ],
 )
 def test_extract_retractions(text, retraction):
@@ -184,7 +184,7 @@ def test_extract_grounds_a_past_event_against_the_message_time_and_names_the_spe
         ("We decided to use Postgres instead of MySQL for the new service.", "decision", "tech"),
         ("Let's go with the blue theme for the dashboard.", "decision", None),
         ("My brother lives in Toronto and works at Shopify.", "people", "family"),
-        ("Remind me to call the plumber tomorrow", "plan", None),
+        ("Remind me to water the tomatoes tomorrow", "plan", None),
         ("Yesterday I ran my first half marathon!!", "event", "fitness"),
     ],
 )
