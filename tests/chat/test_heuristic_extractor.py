@@ -291,27 +291,37 @@ def test_the_labelled_set_has_varied_cases_with_honest_splits():
     _, development = load_cases(split=DEVELOPMENT)
     _, untouched = load_cases(split=UNTOUCHED)
 
-    assert len(development) >= 60 and len(untouched) >= 30
+    assert len(development) >= 60 and len(untouched) >= 120
     assert len(cases) == len(development) + len(untouched)  # every case is in a known split
     assert sum(not (c.get("facts") or c.get("notes")) for c in cases) >= 20  # questions, hedges, small talk
 
 
 def test_extraction_eval_stays_above_its_regression_guards():
-    every = evaluate()
     development = evaluate(split=DEVELOPMENT)
     heldout3 = evaluate(split="heldout3")
+    heldout4 = evaluate(split="heldout4")
 
-    # Development sets (the rules were written or fixed against them); measured before issue 17:
-    # all 0.970 / 0.839, dev + dev2 + dev3 0.966 / 0.884.
-    assert every.scores["facts"].precision >= 0.9 and every.scores["facts"].recall >= 0.75
+    # Development sets (dev, dev2, dev3: the rules were written or fixed against them), measured
+    # at facts 0.966 / 0.884, notes 0.944 / 0.944, categories 0.977 / 0.915.
     assert development.scores["facts"].precision >= 0.9 and development.scores["facts"].recall >= 0.8
-    # The untouched heldout3, first measured at facts 1.000 / 0.615, notes 0.778 / 0.538, dates 5/10:
-    # guards a little below, so a regression fails. Never change a rule to raise them.
+    assert (
+        development.scores["notes (kind)"].precision >= 0.85
+        and development.scores["notes (kind)"].recall >= 0.85
+    )
+    assert development.scores["categories"].precision >= 0.9
+    assert development.silent_negatives == development.negatives
+    # The untouched sets: guards a little below their first measurement, so a regression fails.
+    # Never change a rule to raise them; once one is used that way it is a development set.
+    # heldout3: facts 1.000 / 0.615, notes 0.778 / 0.538, dates 5/10.
     assert heldout3.scores["facts"].precision >= 0.9 and heldout3.scores["facts"].recall >= 0.57
     assert heldout3.scores["notes (kind)"].precision >= 0.7 and heldout3.scores["notes (kind)"].recall >= 0.46
-    assert every.scores["notes (kind)"].precision >= 0.85 and every.scores["notes (kind)"].recall >= 0.8
-    assert every.scores["categories"].precision >= 0.9
-    assert every.silent_negatives == every.negatives
+    # heldout4 (issue 17), run once: facts 0.833 / 0.510, notes 0.821 / 0.575, categories recall
+    # 0.622, dates 14/25, every message that should give nothing gave nothing.
+    assert heldout4.scores["facts"].precision >= 0.78 and heldout4.scores["facts"].recall >= 0.46
+    notes4 = heldout4.scores["notes (kind)"]
+    assert notes4.precision >= 0.75 and notes4.recall >= 0.52
+    assert heldout4.scores["categories"].recall >= 0.57 and heldout4.dates_correct >= 12
+    assert heldout4.silent_negatives == heldout4.negatives
 
 
 def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, capsys):
@@ -322,6 +332,6 @@ def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, caps
     printed = capsys.readouterr().out
     assert "extraction eval [all]" in printed and "precision" in printed
     metrics = json.loads(out.read_text())
-    assert set(metrics) >= {"all", "all development", "dev", "dev2", "dev3", "heldout3"}
+    assert set(metrics) >= {"all", "all development", "dev", "dev2", "dev3", "heldout3", "heldout4"}
     assert "all held-out" not in metrics  # development and untouched sets are never merged
     assert metrics["all"]["metrics"]["facts"]["precision"] >= 0.9
