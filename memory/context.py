@@ -1,6 +1,6 @@
 """The context builder (DESIGN §5): what the model gets for one message.
 
-Serves the REST sidecar, and later the dashboard preview, the playground and the MCP server.
+Serves the REST sidecar, the dashboard preview, the chat playground and `bench`.
 Reads candidates, ranks them, adds the notes linked to them (memory/links.py,
 `ranked_expand`), renders each section under its token cap, then records a
 RetrievalEvent and which blocks the conversation now holds.

@@ -1,4 +1,4 @@
-"""Reads shared by more than one interface (API, dashboard, CLI, MCP)."""
+"""Reads shared by more than one interface (the REST API, the dashboard, the admin)."""
 
 import math
 

@@ -362,7 +362,7 @@ _BARE_MONTHS = {calendar.month_name[i].lower() for i in range(1, 13)} - _AMBIGUO
 
 def _plausible(m: re.Match[str]) -> bool:
     month, rel = m.groupdict().get("month"), m.groupdict().get("rel")
-    if month and rel == "" and "day" not in m.groupdict():  # a bare month name: "for the first week of July"
+    if month and rel == "" and "day" not in m.groupdict():  # a bare month name: "we met in October"
         return month.lower() in _BARE_MONTHS
     if not month or month.lower() not in _AMBIGUOUS_MONTHS:
         return True

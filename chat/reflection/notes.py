@@ -62,7 +62,7 @@ _REMIND_ME = re.compile(
 
 
 def reminder_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
-    """ "Remind me to call the plumber tomorrow": a plan when it has a date, else a remembered note."""
+    """ "Remind me to water the tomatoes tomorrow": a plan when it has a date, else a remembered note."""
     m = _REMIND_ME.match(s.raw.strip())
     if not m:
         return None

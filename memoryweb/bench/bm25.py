@@ -1,20 +1,37 @@
 """A plain BM25 baseline for `bench locomo`, computed in the same run over the same notes.
 
 BM25Okapi from `rank_bm25` (k1 = 1.5, b = 0.75, its defaults) over each subject's notes: the
-note text is cut into lower-case word tokens and stop words are dropped, the same way the
-full-text search cuts a message (memory.search.lexical.query_terms), but without stemming and
-without any of memoryweb's signals. The question is tokenised the same way; the top k notes are
-the baseline's "recalled" items. Install with `pip install 'memoryweb[bench]'`.
+note text is cut into lower-case word tokens and stop words and one-letter tokens are dropped,
+with the same token pattern and stop words as the full-text search
+(memory.search.lexical.TOKEN_RE, STOPWORDS), but without stemming and without any of
+memoryweb's signals. A note keeps every occurrence of a word (BM25's term frequency and
+document length); the question is cut the same way into its distinct words, as the full-text
+search cuts a message (memory.search.lexical.query_terms). The top k notes are the baseline's
+"recalled" items. Install with `pip install 'memoryweb[bench]'`.
+
+Until issue 17 the notes went through `query_terms` as well, which drops repeats: every term
+frequency was 1 and every document length the number of distinct words. The BM25 figures in
+docs/benchmarks.md were measured with that tokenisation.
 """
 
 import time
 from dataclasses import dataclass
 
 from memory.models import Note
-from memory.search.lexical import query_terms
+from memory.search.lexical import STOPWORDS, TOKEN_RE, query_terms
 
 
-def _tokens(text: str) -> list[str]:
+def document_tokens(text: str) -> list[str]:
+    """Every word token of a note, repeats kept, in order (stop words and one-letter words out)."""
+    return [
+        token
+        for token in TOKEN_RE.findall(text.lower())
+        if (len(token) >= 2 or token.isdigit()) and token not in STOPWORDS
+    ]
+
+
+def question_tokens(text: str) -> list[str]:
+    """The distinct word tokens of a question."""
     return query_terms(text, limit=100_000)
 
 
@@ -37,12 +54,12 @@ class Bm25Index:
         )
         ids, contents = [r[0] for r in rows], [r[1] for r in rows]
         # rank_bm25 divides by the corpus size: an empty corpus gets one empty document
-        return cls(ids, contents, BM25Okapi([_tokens(c) for c in contents] or [[]]))
+        return cls(ids, contents, BM25Okapi([document_tokens(c) for c in contents] or [[]]))
 
     def top(self, question: str, k: int) -> tuple[list[int], float]:
         """The ids of the best `k` notes for `question` (ties: lower id first), and the ms taken."""
         started = time.perf_counter()
-        terms = _tokens(question)
+        terms = question_tokens(question)
         if not terms or not self.note_ids:
             return [], (time.perf_counter() - started) * 1000
         scores = self.model.get_scores(terms)  # type: ignore[attr-defined]

@@ -20,9 +20,10 @@ vector, hybrid, full; memory/ranking.py) on the same ingested notes, side by sid
 `embeddings="local"` the notes are embedded once per subject after ingest (a timed batch
 through `embed_notes`, apart from the ingest rate) and the contexts are built with that
 provider; with "none" the vector list is empty, so `full` is full-text + signals and `vector`
-and `hybrid` are refused. With `bm25`, a plain BM25 baseline (memory/bench/bm25.py: rank_bm25
-over the same notes, no stemming, no signals) is scored in the same run: its top k notes are
-its recalled items, its tokens those k notes rendered as the recalled section renders them.
+and `hybrid` are refused. With `bm25`, a plain BM25 baseline (memoryweb/bench/bm25.py:
+rank_bm25 over the same notes, term frequency kept, no stemming, no signals) is scored in the
+same run: its top k notes are its recalled items, its tokens those k notes rendered as the
+recalled section renders them.
 The first mode is the primary one: its summary is the top level of the result, the others are
 under "modes", the baseline under "bm25".
 
@@ -541,6 +542,13 @@ def render_side_by_side(summary: dict, ks: list[int]) -> list[str]:
         ours, base = primary[f"recall@{main_k}"], summary["bm25"]["overall_1_4"][f"recall@{main_k}"]
         lines.append(
             f"{summary['mode']} vs bm25, recall@{main_k} categories 1-4: {fmt(ours)} vs {fmt(base)} "
+            f"({(ours - base) * 100:+.1f} points)"
+        )
+    fts = summary.get("modes", {}).get("fts", {}).get("overall_1_4", {})
+    if primary is not None and summary["mode"] != "fts" and f"recall@{main_k}" in fts:
+        ours, base = primary[f"recall@{main_k}"], fts[f"recall@{main_k}"]
+        lines.append(
+            f"{summary['mode']} vs fts, recall@{main_k} categories 1-4: {fmt(ours)} vs {fmt(base)} "
             f"({(ours - base) * 100:+.1f} points)"
         )
     return lines

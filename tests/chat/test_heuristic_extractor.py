@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from chat.reflection import Extraction, FactRetraction, classify_category, extract
-from chat.reflection.evaluation import HELDOUT, evaluate, load_cases
+from chat.reflection.evaluation import DEVELOPMENT, UNTOUCHED, evaluate, load_cases
 
 THU = datetime(2024, 3, 14, 10, 30, tzinfo=UTC)
 LOCOMO = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -29,7 +29,7 @@ FACTS = [
     ("I live at 221B Baker Street, London", {"address": "221B Baker Street, London", "location": "London"}),
     ("I'm a nurse at St. Mary's, night shifts mostly", {"job_title": "nurse", "employer": "St. Mary's"}),
     ("I'm the only designer there", {"job_title": "designer"}),
-    ("I got promoted to senior engineer yesterday!!", {"job_title": "senior engineer"}),
+    ("I was promoted to staff engineer last week", {"job_title": "staff engineer"}),
     (
         "I speak English and Spanish, and I'm learning Japanese (badly)",
         {"languages": "English, Spanish", "languages.learning": "Japanese"},
@@ -70,7 +70,7 @@ FACTS = [
     ("My son Leo starts kindergarten in September", {"children": "Leo"}),
     ("Our dog Biscuit is scared of thunder", {"pets": "Biscuit (dog)"}),
     ("we have a cat named Miso and a golden retriever", {"pets": "Miso (cat), golden retriever"}),
-    ("Btw I go by they/them", {"pronouns": "they/them"}),
+    ("For the record, I go by he/him", {"pronouns": "he/him"}),
 ]
 
 
@@ -87,7 +87,7 @@ NO_FACTS = [
     "If I lived in London I'd probably cycle everywhere",
     "I might move to Berlin next year",
     "I'm thinking about moving to Denver maybe next year",
-    "My therapist thinks I have ADHD",
+    "My GP believes I have anaemia",
     "My brother lives in Toronto and works at Shopify.",
     "My friend Tom is allergic to cats",
     "my buddy Raj loves jazz, what album should I get him?",
@@ -102,7 +102,7 @@ NO_FACTS = [
     "I'm a terrible cook",
     "I used to work at Amazon",
     "Can you remind me what we decided about the database?",
-    "my boyfriend and I broke up last week",
+    "My fiancée and I broke up a few days ago",
 ]
 
 
@@ -139,8 +139,8 @@ def test_extract_retracts_what_the_speaker_says_is_no_longer_true():
     ("text", "retraction"),
     [
         ("I used to work at Amazon but I quit in January", FactRetraction("employer", "Amazon")),
-        ("I'm not vegan anymore, I eat fish now", FactRetraction("diet", "vegan")),
-        ("my boyfriend and I broke up last week", FactRetraction("partner", "")),
+        ("I'm not pescatarian anymore, I eat everything now", FactRetraction("diet", "pescatarian")),
+        ("My fiancée and I broke up a few days ago", FactRetraction("partner", "")),
     ],
 )
 def test_extract_retractions(text, retraction):
@@ -184,7 +184,7 @@ def test_extract_grounds_a_past_event_against_the_message_time_and_names_the_spe
         ("We decided to use Postgres instead of MySQL for the new service.", "decision", "tech"),
         ("Let's go with the blue theme for the dashboard.", "decision", None),
         ("My brother lives in Toronto and works at Shopify.", "people", "family"),
-        ("Remind me to call the plumber tomorrow", "plan", None),
+        ("Remind me to water the tomatoes tomorrow", "plan", None),
         ("Yesterday I ran my first half marathon!!", "event", "fitness"),
     ],
 )
@@ -288,22 +288,40 @@ def test_classify_category_picks_the_most_sensitive_category_mentioned(text, cat
 
 def test_the_labelled_set_has_varied_cases_with_honest_splits():
     _, cases = load_cases()
-    _, heldout = load_cases(split=HELDOUT)
+    _, development = load_cases(split=DEVELOPMENT)
+    _, untouched = load_cases(split=UNTOUCHED)
 
-    assert len(cases) >= 60 and len(heldout) >= 60
+    assert len(development) >= 60 and len(untouched) >= 120
+    assert len(cases) == len(development) + len(untouched)  # every case is in a known split
     assert sum(not (c.get("facts") or c.get("notes")) for c in cases) >= 20  # questions, hedges, small talk
 
 
 def test_extraction_eval_stays_above_its_regression_guards():
-    every = evaluate()
-    heldout = evaluate(split=HELDOUT)
+    development = evaluate(split=DEVELOPMENT)
+    heldout3 = evaluate(split="heldout3")
+    heldout4 = evaluate(split="heldout4")
 
-    # Measured: all 0.970 / 0.839, held-out 0.952 / 0.750 (the last untouched split alone: 1.000 / 0.577).
-    assert every.scores["facts"].precision >= 0.9 and every.scores["facts"].recall >= 0.75
-    assert heldout.scores["facts"].precision >= 0.85 and heldout.scores["facts"].recall >= 0.65
-    assert every.scores["notes (kind)"].precision >= 0.85 and every.scores["notes (kind)"].recall >= 0.8
-    assert every.scores["categories"].precision >= 0.9
-    assert every.silent_negatives == every.negatives
+    # Development sets (dev, dev2, dev3: the rules were written or fixed against them), measured
+    # at facts 0.966 / 0.884, notes 0.944 / 0.944, categories 0.977 / 0.915.
+    assert development.scores["facts"].precision >= 0.9 and development.scores["facts"].recall >= 0.8
+    assert (
+        development.scores["notes (kind)"].precision >= 0.85
+        and development.scores["notes (kind)"].recall >= 0.85
+    )
+    assert development.scores["categories"].precision >= 0.9
+    assert development.silent_negatives == development.negatives
+    # The untouched sets: guards a little below their first measurement, so a regression fails.
+    # Never change a rule to raise them; once one is used that way it is a development set.
+    # heldout3: facts 1.000 / 0.615, notes 0.778 / 0.538, dates 5/10.
+    assert heldout3.scores["facts"].precision >= 0.9 and heldout3.scores["facts"].recall >= 0.57
+    assert heldout3.scores["notes (kind)"].precision >= 0.7 and heldout3.scores["notes (kind)"].recall >= 0.46
+    # heldout4 (issue 17), run once: facts 0.833 / 0.510, notes 0.821 / 0.575, categories recall
+    # 0.622, dates 14/25, every message that should give nothing gave nothing.
+    assert heldout4.scores["facts"].precision >= 0.78 and heldout4.scores["facts"].recall >= 0.46
+    notes4 = heldout4.scores["notes (kind)"]
+    assert notes4.precision >= 0.75 and notes4.recall >= 0.52
+    assert heldout4.scores["categories"].recall >= 0.57 and heldout4.dates_correct >= 12
+    assert heldout4.silent_negatives == heldout4.negatives
 
 
 def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, capsys):
@@ -314,5 +332,6 @@ def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, caps
     printed = capsys.readouterr().out
     assert "extraction eval [all]" in printed and "precision" in printed
     metrics = json.loads(out.read_text())
-    assert set(metrics) >= {"all", "all held-out", "dev", "heldout", "heldout2", "heldout3"}
+    assert set(metrics) >= {"all", "all development", "dev", "dev2", "dev3", "heldout3", "heldout4"}
+    assert "all held-out" not in metrics  # development and untouched sets are never merged
     assert metrics["all"]["metrics"]["facts"]["precision"] >= 0.9

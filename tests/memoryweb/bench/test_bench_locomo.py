@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from memory.models import App, Subject
 from memoryweb.bench import locomo
-from memoryweb.bench.bm25 import Bm25Index
+from memoryweb.bench.bm25 import Bm25Index, document_tokens, question_tokens
 from memoryweb.bench.locomo_data import parse_sample
 from tests.memoryweb.bench.test_bench import tiny_locomo
 
@@ -27,6 +27,10 @@ def test_every_mode_and_the_baseline_are_scored_on_the_same_questions():
         assert set(block["cost_at_main_k"]["overall_1_4"]) == {"tokens_mean", "latency_p50_ms"}
     # the baseline's tokens are its k notes alone: fewer than a whole context
     assert 0 < summary["bm25"]["tokens_mean"] < summary["modes"]["full"]["tokens_mean"]
+    # the headline names both comparisons: the plain baseline and memoryweb's own full-text mode
+    text = locomo.render(summary, [5, 10])
+    assert "full vs bm25, recall@10 categories 1-4" in text
+    assert "full vs fts, recall@10 categories 1-4" in text
 
 
 @pytest.mark.django_db
@@ -40,6 +44,11 @@ def test_the_bm25_baseline_ranks_the_notes_that_share_rare_words(app, actor, con
 
     assert "greyhound called Biscuit" in notes[best[0]]
     assert index.top("the of and", 3)[0] == []  # only stop words: nothing to score
+
+
+def test_the_bm25_baseline_keeps_term_frequency_in_notes_not_in_questions():
+    assert document_tokens("The ferry, the ferry and a ferry to Oslo") == ["ferry", "ferry", "ferry", "oslo"]
+    assert question_tokens("ferry ferry to Oslo?") == ["ferry", "oslo"]
 
 
 @pytest.mark.django_db
