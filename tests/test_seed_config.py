@@ -1,6 +1,5 @@
-"""The seed configuration as written (issue 9, requirement 7): both documented blocks load, from
-the MEMORYWEB_CONFIG file and per App, and every key acts — each `enabled` switches its phase
-off for real."""
+"""The seed configuration as written: both documented blocks load, from the MEMORYWEB_CONFIG
+file and per App, and every key acts — each `enabled` switches its phase off for real."""
 
 import functools
 import json
