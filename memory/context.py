@@ -126,8 +126,6 @@ class Context:
             "query": self.query,
             "rewritten_query": self.rewritten_query,
             "retrieval_event_id": self.retrieval_event_id,
-            "from_cache": False,
-            "staleness": 0,
             "latency_ms": round(self.latency_ms, 3),
         }
 
