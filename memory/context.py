@@ -24,10 +24,9 @@ from memory.search.lexical import (
     fact_keyword_search,
     lesson_search,
     procedure_search,
-    query_terms,
-    word_set,
 )
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
+from memory.text import query_terms, word_set
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
 SECTION_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures"]

@@ -27,7 +27,8 @@ from django.db.models import Q
 
 from memory.config import MemoryConfig, get_config
 from memory.models import LinkKind, Note, NoteLink, Origin
-from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
+from memory.search.lexical import NoteFilter, note_search
+from memory.text import jaccard, query_terms, word_set
 from memoryweb.counters import counter_add
 from memoryweb.llm import client_for, prompt_schema
 

@@ -42,10 +42,11 @@ from django.db import connection
 from memory.config import MemoryConfig
 from memory.embeddings import get_embedder
 from memory.models import Note
-from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search, word_set
+from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search
 from memory.search.vectors import note_vector_search
 from memory.services.embeddings import query_vector
 from memory.temporal import resolve_dates
+from memory.text import word_set
 
 logger = logging.getLogger(__name__)
 

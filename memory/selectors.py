@@ -24,14 +24,8 @@ from memory.models import (
     SubjectConsent,
     VoteEvent,
 )
-from memory.search.lexical import (
-    NoteFilter,
-    jaccard,
-    note_filter_queryset,
-    note_search,
-    query_terms,
-    word_set,
-)
+from memory.search.lexical import NoteFilter, note_filter_queryset, note_search
+from memory.text import jaccard, query_terms, word_set
 from memoryweb.errors import NotFound
 
 

@@ -6,12 +6,13 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig
 from memory.models import ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
-from memory.search.lexical import NoteFilter, query_terms
+from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
 from memory.services.embeddings import embeddings_delete, note_embed, note_embed_enqueue
 from memory.services.scrub import scrub
 from memory.services.versions import version_write
+from memory.text import query_terms
 from memoryweb.errors import InvalidInput
 from memoryweb.live import notify
 

@@ -2,7 +2,7 @@
 
 BM25Okapi from `rank_bm25` (k1 = 1.5, b = 0.75, its defaults) over each subject's notes: the
 note text is cut into lower-case word tokens and stop words are dropped, the same way the
-full-text search cuts a message (memory.search.lexical.query_terms), but without stemming and
+full-text search cuts a message (memory.text.query_terms), but without stemming and
 without any of memoryweb's signals. The question is tokenised the same way; the top k notes are
 the baseline's "recalled" items. Install with `pip install 'memoryweb[bench]'`.
 """
@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 from memory.models import Note
-from memory.search.lexical import query_terms
+from memory.text import query_terms
 
 
 def _tokens(text: str) -> list[str]:
