@@ -1,4 +1,4 @@
-"""Fusion and ranking (memory/ranking.py): weighted reciprocal rank, neighbouring turns,
+"""Fusion and ranking (memory/ranking/): weighted reciprocal rank, neighbouring turns,
 sessions, dates, confirmations and the retrieval modes, through the real search backends."""
 
 import datetime

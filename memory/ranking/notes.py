@@ -339,9 +339,17 @@ def rank_notes(
     terms_set = set(terms)
     for c in ranked[: config["recallInjection.k"] + config["index.limit"]]:
         if MATCHED in c.why:
-            matched = sorted(terms_set & word_set(c.note.content + " " + " ".join(c.note.tags)))
-            c.why[c.why.index(MATCHED)] = f"matched {', '.join(matched[:6])}" if matched else MATCHED
+            c.why[c.why.index(MATCHED)] = matched_reason(
+                terms_set, c.note.content + " " + " ".join(c.note.tags)
+            )
     return [(c.note, c.score, "; ".join(c.why)) for c in ranked]
+
+
+def matched_reason(terms: set[str], text: str) -> str:
+    """Why a full-text match was chosen: the message's words that `text` holds (or, when only
+    their stems matched, that)."""
+    matched = sorted(terms & word_set(text))
+    return f"matched {', '.join(matched[:6])}" if matched else MATCHED
 
 
 def _date_signals(candidates: dict[int, Candidate], query: str, config: MemoryConfig, now: datetime) -> None:
