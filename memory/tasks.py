@@ -8,11 +8,11 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from memory.config import get_config
-from memory.links import note_link
 from memory.models import App, RetrievalEvent, Subject
 from memory.services import Actor, notes_evict_overflow
 from memory.services.consent import pending_expire
 from memory.services.embeddings import note_embed
+from memory.services.links import note_link
 
 
 @shared_task(name="memory.notes_evict_sweep")
@@ -54,7 +54,7 @@ def pending_expire_task() -> dict:
 
 @shared_task(name="memory.note_link")
 def note_link_task(note_id: int) -> dict:
-    """Link a new note to its nearest neighbours (see memory.links.note_link). Safe to run
+    """Link a new note to its nearest neighbours (see memory.services.links.note_link). Safe to run
     twice: pairs already linked are left alone."""
 
     return note_link(note_id=note_id)

@@ -44,7 +44,7 @@ from memory.embeddings import get_embedder
 from memory.models import Note
 from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search
 from memory.search.vectors import note_vector_search
-from memory.services.embeddings import query_vector
+from memory.search.vectors.query import query_vector
 from memory.temporal import resolve_dates
 from memory.text import word_set
 
