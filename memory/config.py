@@ -95,7 +95,7 @@ DEFAULTS: dict[str, Any] = {
             # the LLM rewriter's budget inside the hot read; past it the message is searched as typed
             "timeoutMs": 1500,
         },
-        # fts | vector | hybrid | full (memory/ranking.py); full without embeddings is fts + signals
+        # fts | vector | hybrid | full (memory/ranking/); full without embeddings is fts + signals
         "mode": "full",
         # weighted reciprocal rank of the full-text and vector lists: weight / (rrfK + rank)
         "fusion": {"lexicalWeight": 1.0, "vectorWeight": 0.6, "rrfK": 4.0},

@@ -1,9 +1,9 @@
 """The context builder (DESIGN §5): what the model gets for one message.
 
 Serves the REST sidecar, the dashboard preview, the chat playground and `bench`.
-Reads candidates, ranks them, adds the notes linked to them (memory/links.py,
-`ranked_expand`), renders each section under its token cap, then records a
-RetrievalEvent and which blocks the conversation now holds.
+Takes each kind's ranking from memory/ranking/ (every scoring rule lives there), adds the notes
+linked to the ranked ones (memory/links.py, `ranked_expand`), lays each section out under its
+token cap, then records a RetrievalEvent and which blocks the conversation now holds.
 """
 
 import hashlib
@@ -16,18 +16,12 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig
 from memory.links import ranked_expand
-from memory.models import Lesson, Note, Procedure, ProfileFact, Subject
-from memory.ranking import rank_notes
+from memory.models import Lesson, Note, Procedure, Subject
+from memory.ranking import matched_reason, rank_distilled, rank_facts, rank_notes
 from memory.rewriter import rewrite_query
-from memory.search.lexical import (
-    NoteFilter,
-    fact_keyword_search,
-    lesson_search,
-    procedure_search,
-    query_terms,
-    word_set,
-)
+from memory.search.lexical import NoteFilter
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
+from memory.text import query_terms
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
 SECTION_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures"]
@@ -126,8 +120,6 @@ class Context:
             "query": self.query,
             "rewritten_query": self.rewritten_query,
             "retrieval_event_id": self.retrieval_event_id,
-            "from_cache": False,
-            "staleness": 0,
             "latency_ms": round(self.latency_ms, 3),
         }
 
@@ -141,31 +133,11 @@ def _fit(name: str, lines: list[str], line: str, cap: int) -> bool:
 
 
 def _profile(subject: Subject, terms: list[str], config: MemoryConfig) -> tuple[list[str], list[Item]]:
-    """Pinned facts, then contextual facts whose keywords the message hits; with
-    `profile.contextualKeywordGate` false, then the other contextual facts too, newest first."""
+    """`### profile`: the ranked facts, each on its line, under `profile.maxTokens`."""
     cap = config["profile.maxTokens"]
-    pinned = list(
-        ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=True).order_by("key", "id")
-    )
-    keyword_hits = fact_keyword_search(subject.pk, terms)
-    contextual = ProfileFact.objects.in_bulk([h.id for h in keyword_hits])
-    chosen: list[tuple[ProfileFact, float, str]] = [(f, 1.0, "pinned") for f in pinned]
-    terms_set = set(terms)
-    for hit in keyword_hits:
-        fact = contextual.get(hit.id)
-        if fact is not None:
-            matched = [k for k in fact.keywords if set(k.split()) & terms_set] or fact.keywords[:1]
-            chosen.append((fact, hit.score, f"keyword: {', '.join(matched)}"))
-    if not config["profile.contextualKeywordGate"]:
-        ungated = ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=False).exclude(
-            pk__in=list(contextual)
-        )
-        chosen.extend(
-            (f, 0.0, "contextual (keyword gate off)") for f in ungated.order_by("-valid_from", "-id")
-        )
     lines: list[str] = []
     items: list[Item] = []
-    for fact, score, reason in chosen:
+    for fact, score, reason in rank_facts(subject=subject, terms=terms, config=config):
         qualifiers = ", ".join(
             q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
         )
@@ -173,17 +145,22 @@ def _profile(subject: Subject, terms: list[str], config: MemoryConfig) -> tuple[
         if not _fit("profile", lines, line, cap):
             continue  # a later, shorter fact may still fit
         lines.append(line)
-        items.append(
-            Item(
-                id=f"f:{fact.pk}",
-                kind="fact",
-                section="profile",
-                score=score,
-                reason=reason,
-                tokens=estimate_tokens(line),
-            )
-        )
+        items.append(_item("fact", fact, "profile", score, reason, line))
     return lines, items
+
+
+def _item(kind: str, obj, section: str, score: float, reason: str, line: str, *, expanded=False) -> Item:
+    """The record of one placed line: what it is, where it went, why, and what it cost."""
+    return Item(
+        id=f"{kind[0]}:{obj.pk}",
+        kind=kind,
+        section=section,
+        score=score,
+        reason=reason,
+        tokens=estimate_tokens(line),
+        expanded=expanded,
+        source=_source(obj) if kind == "note" else {},
+    )
 
 
 def note_line(note: Note) -> str:
@@ -192,7 +169,7 @@ def note_line(note: Note) -> str:
 
 
 def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[Note, float, str]]:
-    """Candidates, fusion and signals: memory/ranking.py (`retrieve.mode`)."""
+    """Candidates, fusion and signals: memory/ranking/notes.py (`retrieve.mode`)."""
     filters = NoteFilter(scopes=sorted({"", conversation.scope}) if conversation else None)
     return rank_notes(
         subject_id=subject.pk, query=query, terms=terms, filters=filters, config=config, now=now
@@ -214,16 +191,7 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str]
             if line:
                 recalled.append(line)
                 items.append(
-                    Item(
-                        id=f"n:{note.pk}",
-                        kind="note",
-                        section="recalled",
-                        score=score,
-                        reason=reason,
-                        tokens=estimate_tokens(line),
-                        expanded=note.pk in expanded,
-                        source=_source(note),
-                    )
+                    _item("note", note, "recalled", score, reason, line, expanded=note.pk in expanded)
                 )
                 continue
         if len(index) >= config["index.limit"]:
@@ -233,62 +201,32 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str]
         if _fit("memory-index", index, line, index_cap):
             index.append(line)
             items.append(
-                Item(
-                    id=f"n:{note.pk}",
-                    kind="note",
-                    section="memory-index",
-                    score=score,
-                    reason=reason,
-                    tokens=estimate_tokens(line),
-                    expanded=note.pk in expanded,
-                    source=_source(note),
-                )
+                _item("note", note, "memory-index", score, reason, line, expanded=note.pk in expanded)
             )
     return recalled, index, items
 
 
 def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
-    """`### lessons` and `### procedures`: the best matches, each section under its cap.
+    """`### lessons` and `### procedures`: the ranked matches, each section under its cap.
     Sections with nothing to say are left out of the tail (their blocks stay, empty)."""
     blocks, items = [], []
-    sources: list[tuple[str, Any, Any, Callable[[Any], str]]] = [
-        ("lessons", Lesson, lesson_search, _lesson_line),
-        ("procedures", Procedure, procedure_search, _procedure_lines),
+    renderers: list[tuple[str, Callable[[Any], str]]] = [
+        ("lessons", _lesson_line),
+        ("procedures", _procedure_lines),
     ]
-    for name, model, search, render in sources:
-        cap, k = config[f"{name}.maxTokens"], config[f"{name}.k"]
+    terms_set = set(terms)
+    for name, render in renderers:
+        cap = config[f"{name}.maxTokens"]
         if not config[f"{name}.enabled"]:
             blocks.append(Block(name, "", cap))
             continue
-        hits = search(subject.pk, terms, limit=max(k * 3, 6))
-        found = model.objects.in_bulk([h.id for h in hits])
-        top = max((h.score for h in hits), default=1.0)
-        max_vote = config["voting.maxVotePerItem"] or 1.0
-        for hit in hits:  # relevance, then votes, as for notes
-            obj = found.get(hit.id)
-            votes = obj.vote_score / max_vote if obj is not None else 0.0
-            hit.score = config["scoring.relevance"] * hit.score / top + config["scoring.votes"] * votes
-        hits = sorted(hits, key=lambda h: -h.score)[:k]
         lines: list[str] = []
-        for hit in hits:
-            obj = found.get(hit.id)
-            if obj is None:
-                continue
+        for obj, score in rank_distilled(name=name, subject_id=subject.pk, terms=terms, config=config):
             line = render(obj)
             if not _fit(name, lines, line, cap):
                 continue
             lines.append(line)
-            matched = sorted(set(terms) & word_set(line))
-            items.append(
-                Item(
-                    id=f"{name[0]}:{obj.pk}",
-                    kind=name[:-1],
-                    section=name,
-                    score=hit.score,
-                    reason=f"matched {', '.join(matched[:6])}" if matched else "matched stemmed terms",
-                    tokens=estimate_tokens(line),
-                )
-            )
+            items.append(_item(name[:-1], obj, name, score, matched_reason(terms_set, line), line))
         blocks.append(Block(name, _section(name, lines), cap))
     return blocks, items
 

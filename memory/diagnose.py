@@ -15,7 +15,7 @@ from memory.config import get_config
 from memory.embeddings import EmbeddingError, embedding_spec, get_embedder
 from memory.models import Embedding, ItemKind, JobRun, Note
 from memory.search import vectors
-from memory.services.embeddings import provider_reset
+from memory.search.vectors.query import provider_reset
 from memoryweb.counters import counter_values
 from memoryweb.db.sqlite.base import EXTENSION_STATUS
 

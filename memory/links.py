@@ -1,5 +1,6 @@
 """The note link graph (DESIGN §3 NoteLink, §4): typed edges between one subject's notes,
-written in the background after a note is stored, and followed breadth-first at recall.
+written in the background after a note is stored (memory.services.links), and followed
+breadth-first at recall. This module reads: neighbours, edge kinds, expansion.
 
 Edges read `src -kind-> dst`:
 - `same_topic` — both notes share their tags and most of their words;
@@ -12,7 +13,7 @@ The weight is the pair's similarity, 0.7 · Jaccard of the word sets + 0.3 · Ja
 tag sets, so it is in [0, 1].
 
 One pair of notes holds at most one automatic edge: a pair already linked in either
-direction, by any origin, is left alone. That makes `note_link` safe to repeat, never adds a
+direction, by any origin, is left alone. That makes `note_link` (memory.services.links) safe to repeat, never adds a
 competing kind next to a hand-made link, and keeps the graph undirected enough for BFS.
 Links never cross subjects and never touch archived notes. Scopes are not a linking boundary
 (the graph is the subject's knowledge); recall filters the notes it reaches by scope instead.
@@ -22,13 +23,12 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from django.db import transaction
 from django.db.models import Q
 
-from memory.config import MemoryConfig, get_config
-from memory.models import LinkKind, Note, NoteLink, Origin
-from memory.search.lexical import NoteFilter, jaccard, note_search, query_terms, word_set
-from memoryweb.counters import counter_add
+from memory.config import MemoryConfig
+from memory.models import LinkKind, Note, NoteLink
+from memory.search.lexical import NoteFilter, note_search
+from memory.text import jaccard, query_terms, word_set
 from memoryweb.llm import client_for, prompt_schema
 
 # FTS hits fetched per neighbour kept: BM25 order and word-set similarity disagree often
@@ -79,7 +79,7 @@ def _tag_overlap(a: list[str], b: list[str]) -> float:
     return jaccard(set(a), set(b))
 
 
-def _neighbours(note: Note, config: MemoryConfig) -> list[Neighbour]:
+def link_neighbours(note: Note, config: MemoryConfig) -> list[Neighbour]:
     """The note's best `links.neighbours` live notes of the same subject above `minSimilarity`."""
     wanted = config["links.neighbours"]
     terms = query_terms(f"{note.content} {' '.join(note.tags)}")
@@ -142,7 +142,7 @@ def _prompt_line(note: Note) -> str:
     return f"[{note.pk}] {when:%Y-%m-%d}{tags}: {' '.join(note.content.split())}"
 
 
-def _llm_kinds(note: Note, neighbours: list[Neighbour], config: MemoryConfig) -> dict | None:
+def link_kinds_llm(note: Note, neighbours: list[Neighbour], config: MemoryConfig) -> dict | None:
     """{neighbour id: (kind or None for "no link", whether `note` is the source)} from the
     consolidation model, or None when none is configured or its answer is unusable."""
     if not config["links.llmTyping"]:
@@ -171,73 +171,11 @@ def _llm_kinds(note: Note, neighbours: list[Neighbour], config: MemoryConfig) ->
     return kinds
 
 
-def _linked_to(note_id: int, other_ids: list[int]) -> set[int]:
+def linked_to(note_id: int, other_ids: list[int]) -> set[int]:
     pairs = NoteLink.objects.filter(
         Q(src_id=note_id, dst_id__in=other_ids) | Q(dst_id=note_id, src_id__in=other_ids)
     ).values_list("src_id", "dst_id")
     return {dst if src == note_id else src for src, dst in pairs}
-
-
-def note_link(*, note_id: int, config: MemoryConfig | None = None) -> dict:
-    """Link the note to its nearest neighbours among the subject's live notes; returns stats.
-
-    Neighbours: FTS hits for the note's terms, scored by word and tag similarity, the best
-    `links.neighbours` at or above `links.minSimilarity`. Each gets one typed edge (module
-    docstring) with weight = similarity and origin `task`: typed by the consolidation model
-    when one is configured and `links.llmTyping` is on (it may also answer "no link"), by
-    `link_kind_heuristic` otherwise and for every pair the model's answer does not cover.
-
-    Writes nothing when links are disabled or the note is gone or archived. Safe to repeat:
-    pairs already linked in either direction are skipped and inserts ignore conflicts.
-    """
-    note = Note.objects.select_related("subject__app").filter(pk=note_id).first()
-    if note is None:
-        return {"note": note_id, "skipped": "no such note"}
-    if note.archived_at is not None:
-        return {"note": note_id, "skipped": "archived"}
-    config = config or get_config(note.subject.app)
-    if not config["links.enabled"]:
-        return {"note": note_id, "skipped": "links disabled"}
-
-    neighbours = _neighbours(note, config)
-    linked = _linked_to(note.pk, [n.note.pk for n in neighbours])
-    fresh = [n for n in neighbours if n.note.pk not in linked]
-    stats = {"note": note_id, "neighbours": len(neighbours), "linked": 0, "source": "heuristic"}
-    if not fresh:
-        return stats
-
-    typed = _llm_kinds(note, fresh, config)  # outside the transaction: never hold a lock over a call
-    if typed is not None:
-        stats["source"] = "llm"
-    elif config["links.llmTyping"] and config["llm.consolidation"] != "none":
-        stats["source"] = "llm-fallback"
-    links = []
-    for neighbour in fresh:
-        answer = (typed or {}).get(neighbour.note.pk)
-        kind, note_is_source = answer if answer is not None else link_kind_heuristic(note, neighbour)
-        if kind is None:
-            continue
-        src, dst = (note, neighbour.note) if note_is_source else (neighbour.note, note)
-        links.append(
-            NoteLink(src=src, dst=dst, kind=kind, weight=round(neighbour.similarity, 4), origin=Origin.TASK)
-        )
-
-    with transaction.atomic():
-        # the note or a neighbour may have been archived, evicted or forgotten meanwhile
-        live = set(
-            Note.objects.select_for_update()
-            .filter(pk__in=[note.pk, *(n.note.pk for n in fresh)], archived_at__isnull=True)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
-        if note.pk not in live:
-            return {"note": note_id, "skipped": "archived or deleted meanwhile"}
-        links = [link for link in links if link.src_id in live and link.dst_id in live]
-        NoteLink.objects.bulk_create(links, ignore_conflicts=True)
-    if links:
-        counter_add("links.written", len(links))
-    stats["linked"] = len(links)
-    return stats
 
 
 def expand(

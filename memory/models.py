@@ -373,7 +373,6 @@ class RetrievalEvent(models.Model):
     items = models.JSONField(default=list)
     tokens = models.JSONField(default=dict)
     latency_ms = models.FloatField()
-    from_cache = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

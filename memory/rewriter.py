@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from memory.config import MemoryConfig
-from memory.search.lexical import query_terms
+from memory.text import query_terms
 from memoryweb.counters import counter_add
 from memoryweb.llm import client_for, prompt_schema
 

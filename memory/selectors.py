@@ -24,14 +24,8 @@ from memory.models import (
     SubjectConsent,
     VoteEvent,
 )
-from memory.search.lexical import (
-    NoteFilter,
-    jaccard,
-    note_filter_queryset,
-    note_search,
-    query_terms,
-    word_set,
-)
+from memory.search.lexical import NoteFilter, note_filter_queryset, note_search
+from memory.text import jaccard, query_terms, word_set
 from memoryweb.errors import NotFound
 
 
@@ -385,7 +379,6 @@ def subject_overview(*, subject: Subject, days: int = 30) -> dict:
         },
         "recalls": {
             "context_builds": per_day(retrievals),
-            "from_cache": per_day(retrievals.filter(from_cache=True)),
         },
         "most_recalled": list(notes.filter(recall_count__gt=0).order_by("-recall_count", "-id")[:5]),
         "pending": list(pending.select_related("category").order_by("-created_at", "-id")[:5]),

@@ -6,10 +6,10 @@ from datetime import timedelta
 from celery import shared_task
 
 from memory.config import get_config
-from memory.links import note_link
 from memory.services import Actor
 from memory.services.consent import pending_expire
 from memory.services.embeddings import note_embed
+from memory.services.links import note_link
 from memory.services.notes import notes_evict_sweep
 from memory.services.retrieval import retrieval_events_prune
 
@@ -36,7 +36,7 @@ def pending_expire_task() -> dict:
 
 @shared_task(name="memory.note_link")
 def note_link_task(note_id: int) -> dict:
-    """Link a new note to its nearest neighbours (see memory.links.note_link). Safe to run
+    """Link a new note to its nearest neighbours (see memory.services.links.note_link). Safe to run
     twice: pairs already linked are left alone."""
 
     return note_link(note_id=note_id)

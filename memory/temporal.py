@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Literal
 
+from memory.text import sentence_breaks
+
 Granularity = Literal["day", "week", "month", "year"]
 Tense = Literal["past", "future"] | None
 
@@ -89,7 +91,6 @@ _PAST_CUES = re.compile(
     r"ago|used to|last|earlier|already|\w{2,}ed)\b",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[.!?;\n]+(?:\s|$)")
 
 
 def sentence_tense(text: str) -> Tense:
@@ -102,11 +103,10 @@ def sentence_tense(text: str) -> Tense:
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
-    left = 0
-    for boundary in _SENTENCE_END.finditer(text, 0, start):
-        left = boundary.end()
-    after = _SENTENCE_END.search(text, end)
-    right = after.start() if after else len(text)
+    # a clause after ";" has a tense of its own
+    breaks = sentence_breaks(text, ends=".!?;", abbreviations=False)
+    left = max((stop for _, stop in breaks if stop <= start), default=0)
+    right = next((begin for begin, _ in breaks if begin >= end), len(text))
     return text[left:start] + " " + text[end:right]
 
 

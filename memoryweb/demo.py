@@ -19,10 +19,10 @@ from chat.reflect import turn_reflect
 from chat.services import messages_add
 from consolidation.services import consolidate_now, consolidation_enabled
 from memory.config import get_config
-from memory.links import note_link
 from memory.models import Conversation, Note, Subject
 from memory.services.audit import Actor
 from memory.services.conversations import conversation_get_or_create
+from memory.services.links import note_link
 
 DEMO_SUBJECT = "alice"
 DEMO_DISPLAY_NAME = "Alice Moreau"

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from chat.reflection.categories import fact_category
 from chat.reflection.ops import FactOp
-from chat.reflection.text import STOPWORDS
 from chat.reflection.topics import DOMAIN_KEYWORDS
+from memory.text import FILLER_WORDS
 
 # Adverbs allowed between the subject and the verb: "I really love", "I currently live".
 ADV = (
@@ -98,7 +98,7 @@ _DEFAULT_SPEC = KeySpec(False, ())
 
 def value_words(value: str) -> list[str]:
     words = re.findall(r"[a-zà-ÿ0-9][a-zà-ÿ0-9'+#-]*", value.lower())
-    return [w for w in words if len(w) > 2 and w not in STOPWORDS]
+    return [w for w in words if len(w) > 2 and w not in FILLER_WORDS]
 
 
 def domain_keywords(topic: str) -> list[str]:
@@ -144,4 +144,4 @@ def clean_value(value: str) -> str:
 
 def first_word_ok(value: str, banned: set[str]) -> bool:
     words = value.lower().split()
-    return bool(words) and words[0] not in STOPWORDS and words[0] not in banned
+    return bool(words) and words[0] not in FILLER_WORDS and words[0] not in banned

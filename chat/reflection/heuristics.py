@@ -39,7 +39,8 @@ from chat.reflection.notes import (
     reminder_note,
 )
 from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction
-from chat.reflection.text import Sentence, is_all_lowercase, normalise, read_sentence, split_sentences
+from chat.reflection.text import Sentence, is_all_lowercase, normalise, read_sentence
+from memory.text import split_sentences
 
 __all__ = ["classify_category", "extract"]
 

@@ -35,7 +35,8 @@ from chat.reflection.lexicon import (
     TOOLS,
 )
 from chat.reflection.ops import FactOp, FactRetraction
-from chat.reflection.text import STOPWORDS, Sentence, negated_before, title_if_lower
+from chat.reflection.text import Sentence, negated_before, title_if_lower
+from memory.text import FILLER_WORDS
 
 Found = FactOp | FactRetraction
 I = re.IGNORECASE  # noqa: E741
@@ -79,7 +80,7 @@ def names(s: Sentence, ctx: Context) -> Iterator[Found]:
         if not negated_before(s.text, m.start()) and _name_ok(m["v"], ctx):
             yield make_fact("preferred_name", title_if_lower(m["v"]), confidence=ctx.confidence)
     here = _NAME_HERE.search(s.text)
-    if here and ctx.greeted and here["v"].lower() not in NOT_NAMES | STOPWORDS:
+    if here and ctx.greeted and here["v"].lower() not in NOT_NAMES | FILLER_WORDS:
         yield make_fact("name", here["v"], confidence=ctx.confidence)
     intro = _I_AM_NAME.search(s.text)
     if intro and intro["v"].lower() not in NOT_NAMES and (s.text.lower().startswith("i am") or ctx.greeted):
@@ -231,7 +232,7 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
                 yield make_fact("job_title", title, confidence=ctx.confidence)
     for m in _TEACH.finditer(s.text):
         subject = m["v"].lower()
-        if subject not in STOPWORDS and not negated_before(s.text, m.start() + 2):
+        if subject not in FILLER_WORDS and not negated_before(s.text, m.start() + 2):
             yield make_fact(
                 "job_title",
                 f"{m['v'] if m['v'][0].isupper() else subject} teacher",

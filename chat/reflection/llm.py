@@ -11,7 +11,8 @@ from django.utils.dateparse import parse_date
 
 from chat.reflection.categories import CATEGORY_PRIORITY
 from memory.models import Note, ProfileFact
-from memory.search.lexical import note_search, query_terms
+from memory.search.lexical import note_search
+from memory.text import query_terms
 from memoryweb.llm import prompt_schema
 
 CATEGORIES = frozenset(CATEGORY_PRIORITY)  # the seeded consent categories

@@ -22,7 +22,8 @@ from chat.reflection.lexicon import (
     RELIGIONS,
 )
 from chat.reflection.ops import FactRetraction
-from chat.reflection.text import STOPWORDS, Sentence, first_person_at, negated_before
+from chat.reflection.text import Sentence, first_person_at, negated_before
+from memory.text import FILLER_WORDS
 
 I = re.IGNORECASE  # noqa: E741
 
@@ -74,7 +75,7 @@ def _objects(raw: str) -> list[str]:
             or words[0] in ("my", "our", "your", "his", "her", "their")
         ):
             continue
-        if all(w in STOPWORDS for w in words):
+        if all(w in FILLER_WORDS for w in words):
             continue
         objects.append(" ".join(words))
     return objects
@@ -103,7 +104,7 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
         for topic in _objects(m["v"]):
             yield _preference(topic, likes, ctx, ctx.confidence if m["subj"] else min(ctx.confidence, 0.7))
     for m in _PERSON.finditer(s.text):
-        if m["v"].lower() not in STOPWORDS | {
+        if m["v"].lower() not in FILLER_WORDS | {
             "people",
             "good",
             "bad",
@@ -131,7 +132,7 @@ def favorites(s: Sentence, ctx: Context) -> Iterator[Found]:
     for m in _FAVORITE.finditer(s.text):
         value = re.sub(r"\s+and\s+my\b.*$", "", m["v"], flags=I).strip()
         topic = m["topic"].strip().lower()
-        if value and value.lower().split()[0] not in STOPWORDS:
+        if value and value.lower().split()[0] not in FILLER_WORDS:
             yield make_fact(
                 f"favorite.{topic}",
                 value,
@@ -182,7 +183,9 @@ def _allergens(raw: str) -> list[str]:
         re.sub(r"^(?:all\s+|most\s+|any\s+)", "", p.strip(), flags=I)
         for p in re.split(r",|\band\b|\bor\b|&", raw)
     ]
-    return [i.lower() for i in items if i and len(i.split()) <= 3 and i.lower().split()[0] not in STOPWORDS]
+    return [
+        i.lower() for i in items if i and len(i.split()) <= 3 and i.lower().split()[0] not in FILLER_WORDS
+    ]
 
 
 def health(s: Sentence, ctx: Context) -> Iterator[Found]:

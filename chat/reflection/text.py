@@ -1,5 +1,6 @@
-"""Sentence-level reading for the heuristic extractor: split, expand contractions, and tell
-statements from questions, hedges and conditionals. Pure functions over strings."""
+"""Sentence-level reading for the heuristic extractor: expand contractions, and tell statements
+from questions, hedges and conditionals (sentences are split by memory.text). Pure functions
+over strings."""
 
 from __future__ import annotations
 
@@ -7,46 +8,11 @@ import re
 from dataclasses import dataclass
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " "})
-_ABBREVIATIONS = {
-    "st",
-    "dr",
-    "mr",
-    "mrs",
-    "ms",
-    "jr",
-    "sr",
-    "vs",
-    "etc",
-    "eg",
-    "ie",
-    "approx",
-    "inc",
-    "mt",
-    "prof",
-}
-_BOUNDARY = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n+")
 
 
 def normalise(text: str) -> str:
     text = (text or "").translate(_QUOTES)
     return re.sub(r"[ \t]+", " ", text).strip()
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences with their closing punctuation; "St. Mary's" and "e.g." do not end one."""
-    sentences, start = [], 0
-    for m in _BOUNDARY.finditer(text):
-        if m.group(0).startswith("."):
-            word = re.search(r"([\w.]+)$", text[start : m.start()])
-            if word and (word.group(1).lower().replace(".", "") in _ABBREVIATIONS or len(word.group(1)) == 1):
-                continue
-        piece = text[start : m.end()].strip()
-        if piece:
-            sentences.append(piece)
-        start = m.end()
-    if text[start:].strip():
-        sentences.append(text[start:].strip())
-    return sentences
 
 
 _CONTRACTIONS = [
@@ -200,14 +166,3 @@ def first_person_at(text: str, pos: int) -> bool:
 
 def title_if_lower(value: str) -> str:
     return value.title() if value == value.lower() else value
-
-
-STOPWORDS = {
-    "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "it", "this", "that", "these",
-    "those", "some", "any", "all", "every", "here", "there", "what", "which", "who", "how", "when",
-    "where", "why", "you", "him", "them", "me", "us", "one", "ones", "stuff", "things", "thing",
-    "everything", "anything", "nothing", "something", "everyone", "anyone", "people", "to", "of", "and",
-    "or", "so", "too", "very", "really", "just", "in", "on", "at", "for", "with", "from", "by", "about",
-    "is", "are", "was", "be", "been", "being", "have", "has", "had", "do", "does", "did", "not", "no",
-    "i", "we", "it's", "lot", "bit", "much", "more", "most", "least", "way", "kind", "sort",
-}  # fmt: skip

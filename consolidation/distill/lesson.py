@@ -20,12 +20,9 @@ from consolidation.distill.text import (
     about_the_user,
     clip_words,
     finish,
-    jaccard_stems,
     sentences_of,
-    stem,
-    stems,
 )
-from memory.search.lexical import STOPWORDS, TOKEN_RE, query_terms
+from memory.text import STOPWORDS, TOKEN_RE, query_terms, stem, stem_overlap, stems
 
 ADVICE = re.compile(
     r"\b(?:always|never|should|must|avoid|prefers?|preferred|make\s+sure|remember|don't|do\s+not|"
@@ -178,7 +175,7 @@ def lesson_text(notes, tag: str, steps: list[str] | None = None) -> str | None:
             for c in ranked[1:]
             if c.note_id != best.note_id
             and (c.stems & shared) - best.stems
-            and jaccard_stems(c.sentence, best.sentence) < 0.5
+            and stem_overlap(c.sentence, best.sentence) < 0.5
             and c.score >= 0.5 * best.score
         ),
         None,

@@ -16,8 +16,8 @@ a person reads; nothing ever executes them.
 import re
 from dataclasses import dataclass
 
-from consolidation.distill.text import finish, jaccard_stems, lines_of, sentences_of
-from memory.search.lexical import STOPWORDS
+from consolidation.distill.text import finish, lines_of, sentences_of
+from memory.text import STOPWORDS, stem_overlap
 
 MIN_STEPS = 2
 MAX_STEPS = 8
@@ -208,7 +208,7 @@ def is_step_sentence(sentence: str) -> bool:
 
 
 def _is_repeat(step: str, kept: list[Step]) -> bool:
-    return any(jaccard_stems(step, other.text) >= 0.5 for other in kept)
+    return any(stem_overlap(step, other.text) >= 0.5 for other in kept)
 
 
 def merge_steps(per_note: list[tuple[int, list[str]]]) -> list[str]:

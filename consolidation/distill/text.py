@@ -1,13 +1,12 @@
-"""Sentence-level helpers for the heuristic distiller: split, stem, and restate first-person
+"""Sentence-level helpers for the heuristic distiller: lines and list items, clipping, and restating first-person
 notes ("I always deploy on Fridays") as sentences about the user ("The user always deploys on
 Fridays"). Pure functions over strings."""
 
 import re
 
-from memory.search.lexical import query_terms
+from memory.text import split_sentences
 
 _LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•]|step\s+\d{1,2}\s*[:.)-]?)\s+", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 MAX_SENTENCE_WORDS = 40
 
 
@@ -27,24 +26,9 @@ def sentences_of(text: str) -> list[str]:
     """Sentences, one list item or line at least each, with their closing punctuation."""
     found = []
     for line, _ in lines_of(text):
-        found += [part.strip() for part in _SENTENCE_END.split(line) if part.strip()]
+        # a note's sentence ends only before a capital: "use node v2. then deploy" is one
+        found += split_sentences(line, abbreviations=False, capitalised=True)
     return found
-
-
-def stem(word: str) -> str:
-    """A crude, consistent stem: "deploying", "deployed", "deploys" → "deploy"; "notes", "note"
-    → "not". Only ever compared with other stems."""
-    for suffix in ("ing", "ies", "ed", "es", "s", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            break
-    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
-        word = word[:-1]  # running → runn → run
-    return word[:7]
-
-
-def stems(text: str) -> set[str]:
-    return {stem(term) for term in query_terms(text, limit=10_000) if not term.isdigit()}
 
 
 def clip_words(sentence: str, limit: int = MAX_SENTENCE_WORDS) -> str:
@@ -200,11 +184,3 @@ def about_the_user(sentence: str) -> str:
     for pattern, replacement in _OTHER_FORMS:
         sentence = pattern.sub(replacement, sentence)
     return sentence
-
-
-def jaccard_stems(a: str, b: str) -> float:
-    """Overlap of the content-word stems of two texts (0 when either has none)."""
-    sa, sb = stems(a), stems(b)
-    if not sa or not sb:
-        return 0.0
-    return len(sa & sb) / len(sa | sb)

@@ -46,8 +46,8 @@ class PendingMemoryAdmin(HistoryAdmin):
 
 @admin.register(models.RetrievalEvent)
 class RetrievalEventAdmin(HistoryAdmin):
-    list_display = ["created_at", "subject", "short_query", "item_count", "latency_ms", "from_cache"]
-    list_filter = ["from_cache", "subject__app"]
+    list_display = ["created_at", "subject", "short_query", "item_count", "latency_ms"]
+    list_filter = ["subject__app"]
     search_fields = ["query", "rewritten_query", "subject__external_id"]
     list_select_related = ["subject__app"]
     date_hierarchy = "created_at"

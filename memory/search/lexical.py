@@ -5,57 +5,15 @@ are dropped, and each remaining term is quoted and OR-ed. An implicit AND of eve
 question finds almost nothing in conversational memory (see shared/bench/README.md).
 """
 
-import re
 from dataclasses import dataclass, field
 
 from django.db import connection
 
 from memory.search.schema import NOTE_BM25, NOTE_TEXT_COLUMNS, PG_TS_CONFIG, pg_vector
 
-TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
-
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    also yes ok okay hey hi hello thanks thank please really like get got go going know think
-    want let lets s t d ll m re ve don didn doesn isn wasn weren won wouldn shouldn couldn""".split()
-)
-
-MAX_TERMS = 32
-
-
-def query_terms(text: str, *, limit: int = MAX_TERMS) -> list[str]:
-    """Distinct lower-case word tokens of `text`, stop words and one-letter tokens dropped."""
-    seen: dict[str, None] = {}
-    for token in TOKEN_RE.findall(text.lower()):
-        if len(token) < 2 and not token.isdigit():
-            continue
-        if token in STOPWORDS:
-            continue
-        seen.setdefault(token, None)
-        if len(seen) >= limit:
-            break
-    return list(seen)
-
-
-def word_set(text: str) -> set[str]:
-    """The token set used for Jaccard similarity (dedup)."""
-    return set(query_terms(text, limit=10_000))
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
-
 
 def fts5_expression(terms: list[str], column: str | None = None) -> str:
-    quoted = " OR ".join(f'"{t}"' for t in terms)  # tokens hold no quotes: TOKEN_RE is \w only
+    quoted = " OR ".join(f'"{t}"' for t in terms)  # tokens hold no quotes: memory.text.TOKEN_RE is \w only
     return f"{column} : ({quoted})" if column else quoted
 
 

@@ -1,7 +1,8 @@
 """Writing and reading note vectors (DESIGN §8): embed, store, backfill, query.
 
-Nothing here lets a provider failure reach an API caller: `query_vector` answers None (recall
-then runs on full-text search alone), the store path logs and counts. Every failure adds to
+Nothing here lets a provider failure reach an API caller: the store path logs and counts, and
+the query side (memory.search.vectors.query: `query_vector`) answers None, so recall runs on
+full-text search alone. Every failure adds to
 the `embeddings.failures` counter that diagnose reports. After a failure the provider is left
 alone for `embeddings.retryAfterSeconds` (per process), so an unreachable endpoint does not
 add its timeout to every context build; those skipped queries count `embeddings.skipped`.
@@ -9,9 +10,6 @@ add its timeout to every context build; those skipped queries count `embeddings.
 
 import hashlib
 import logging
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -21,16 +19,11 @@ from memory.config import MemoryConfig, get_config
 from memory.embeddings import Embedder, embedding_spec, get_embedder
 from memory.models import Embedding, ItemKind, Note, Subject
 from memory.search import vectors
-from memoryweb.counters import counter_add
+from memory.search.vectors.query import provider_failed
 
 logger = logging.getLogger(__name__)
 
 WRITE_BATCH = 256
-QUERY_CACHE_SIZE = 256
-
-_down_until: dict[str, float] = {}  # model_id -> monotonic time before which it is not asked
-_query_cache: "OrderedDict[tuple[str, str], np.ndarray]" = OrderedDict()
-_lock = threading.Lock()
 
 
 def content_sha256(text: str) -> str:
@@ -39,58 +32,6 @@ def content_sha256(text: str) -> str:
 
 def embeddings_enabled(config: MemoryConfig) -> bool:
     return not embedding_spec(config).is_none
-
-
-def provider_failed(model_id: str, exc: BaseException, *, where: str, config: MemoryConfig) -> None:
-    """Log and count a failure, and rest the provider for `embeddings.retryAfterSeconds`."""
-    logger.warning("embeddings (%s) failed in %s: %s", model_id, where, exc)
-    counter_add("embeddings.failures")
-    with _lock:
-        _down_until[model_id] = time.monotonic() + config["embeddings.retryAfterSeconds"]
-
-
-def provider_resting(model_id: str) -> bool:
-    with _lock:
-        return _down_until.get(model_id, 0.0) > time.monotonic()
-
-
-def provider_reset() -> None:
-    """Forget rested providers and cached query vectors (tests, diagnose --probe)."""
-    with _lock:
-        _down_until.clear()
-        _query_cache.clear()
-
-
-def query_vector(config: MemoryConfig, text: str) -> np.ndarray | None:
-    """The query's vector, or None when embeddings are off or the provider failed (logged and
-    counted; never raises). Recent queries are cached per process."""
-    try:
-        embedder = get_embedder(config)
-    except Exception as exc:  # a bad embeddings section must not break recall either
-        logger.warning("embeddings are misconfigured: %s", exc)
-        counter_add("embeddings.failures")
-        return None
-    if embedder is None or not text.strip():
-        return None
-    key = (embedder.model_id, text)
-    with _lock:
-        cached = _query_cache.get(key)
-        if cached is not None:
-            _query_cache.move_to_end(key)
-            return cached
-    if provider_resting(embedder.model_id):
-        counter_add("embeddings.skipped")
-        return None
-    try:
-        vector = embedder.embed([text])[0]
-    except Exception as exc:  # EmbeddingError, or anything a provider library raised
-        provider_failed(embedder.model_id, exc, where="query", config=config)
-        return None
-    with _lock:
-        _query_cache[key] = vector
-        while len(_query_cache) > QUERY_CACHE_SIZE:
-            _query_cache.popitem(last=False)
-    return vector
 
 
 @transaction.atomic

@@ -6,6 +6,7 @@ from django.utils import timezone
 from memory.models import Origin, ProfileFact, Subject
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
+from memory.services.versions import version_write
 from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.live import notify
 
@@ -83,7 +84,6 @@ def fact_set(
     if not 0.0 <= float(confidence) <= 1.0:
         raise InvalidInput("confidence must be between 0 and 1", field="confidence")
 
-    now = timezone.now()
     active = _active(subject, key, mode, scope)
     if active and active.value == value and active.pinned == pinned and active.keywords == keywords:
         ProfileFact.objects.filter(pk=active.pk).update(confirmations=active.confirmations + 1)
@@ -93,36 +93,19 @@ def fact_set(
         )
         return active, False
 
-    if active:
-        active.valid_to = now
-        active.save(update_fields=["valid_to"])
-    fact = ProfileFact.objects.create(
-        subject=subject,
-        key=key,
-        value=value,
-        pinned=pinned,
-        keywords=keywords,
-        mode=mode,
-        scope=scope,
-        confidence=confidence,
-        category=category,
-        origin=origin,
-        source_message=source_message,
-        valid_from=now,
-        created_at=now,
-    )
-    if active:
-        active.superseded_by = fact
-        active.save(update_fields=["superseded_by"])
-    audit_record(
-        actor=actor,
-        action="fact.set",
-        subject=subject,
-        object_kind="fact",
-        object_id=fact.pk,
-        data={"key": key, "supersedes": active.pk if active else None},
-    )
-    notify(subject.pk, "memory.changed", {"kind": "fact", "id": fact.pk})
+    changes = {
+        "subject": subject,
+        "key": key,
+        "value": value,
+        "pinned": pinned,
+        "keywords": keywords,
+        "mode": mode,
+        "scope": scope,
+        "confidence": confidence,
+        "category": category,
+        "source_message": source_message,
+    }
+    fact = version_write(kind="fact", item=active, changes=changes, origin=origin, actor=actor)
     return fact, True
 
 

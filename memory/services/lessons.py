@@ -5,11 +5,11 @@ announced to open dashboard pages (`memory.changed`) after commit.
 """
 
 from django.db import transaction
-from django.utils import timezone
 
-from memory.models import Lesson, LessonVersion, Origin, Procedure, ProcedureVersion
+from memory.models import Lesson, Origin, Procedure
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
+from memory.services.versions import version_write
 from memoryweb.errors import InvalidInput
 from memoryweb.live import notify
 
@@ -41,21 +41,7 @@ def lesson_edit(*, lesson: Lesson, text: str, actor: Actor, origin: str = Origin
     text = _clean_text(text, "text", MAX_LESSON_CHARS)
     if text == lesson.text:
         return lesson
-    lesson.text, lesson.version, lesson.updated_at = text, lesson.version + 1, timezone.now()
-    lesson.save(update_fields=["text", "version", "updated_at"])
-    LessonVersion.objects.create(
-        lesson=lesson, version=lesson.version, text=text, tags=lesson.tags, origin=origin
-    )
-    audit_record(
-        actor=actor,
-        action="lesson.edited",
-        subject=lesson.subject,
-        object_kind="lesson",
-        object_id=lesson.pk,
-        data={"version": lesson.version},
-    )
-    notify(lesson.subject_id, "memory.changed", {"kind": "lesson", "id": lesson.pk})
-    return lesson
+    return version_write(kind="lesson", item=lesson, changes={"text": text}, origin=origin, actor=actor)
 
 
 @transaction.atomic
@@ -67,27 +53,8 @@ def procedure_edit(
     new_steps = _clean_steps(steps) if steps is not None else procedure.steps
     if new_title == procedure.title and new_steps == procedure.steps:
         return procedure
-    procedure.title, procedure.steps = new_title, new_steps
-    procedure.version, procedure.updated_at = procedure.version + 1, timezone.now()
-    procedure.save(update_fields=["title", "steps", "version", "updated_at"])
-    ProcedureVersion.objects.create(
-        procedure=procedure,
-        version=procedure.version,
-        title=new_title,
-        steps=new_steps,
-        tags=procedure.tags,
-        origin=origin,
-    )
-    audit_record(
-        actor=actor,
-        action="procedure.edited",
-        subject=procedure.subject,
-        object_kind="procedure",
-        object_id=procedure.pk,
-        data={"version": procedure.version},
-    )
-    notify(procedure.subject_id, "memory.changed", {"kind": "procedure", "id": procedure.pk})
-    return procedure
+    changes = {"title": new_title, "steps": new_steps}
+    return version_write(kind="procedure", item=procedure, changes=changes, origin=origin, actor=actor)
 
 
 @transaction.atomic

@@ -6,11 +6,13 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig, get_config
 from memory.models import App, ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
-from memory.search.lexical import NoteFilter, query_terms
+from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
 from memory.services.embeddings import embeddings_delete, note_embed, note_embed_enqueue
 from memory.services.scrub import scrub
+from memory.services.versions import version_write
+from memory.text import query_terms
 from memoryweb.errors import InvalidInput
 from memoryweb.live import notify
 
@@ -176,23 +178,11 @@ def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, 
     if new_content == note.content and new_tags == note.tags:
         return note
     content_changed = new_content != note.content
-    note.content, note.tags, note.version = new_content, new_tags, note.version + 1
-    note.updated_at = timezone.now()
-    note.save(update_fields=["content", "tags", "version", "updated_at"])
-    NoteVersion.objects.create(
-        note=note, version=note.version, content=new_content, tags=new_tags, origin=origin
-    )
-    audit_record(
-        actor=actor,
-        action="note.edited",
-        subject=note.subject,
-        object_kind="note",
-        object_id=note.pk,
-        data={"version": note.version},
+    version_write(
+        kind="note", item=note, changes={"content": new_content, "tags": new_tags}, origin=origin, actor=actor
     )
     if content_changed:
         note_embed_enqueue(note=note, config=config)
-    notify(note.subject_id, "memory.changed", {"kind": "note", "id": note.pk})
     return note
 
 

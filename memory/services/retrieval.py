@@ -8,7 +8,7 @@ from memory.models import App, ContextDelivery, RetrievalEvent
 
 
 def retrieval_event_record(
-    *, subject, conversation, query, rewritten_query, items, tokens, latency_ms, from_cache=False
+    *, subject, conversation, query, rewritten_query, items, tokens, latency_ms
 ) -> RetrievalEvent:
     """Append the record of one context build. Each build is its own event."""
     return RetrievalEvent.objects.create(
@@ -19,7 +19,6 @@ def retrieval_event_record(
         items=items,
         tokens=tokens,
         latency_ms=latency_ms,
-        from_cache=from_cache,
     )
 
 

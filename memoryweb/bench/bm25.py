@@ -3,22 +3,22 @@
 BM25Okapi from `rank_bm25` (k1 = 1.5, b = 0.75, its defaults) over each subject's notes: the
 note text is cut into lower-case word tokens and stop words and one-letter tokens are dropped,
 with the same token pattern and stop words as the full-text search
-(memory.search.lexical.TOKEN_RE, STOPWORDS), but without stemming and without any of
+(memory.text.TOKEN_RE, STOPWORDS), but without stemming and without any of
 memoryweb's signals. A note keeps every occurrence of a word (BM25's term frequency and
 document length); the question is cut the same way into its distinct words, as the full-text
-search cuts a message (memory.search.lexical.query_terms). The top k notes are the baseline's
+search cuts a message (memory.text.query_terms). The top k notes are the baseline's
 "recalled" items. Install with `pip install 'memoryweb[bench]'`.
 
 Until issue 17 the notes went through `query_terms` as well, which drops repeats: every term
 frequency was 1 and every document length the number of distinct words. The BM25 figures in
-docs/benchmarks.md were measured with that tokenisation.
+docs/benchmarks.md were re-measured after the change.
 """
 
 import time
 from dataclasses import dataclass
 
 from memory.models import Note
-from memory.search.lexical import STOPWORDS, TOKEN_RE, query_terms
+from memory.text import STOPWORDS, TOKEN_RE, query_terms
 
 
 def document_tokens(text: str) -> list[str]:

@@ -39,15 +39,10 @@ from memory.context import context_build
 from memory.embeddings import get_embedder
 from memory.models import App, AuditEvent, Embedding, ItemKind, Note, Origin
 from memory.search.lexical import RANK_BUDGET
+from memory.search.vectors.query import provider_reset, query_vector
 from memory.services import Actor, api_key_create, app_create, audit_record, note_store, subject_get_or_create
 from memory.services.conversations import conversation_get_or_create, message_add
-from memory.services.embeddings import (
-    content_sha256,
-    embed_notes,
-    embeddings_write,
-    provider_reset,
-    query_vector,
-)
+from memory.services.embeddings import content_sha256, embed_notes, embeddings_write
 from memoryweb.bench import synthetic
 from memoryweb.bench.report import latency_summary, mean, percentile, rounded, table
 from memoryweb.bench.server import BenchServer, quiet_http_log

@@ -16,7 +16,7 @@ the same with `memory-index` items counted too is reported under `with_memory_in
 Questions without evidence after normalisation are skipped and counted.
 
 Modes (`modes`): every question is scored under each retrieval mode (`retrieve.mode`: fts,
-vector, hybrid, full; memory/ranking.py) on the same ingested notes, side by side. With
+vector, hybrid, full; memory/ranking/) on the same ingested notes, side by side. With
 `embeddings="local"` the notes are embedded once per subject after ingest (a timed batch
 through `embed_notes`, apart from the ingest rate) and the contexts are built with that
 provider; with "none" the vector list is empty, so `full` is full-text + signals and `vector`

@@ -11,7 +11,8 @@ from memory.diagnose import diagnose
 from memory.embeddings import set_http_client_factory
 from memory.models import Embedding, Note
 from memory.search import vectors
-from memory.services.embeddings import provider_reset, reembed
+from memory.search.vectors.query import provider_reset
+from memory.services.embeddings import reembed
 from memoryweb.counters import counter_add
 from tests.embeddings_wire import EmbeddingsWire
 from tests.factories import AppFactory, SubjectFactory

@@ -13,8 +13,9 @@ from memory.embeddings import EmbeddingError, get_embedder, set_http_client_fact
 from memory.embeddings.local import LocalEmbedder
 from memory.models import Embedding
 from memory.search.vectors import note_vector_search
+from memory.search.vectors.query import provider_reset, query_vector
 from memory.services import note_edit, note_store, note_store_and_embed
-from memory.services.embeddings import embed_notes, provider_reset, query_vector
+from memory.services.embeddings import embed_notes
 from memory.services.notes import anote_store_and_embed
 from memoryweb.errors import ConfigError
 from memoryweb.models import Counter

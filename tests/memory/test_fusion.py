@@ -1,4 +1,4 @@
-"""Fusion and ranking (memory/ranking.py): weighted reciprocal rank, neighbouring turns,
+"""Fusion and ranking (memory/ranking/): weighted reciprocal rank, neighbouring turns,
 sessions, dates, confirmations and the retrieval modes, through the real search backends."""
 
 import datetime
@@ -11,9 +11,10 @@ from memory.config import get_config
 from memory.context import context_build
 from memory.models import Note
 from memory.ranking import asks_when, message_dates, rank_notes, weighted_rrf
-from memory.search.lexical import NoteFilter, query_terms
+from memory.search.lexical import NoteFilter
 from memory.services import note_store
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.text import query_terms
 from memoryweb.errors import ConfigError
 
 UTC = datetime.UTC

@@ -5,10 +5,11 @@ from django.utils import timezone
 
 from memory.config import get_config
 from memory.context import context_build
-from memory.links import expand, note_link
+from memory.links import expand
 from memory.models import NoteLink
 from memory.services import note_store
 from memory.services.conversations import conversation_get_or_create
+from memory.services.links import note_link
 from memoryweb.errors import ConfigError
 from memoryweb.models import Counter
 from tests.factories import AppFactory, NoteFactory, SubjectFactory

@@ -3,11 +3,12 @@ from django.db import connection
 
 from memory.config import get_config
 from memory.models import Note, NoteLink, NoteSource, NoteVersion
-from memory.search.lexical import NoteFilter, fts5_expression, query_terms
+from memory.search.lexical import NoteFilter, fts5_expression
 from memory.search.schema import missing_triggers
 from memory.selectors import note_recall
 from memory.services import note_edit, note_forget, note_store, notes_evict_overflow, vote_cast
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.text import query_terms
 from memoryweb.errors import InvalidInput
 from tests.factories import NoteFactory, SubjectFactory
 

@@ -9,9 +9,10 @@ import pytest
 from django.db import connection
 
 from memory.models import Note
-from memory.search.lexical import NoteFilter, note_search, query_terms
+from memory.search.lexical import NoteFilter, note_search
 from memory.search.schema import missing_triggers
 from memory.selectors import note_near_duplicates
+from memory.text import query_terms
 from tests.factories import NoteFactory, SubjectFactory
 
 sqlite_only = pytest.mark.skipif("connection.vendor != 'sqlite'", reason="FTS5 plans")

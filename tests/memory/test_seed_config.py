@@ -1,6 +1,5 @@
-"""The seed configuration as written (issue 9, requirement 7): both documented blocks load, from
-the MEMORYWEB_CONFIG file and per App, and every key acts — each `enabled` switches its phase
-off for real."""
+"""The seed configuration as written: both documented blocks load, from the MEMORYWEB_CONFIG
+file and per App, and every key acts — each `enabled` switches its phase off for real."""
 
 import functools
 import json
@@ -13,12 +12,12 @@ from chat.reflect import reflection_enqueue, turn_reflect
 from consolidation.services import consolidate_all, consolidate_now, votes_decay
 from memory.config import base_config, get_config, validate_app_config
 from memory.context import context_build
-from memory.links import note_link
 from memory.models import Embedding, JobRun, Lesson, Note, NoteLink, Procedure, ProfileFact, VoteEvent
 from memory.rewriter import rewrite_query
+from memory.search.vectors.query import provider_reset
 from memory.services import app_config_set, fact_set, note_store, note_store_and_embed
 from memory.services.conversations import conversation_get_or_create, message_add
-from memory.services.embeddings import provider_reset
+from memory.services.links import note_link
 from memoryweb.errors import ConfigError, FeatureDisabled
 from tests.embeddings_wire import EmbeddingsWire
 from tests.factories import AppFactory, NoteFactory, SubjectFactory

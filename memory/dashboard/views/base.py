@@ -1,12 +1,12 @@
 """Access helpers and rendering shared by every dashboard page.
 
-Access (issue 5, requirement 1): a person sees only the subjects they own (`Subject.owner`);
+Access: a person sees only the subjects they own (`Subject.owner`);
 staff see every subject. Every view that takes a `subject_id` goes through `subject_view`,
 which answers 404 — never 403 — for a subject that is not the user's, so ids of other
 people's memory cannot be probed. Items inside a subject are looked up with `owned_or_404`,
 which filters by that subject, so an id from another subject is a 404 too.
 
-Adding a page (see also /tmp/notes/dashboard-skeleton.md):
+Adding a page:
 
     @subject_view                      # login required + ownership; passes `subject`
     @require_GET

@@ -27,13 +27,12 @@ def overview(request: HttpRequest, subject) -> HttpResponse:
         "labels": days,
         "datasets": [
             {"label": "Context builds", "data": recalls["context_builds"]},
-            {"label": "From cache", "data": recalls["from_cache"]},
         ],
     }
     added_rows = list(
         zip(days, added["notes"], added["facts"], added["lessons"], added["procedures"], strict=True)
     )
-    recall_rows = list(zip(days, recalls["context_builds"], recalls["from_cache"], strict=True))
+    recall_rows = list(zip(days, recalls["context_builds"], strict=True))
     context = {
         "stats": stats,
         "chart_days": CHART_DAYS,

@@ -20,7 +20,6 @@ from consolidation.models import DeclinedCluster
 from memory.admin.base import HistoryAdmin
 from memory.config import get_config
 from memory.context import context_build
-from memory.links import note_link
 from memory.models import (
     ApiKey,
     App,
@@ -38,6 +37,7 @@ from memory.models import (
 from memory.services import Actor, api_key_create, note_store, subject_get_or_create, vote_cast
 from memory.services.consent import consent_policy_set
 from memory.services.distillation import lesson_distilled_store
+from memory.services.links import note_link
 from memoryweb.demo import demo_memory_seed
 from memoryweb.models import LiveEvent
 from tests.factories import ConversationFactory, MessageFactory
@@ -266,7 +266,7 @@ def test_export_of_several_subjects_is_a_zip_with_one_json_each(admin_client, ap
 @pytest.fixture
 def embeddings_wire():
     from memory.embeddings import set_http_client_factory
-    from memory.services.embeddings import provider_reset
+    from memory.search.vectors.query import provider_reset
     from tests.embeddings_wire import EmbeddingsWire
 
     provider_reset()

@@ -1,4 +1,4 @@
-"""Issue 4's promise, through the sidecar: notes get linked, a forced tick distils them."""
+"""The memory fabric through the sidecar: notes get linked, a forced tick distils them."""
 
 from memory.models import JobRun, Lesson, Note, NoteLink, Procedure
 

@@ -1,4 +1,4 @@
-"""Access to every dashboard URL (issue 5, requirement 1).
+"""Access to every dashboard URL.
 
 ROUTES lists every URL of the "dashboard" namespace that takes a subject: how to build its
 other URL arguments (creating the item it points to in the given subject) and, for a POST,

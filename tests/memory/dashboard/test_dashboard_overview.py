@@ -30,10 +30,8 @@ def _days_ago(n: int):
     return timezone.now() - timedelta(days=n)
 
 
-def _retrieval(subject, *, when, from_cache=False):
-    return RetrievalEvent.objects.create(
-        subject=subject, query="q", latency_ms=1.0, from_cache=from_cache, created_at=when
-    )
+def _retrieval(subject, *, when):
+    return RetrievalEvent.objects.create(subject=subject, query="q", latency_ms=1.0, created_at=when)
 
 
 def _job(subject, *, status="done", started=None, stats=None, kind="consolidate"):
@@ -75,7 +73,7 @@ def busy_subject(owned_subject, stranger_subject):
         content_hash="h1",
     )
     _retrieval(s, when=timezone.now())
-    _retrieval(s, when=timezone.now(), from_cache=True)
+    _retrieval(s, when=timezone.now())
     _retrieval(s, when=_days_ago(2))
     # bob's rows
     NoteFactory(subject=stranger_subject, content="Bob likes chess")
@@ -120,11 +118,10 @@ def test_memories_added_per_day_are_charted_by_kind(busy_subject, owner_client):
     assert "vendor/chartjs-4.6.1/chart.umd.min.js" in html
 
 
-def test_recalls_per_day_count_context_builds_and_cache_hits(busy_subject, owner_client):
+def test_recalls_per_day_count_context_builds(busy_subject, owner_client):
     chart = owner_client.get(_url(busy_subject)).context["chart_recalls"]
-    builds, cached = (d["data"] for d in chart["datasets"])
+    [builds] = (d["data"] for d in chart["datasets"])
     assert builds[-1] == 2 and builds[-3] == 1 and sum(builds) == 3
-    assert cached[-1] == 1 and sum(cached) == 1
 
 
 def test_days_older_than_the_window_are_left_out(owned_subject, owner_client):

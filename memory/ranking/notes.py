@@ -42,10 +42,11 @@ from django.db import connection
 from memory.config import MemoryConfig
 from memory.embeddings import get_embedder
 from memory.models import Note
-from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search, word_set
+from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search
 from memory.search.vectors import note_vector_search
-from memory.services.embeddings import query_vector
+from memory.search.vectors.query import query_vector
 from memory.temporal import resolve_dates
+from memory.text import word_set
 
 logger = logging.getLogger(__name__)
 
@@ -338,9 +339,17 @@ def rank_notes(
     terms_set = set(terms)
     for c in ranked[: config["recallInjection.k"] + config["index.limit"]]:
         if MATCHED in c.why:
-            matched = sorted(terms_set & word_set(c.note.content + " " + " ".join(c.note.tags)))
-            c.why[c.why.index(MATCHED)] = f"matched {', '.join(matched[:6])}" if matched else MATCHED
+            c.why[c.why.index(MATCHED)] = matched_reason(
+                terms_set, c.note.content + " " + " ".join(c.note.tags)
+            )
     return [(c.note, c.score, "; ".join(c.why)) for c in ranked]
+
+
+def matched_reason(terms: set[str], text: str) -> str:
+    """Why a full-text match was chosen: the message's words that `text` holds (or, when only
+    their stems matched, that)."""
+    matched = sorted(terms & word_set(text))
+    return f"matched {', '.join(matched[:6])}" if matched else MATCHED
 
 
 def _date_signals(candidates: dict[int, Candidate], query: str, config: MemoryConfig, now: datetime) -> None:

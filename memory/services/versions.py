@@ -1,0 +1,77 @@
+"""The one way an edit becomes a new version: the version is written, audited and announced.
+
+Notes, lessons and procedures keep their current text on the row and every version in a
+versions table. A profile fact has no versions table: each version is a row of its own, and
+the new one closes the active one (`valid_to`, `superseded_by`).
+"""
+
+from django.db import models
+from django.utils import timezone
+
+from memory.models import (
+    Lesson,
+    LessonVersion,
+    Note,
+    NoteVersion,
+    Procedure,
+    ProcedureVersion,
+    ProfileFact,
+)
+from memory.services.audit import Actor, audit_record
+from memoryweb.live import notify
+
+# kind → (its model, its versions table, the fields a version holds besides tags)
+VERSION_TABLES: dict[str, tuple[type[models.Model], type[models.Model], tuple[str, ...]]] = {
+    "note": (Note, NoteVersion, ("content",)),
+    "lesson": (Lesson, LessonVersion, ("text",)),
+    "procedure": (Procedure, ProcedureVersion, ("title", "steps")),
+}
+
+
+def version_write(*, kind: str, item, changes: dict, origin: str, actor: Actor):
+    """Write `changes` (field → value) as the item's next version; returns the current row.
+
+    For a note, lesson or procedure the row takes the changes with version + 1 and a new
+    `updated_at`, its versions table gets a copy (with the row's tags and this edit's origin),
+    and the audit log `<kind>.edited` with the version number. For a profile fact `item` is
+    the active version (or None for the first); `changes` are the new row's fields, the active
+    one is closed first and points at the new one, and the audit log says `fact.set` with the
+    key and the version it supersedes. Either way open dashboard pages get `memory.changed`
+    after commit. Callers run it inside their transaction, and only when something changed,
+    so it is not safe to repeat: each call is a version.
+    """
+    if kind == "fact":
+        return _fact_version_write(active=item, changes=changes, origin=origin, actor=actor)
+    model, version_model, fields = VERSION_TABLES[kind]
+    assert isinstance(item, model), f"a {kind} edit of {item!r}"
+    for field, value in changes.items():
+        setattr(item, field, value)
+    item.version += 1
+    item.updated_at = timezone.now()
+    item.save(update_fields=[*changes, "version", "updated_at"])
+    copied = {field: getattr(item, field) for field in (*fields, "tags")}
+    version_model.objects.create(**{kind: item}, version=item.version, origin=origin, **copied)
+    _announce(kind=kind, item=item, actor=actor, action=f"{kind}.edited", data={"version": item.version})
+    return item
+
+
+def _fact_version_write(*, active: ProfileFact | None, changes: dict, origin: str, actor: Actor):
+    now = timezone.now()
+    if active is not None:
+        # closed before the new row: one active version per key is a database constraint
+        active.valid_to = now
+        active.save(update_fields=["valid_to"])
+    fact = ProfileFact.objects.create(**changes, origin=origin, valid_from=now, created_at=now)
+    if active is not None:
+        active.superseded_by = fact
+        active.save(update_fields=["superseded_by"])
+    data = {"key": fact.key, "supersedes": active.pk if active else None}
+    _announce(kind="fact", item=fact, actor=actor, action="fact.set", data=data)
+    return fact
+
+
+def _announce(*, kind: str, item, actor: Actor, action: str, data: dict) -> None:
+    audit_record(
+        actor=actor, action=action, subject=item.subject, object_kind=kind, object_id=item.pk, data=data
+    )
+    notify(item.subject_id, "memory.changed", {"kind": kind, "id": item.pk})
