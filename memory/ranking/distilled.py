@@ -2,11 +2,16 @@
 by `scoring.relevance`, plus votes (÷ `voting.maxVotePerItem`) weighted by `scoring.votes`, as
 for notes."""
 
+from typing import Any
+
 from memory.config import MemoryConfig
 from memory.models import Lesson, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 
-SOURCES = {"lessons": (Lesson, lesson_search), "procedures": (Procedure, procedure_search)}
+SOURCES: dict[str, tuple[Any, Any]] = {
+    "lessons": (Lesson, lesson_search),
+    "procedures": (Procedure, procedure_search),
+}
 
 
 def rank_distilled(*, name: str, subject_id: int, terms: list[str], config: MemoryConfig) -> list[tuple]:
@@ -15,7 +20,7 @@ def rank_distilled(*, name: str, subject_id: int, terms: list[str], config: Memo
     model, search = SOURCES[name]
     k = config[f"{name}.k"]
     hits = search(subject_id, terms, limit=max(k * 3, 6))
-    found = model.objects.in_bulk([h.id for h in hits])
+    found = model._default_manager.in_bulk([h.id for h in hits])
     top = max((h.score for h in hits), default=1.0)
     max_vote = config["voting.maxVotePerItem"] or 1.0
     scored = []

@@ -5,7 +5,8 @@ versions table. A profile fact has no versions table: each version is a row of i
 the new one closes the active one (`valid_to`, `superseded_by`).
 """
 
-from django.db import models
+from typing import Any
+
 from django.utils import timezone
 
 from memory.models import (
@@ -21,7 +22,8 @@ from memory.services.audit import Actor, audit_record
 from memoryweb.live import notify
 
 # kind → (its model, its versions table, the fields a version holds besides tags)
-VERSION_TABLES: dict[str, tuple[type[models.Model], type[models.Model], tuple[str, ...]]] = {
+# the row models, their versions tables and the versioned fields (Any: each has its own fields)
+VERSION_TABLES: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
     "note": (Note, NoteVersion, ("content",)),
     "lesson": (Lesson, LessonVersion, ("text",)),
     "procedure": (Procedure, ProcedureVersion, ("title", "steps")),
