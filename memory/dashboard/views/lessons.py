@@ -18,7 +18,6 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memory import services
 from memory.models import ItemKind, Lesson, Origin, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_browse
@@ -39,10 +38,9 @@ from .base import (
     render_fragment,
     render_page,
     report_edit,
-    subject_config,
     subject_view,
 )
-from .notes import VoteForm
+from .notes import vote_submit
 
 PAGE_SIZE = 20
 
@@ -233,32 +231,8 @@ def _edit(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpR
 def _vote(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpResponse:
     """Vote up or down (votes service); answers the updated vote widget."""
     item: Any = owned_or_404(kind.model, subject, item_id)  # a Lesson or a Procedure
-    form = VoteForm(request.POST)
-    status = 400
-    if form.is_valid():
-        try:
-            _, item.vote_score = services.vote_cast(
-                subject=subject,
-                item_kind=kind.item_kind,
-                item_id=item.pk,
-                signal=form.cleaned_data["signal"],
-                actor=dashboard_actor(request),
-                config=subject_config(subject),
-            )
-        except MemorywebError as error:  # voting switched off for the app
-            form.add_error("signal", error.message)
-        else:
-            status = 200
+    form, status = vote_submit(request, subject, item=item, item_kind=kind.item_kind)
     if not is_htmx(request):
-        if status == 200:
-            messages.success(
-                request, f"Voted {form.cleaned_data['signal']}: the score is now {item.vote_score:+.2f}."
-            )
-        else:
-            messages.error(
-                request,
-                " ".join(str(e) for e in form.errors.get("signal", [])) or "Choose up or down to vote.",
-            )
         return redirect(kind.list_url(subject, item))
     context = {"subject": subject, "kind": kind, "item": item, "vote_form": form}
     return render_fragment(request, "dashboard/partials/lessons_vote.html", context, status=status)

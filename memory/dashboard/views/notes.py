@@ -138,19 +138,18 @@ def note_detail(request: HttpRequest, subject, note_id: int) -> HttpResponse:
     return render_page(request, subject, "dashboard/note_detail.html", context, page="notes")
 
 
-@subject_view
-@require_POST
-def note_vote(request: HttpRequest, subject, note_id: int) -> HttpResponse:
-    """Vote a note up or down (votes service); answers the updated vote widget."""
-    note = owned_or_404(Note, subject, note_id)
+def vote_submit(request: HttpRequest, subject, *, item, item_kind: str) -> tuple["VoteForm", int]:
+    """Validate the vote form and cast the vote (votes service) on a note, lesson or procedure:
+    sets `item.vote_score`, and for a request without htmx says what happened in a message.
+    Returns the form (with the refusal on its `signal` field) and the status to answer."""
     form = VoteForm(request.POST)
     status = 400
     if form.is_valid():
         try:
-            _, score = services.vote_cast(
+            _, item.vote_score = services.vote_cast(
                 subject=subject,
-                item_kind=ItemKind.NOTE,
-                item_id=note.pk,
+                item_kind=item_kind,
+                item_id=item.pk,
                 signal=form.cleaned_data["signal"],
                 actor=dashboard_actor(request),
                 config=subject_config(subject),
@@ -158,16 +157,27 @@ def note_vote(request: HttpRequest, subject, note_id: int) -> HttpResponse:
         except MemorywebError as error:  # voting switched off for the app
             form.add_error("signal", error.message)
         else:
-            note.vote_score = score
             status = 200
     if not is_htmx(request):
         if status == 200:
-            messages.success(request, f"Voted {form.cleaned_data['signal']}: the score is now {score:+.2f}.")
+            messages.success(
+                request, f"Voted {form.cleaned_data['signal']}: the score is now {item.vote_score:+.2f}."
+            )
         else:
             messages.error(
                 request,
                 " ".join(str(e) for e in form.errors.get("signal", [])) or "Choose up or down to vote.",
             )
+    return form, status
+
+
+@subject_view
+@require_POST
+def note_vote(request: HttpRequest, subject, note_id: int) -> HttpResponse:
+    """Vote a note up or down (votes service); answers the updated vote widget."""
+    note = owned_or_404(Note, subject, note_id)
+    form, status = vote_submit(request, subject, item=note, item_kind=ItemKind.NOTE)
+    if not is_htmx(request):
         return redirect(_safe_next(request) or reverse("dashboard:note_detail", args=[subject.pk, note.pk]))
     context = {"subject": subject, "note": note, "vote_form": form, "next_url": _safe_next(request)}
     return render_fragment(request, "dashboard/partials/notes_vote.html", context, status=status)
