@@ -1,6 +1,6 @@
 """The conversation endpoints of the REST sidecar: conversations, messages, responses."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -153,7 +153,18 @@ class FlushApi(AppAPIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={200: dict},
+        responses={
+            200: inline_serializer(
+                "FlushResult",
+                {
+                    "done": serializers.BooleanField(),
+                    "pending": serializers.IntegerField(help_text="reflections + jobs still open"),
+                    "reflections": serializers.IntegerField(),
+                    "jobs": serializers.IntegerField(help_text="the subject's queued or running job runs"),
+                    "waited_ms": serializers.FloatField(),
+                },
+            )
+        },
         summary="Wait until the background work of a subject or conversation is done",
     )
     def post(self, request):
