@@ -27,6 +27,7 @@ from django.db.models import Q
 
 from memory.config import MemoryConfig
 from memory.models import LinkKind, Note, NoteLink
+from memory.ranking.linked import rank_linked
 from memory.search.lexical import NoteFilter, note_search
 from memory.text import jaccard, query_terms, word_set
 from memoryweb.llm import client_for, prompt_schema
@@ -263,15 +264,4 @@ def ranked_expand(ranked: list, *, subject_id: int, scopes: list[str] | None, co
     )
     if not reached:
         return ranked, set()
-    notes = Note.objects.in_bulk([r.note_id for r in reached])
-    scores = {note.pk: score for note, score, _ in ranked}
-    factor = config["links.expandedScoreFactor"]
-    linked = []
-    for r in reached:  # parents come before their children: BFS order
-        scores[r.note_id] = scores[r.from_id] * factor * r.weight
-        note = notes.get(r.note_id)
-        if note is not None:
-            linked.append((note, scores[r.note_id], f"linked ({r.kind}) from n:{r.from_id}"))
-    k = config["recallInjection.k"]
-    rest = sorted([*ranked[k:], *linked], key=lambda r: (-r[1], -r[0].pk))
-    return [*ranked[:k], *rest], {note.pk for note, _, _ in linked}
+    return rank_linked(ranked, reached, config=config)
