@@ -66,10 +66,9 @@ def lease_skip(queued: JobRun, *, reason: str) -> bool:
     return bool(skipped)
 
 
-def _claim_queued(queued: JobRun, owner: str, ttl: timedelta, now) -> JobRun | None:
-    """Turn the queued run into the running lease, once: a redelivered task finds it no longer
-    queued and gets None. While another worker holds the key the run is marked skipped."""
-    fields: dict[str, Any] = {
+def _running(owner: str, ttl: timedelta, now) -> dict[str, Any]:
+    """The fields of a run that `owner` holds from `now` for `ttl`."""
+    return {
         "status": JobStatus.RUNNING,
         "lease_owner": owner,
         "lease_seconds": max(int(ttl.total_seconds()), 1),
@@ -77,9 +76,16 @@ def _claim_queued(queued: JobRun, owner: str, ttl: timedelta, now) -> JobRun | N
         "heartbeat_at": now,
         "started_at": now,
     }
+
+
+def _claim_queued(queued: JobRun, owner: str, ttl: timedelta, now) -> JobRun | None:
+    """Turn the queued run into the running lease, once: a redelivered task finds it no longer
+    queued and gets None. While another worker holds the key the run is marked skipped."""
     try:
         with transaction.atomic():
-            claimed = JobRun.objects.filter(pk=queued.pk, status=JobStatus.QUEUED).update(**fields)
+            claimed = JobRun.objects.filter(pk=queued.pk, status=JobStatus.QUEUED).update(
+                **_running(owner, ttl, now)
+            )
     except IntegrityError:  # the partial unique constraint: someone holds the key
         holder = JobRun.objects.filter(key=queued.key, status=JobStatus.RUNNING).values_list("pk", flat=True)
         lease_skip(queued, reason=f"another run of {queued.key} was in progress (job run {holder.first()})")
@@ -112,15 +118,7 @@ def lease_acquire(
     try:
         with transaction.atomic():
             return JobRun.objects.create(
-                kind=kind or key.split(":", 1)[0],
-                key=key,
-                subject=subject,
-                status=JobStatus.RUNNING,
-                lease_owner=owner,
-                lease_seconds=max(int(ttl.total_seconds()), 1),
-                lease_expires_at=now + ttl,
-                heartbeat_at=now,
-                started_at=now,
+                kind=kind or key.split(":", 1)[0], key=key, subject=subject, **_running(owner, ttl, now)
             )
     except IntegrityError:
         return None  # someone holds it
