@@ -4,7 +4,9 @@
 starts on commit). `turn_reflect` claims the run, reads the messages since the last finished
 run, extracts operations (a configured LLM first, the heuristic extractor when there is none
 or its answer is unusable), then writes everything in one transaction that first checks the
-run was not superseded meanwhile — a superseded run writes nothing.
+run was not superseded meanwhile — a superseded run writes nothing. The caps count per
+message (`_capped`): a backlog reflected at once keeps every turn's memories, and what a cap
+drops is counted in the run's stats and the `reflection.dropped.*` counters.
 
 Every candidate is redacted for secrets, grounded in time against its message, classified
 for consent and routed (store / ask / deny); notes are deduplicated by `note_store`.
@@ -176,6 +178,34 @@ def _switched_on(ops: list[Operation], config: MemoryConfig) -> list[Operation]:
     return [o for o in ops if o.op not in off]
 
 
+def _capped(ops: list[Operation], config: MemoryConfig) -> tuple[list[Operation], dict[str, int]]:
+    """Each message keeps at most `reflection.maxFactsPerCall` facts and retractions and
+    `reflection.maxNotesPerCall` notes and tag refinements, in the extractor's order: the caps
+    bound one turn's extraction, so a backlog of turns reflected at once keeps every turn's
+    memories. Returns the kept operations and how many of each kind a cap dropped."""
+    caps = {"facts": config["reflection.maxFactsPerCall"], "notes": config["reflection.maxNotesPerCall"]}
+    used: dict[tuple[int, str], int] = {}
+    dropped = {"facts": 0, "notes": 0}
+    kept = []
+    for op in ops:
+        kind = "facts" if op.op in ("SET", "RETRACT") else "notes"
+        slot = (op.message.pk, kind)
+        if used.get(slot, 0) >= caps[kind]:
+            dropped[kind] += 1
+            continue
+        used[slot] = used.get(slot, 0) + 1
+        kept.append(op)
+    return kept, dropped
+
+
+def _count_dropped(dropped: dict[str, int]) -> None:
+    """What the caps dropped, for diagnose (`reflection.dropped.*`, `reflection.runs_with_drops`)."""
+    for kind, count in dropped.items():
+        counter_add(f"reflection.dropped.{kind}", count)
+    if any(dropped.values()):
+        counter_add("reflection.runs_with_drops")
+
+
 def _still_running(run_id: int) -> bool:
     queryset = ReflectionRun.objects.filter(pk=run_id, status=RunStatus.RUNNING)
     if connection.features.has_select_for_update:
@@ -205,9 +235,10 @@ def turn_reflect(*, run_id: int) -> dict:
             stats["source"] = "llm" if ops is not None else "heuristic"
             if ops is None:
                 ops = _heuristic_operations(messages)
-        ops = _switched_on(ops or [], config)
-        facts = [o for o in ops if o.op in ("SET", "RETRACT")][: config["reflection.maxFactsPerCall"]]
-        notes = [o for o in ops if o.op in ("NOTE", "EVOLVE")][: config["reflection.maxNotesPerCall"]]
+        ops, stats["dropped"] = _capped(_switched_on(ops or [], config), config)
+        _count_dropped(stats["dropped"])
+        facts = [o for o in ops if o.op in ("SET", "RETRACT")]
+        notes = [o for o in ops if o.op in ("NOTE", "EVOLVE")]
         notes = [o if o.op == "EVOLVE" else _prepare(o) for o in notes]
         if config["evolution.enabled"]:
             notes = [o if o.op == "EVOLVE" else _evolve_instead(o, subject, config) for o in notes]
