@@ -286,7 +286,8 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
             subject=subject, key=op.key, mode="", scope="", valid_to=None
         ).first()
         if active is not None and (not op.value or op.value.lower() in active.value.lower()):
-            fact_remove(subject=subject, key=op.key, actor=actor)
+            # closed when it was said (fact_remove never closes a version before it began)
+            fact_remove(subject=subject, key=op.key, valid_to=op.message.occurred_at, actor=actor)
             stats["retracted"] = stats.get("retracted", 0) + 1
         return
     if op.op == "EVOLVE":

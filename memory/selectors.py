@@ -151,6 +151,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "confirmations": f.confirmations,
                 "valid_from": dt(f.valid_from),
                 "valid_to": dt(f.valid_to),
+                "recorded_at": dt(f.created_at),
                 "superseded_by": f.superseded_by_id,
             }
             for f in facts

@@ -37,6 +37,7 @@ class FactOut(serializers.Serializer):
     origin = serializers.CharField()
     valid_from = serializers.DateTimeField()
     valid_to = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.DateTimeField(source="created_at")
     superseded_by = serializers.IntegerField(source="superseded_by_id", allow_null=True)
     active = serializers.BooleanField(source="is_active")
 
