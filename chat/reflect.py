@@ -225,7 +225,15 @@ def turn_reflect(*, run_id: int) -> dict:
     subject = run.conversation.subject
     config = get_config(subject.app)
     actor = Actor.task(f"reflection:{run.pk}")
-    stats = {"messages": 0, "facts": 0, "notes": 0, "evolved": 0, "pending": 0, "denied": 0, "source": "none"}
+    stats: dict = {
+        "messages": 0,
+        "facts": 0,
+        "notes": 0,
+        "evolved": 0,
+        "pending": 0,
+        "denied": 0,
+        "source": "none",
+    }
     try:
         messages = _messages(run)
         stats["messages"] = len(messages)
@@ -235,8 +243,9 @@ def turn_reflect(*, run_id: int) -> dict:
             stats["source"] = "llm" if ops is not None else "heuristic"
             if ops is None:
                 ops = _heuristic_operations(messages)
-        ops, stats["dropped"] = _capped(_switched_on(ops or [], config), config)
-        _count_dropped(stats["dropped"])
+        ops, dropped = _capped(_switched_on(ops or [], config), config)
+        stats["dropped"] = dropped
+        _count_dropped(dropped)
         facts = [o for o in ops if o.op in ("SET", "RETRACT")]
         notes = [o for o in ops if o.op in ("NOTE", "EVOLVE")]
         notes = [o if o.op == "EVOLVE" else _prepare(o) for o in notes]
