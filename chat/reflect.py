@@ -32,6 +32,7 @@ from memory.temporal import ground
 from memoryweb.counters import counter_add
 from memoryweb.errors import MemorywebError
 from memoryweb.llm import client_for
+from memoryweb.outbox import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -58,15 +59,12 @@ class Operation:
 
 def reflection_enqueue(*, conversation: Conversation, through_message: Message) -> ReflectionRun:
     """Queue a reflection of the conversation up to `through_message`, superseding open runs."""
-    # imported here: a cycle, chat.tasks calls this module's turn_reflect
-    from chat.tasks import turn_reflect_task
-
     with transaction.atomic():
         ReflectionRun.objects.filter(conversation=conversation, status__in=OPEN).update(
             status=RunStatus.SUPERSEDED, finished_at=timezone.now()
         )
         run = ReflectionRun.objects.create(conversation=conversation, through_message=through_message)
-        transaction.on_commit(lambda: turn_reflect_task.delay(run.pk))
+        enqueue("chat.turn_reflect", run.pk)
     return run
 
 
