@@ -25,7 +25,6 @@ import logging
 import threading
 from datetime import timedelta
 
-
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone

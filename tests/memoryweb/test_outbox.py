@@ -76,9 +76,13 @@ def broker(tmp_path):
 
 
 def _turn(client):
-    conversation = client.post("/api/v1/conversations", {"subject": "alice", "external_id": "c"}, format="json")
+    conversation = client.post(
+        "/api/v1/conversations", {"subject": "alice", "external_id": "c"}, format="json"
+    )
     cid = conversation.json()["id"]
-    client.post(f"/api/v1/conversations/{cid}/messages", {"text": "Call me Sam. I work at Acme."}, format="json")
+    client.post(
+        f"/api/v1/conversations/{cid}/messages", {"text": "Call me Sam. I work at Acme."}, format="json"
+    )
     return cid
 
 
@@ -89,14 +93,23 @@ def test_a_response_posted_while_the_broker_is_down_is_saved_and_its_reflection_
     cid = _turn(client)
     broker.down()
 
-    posted = client.post(f"/api/v1/conversations/{cid}/responses", {"text": "Hi Sam!", "external_id": "r1"}, format="json")
-    retried = client.post(f"/api/v1/conversations/{cid}/responses", {"text": "Hi Sam!", "external_id": "r1"}, format="json")
+    posted = client.post(
+        f"/api/v1/conversations/{cid}/responses", {"text": "Hi Sam!", "external_id": "r1"}, format="json"
+    )
+    retried = client.post(
+        f"/api/v1/conversations/{cid}/responses", {"text": "Hi Sam!", "external_id": "r1"}, format="json"
+    )
 
     assert (posted.status_code, retried.status_code) == (201, 200)
     run = ReflectionRun.objects.get()
     intent = TaskIntent.objects.get()  # the retry queued nothing more
     assert run.status == "queued"
-    assert (intent.task, intent.args, intent.sent_at, intent.attempts) == ("chat.turn_reflect", [run.pk], None, 1)
+    assert (intent.task, intent.args, intent.sent_at, intent.attempts) == (
+        "chat.turn_reflect",
+        [run.pk],
+        None,
+        1,
+    )
     assert "NotADirectoryError" in intent.last_error
     assert Counter.objects.get(name="outbox.undelivered").value == 1
 
@@ -166,7 +179,9 @@ def test_a_dispatch_stops_at_the_first_refusal_and_prunes_old_sent_rows(db, brok
     assert [attempts[w.pk] for w in waiting] == [1, 0, 0]  # the others were not tried
 
 
-def test_eager_tasks_run_after_commit_as_before(db, eager_tasks, tmp_path, django_capture_on_commit_callbacks):
+def test_eager_tasks_run_after_commit_as_before(
+    db, eager_tasks, tmp_path, django_capture_on_commit_callbacks
+):
     pong = tmp_path / "pong"
     with django_capture_on_commit_callbacks(execute=True):
         enqueue("memoryweb.tasks.ping", str(pong))
@@ -177,7 +192,9 @@ def test_eager_tasks_run_after_commit_as_before(db, eager_tasks, tmp_path, djang
 
 
 def test_the_outbox_is_listed_read_only_in_the_admin(admin_client):
-    intent = TaskIntent.objects.create(task="chat.turn_reflect", args=[7], attempts=2, last_error="OSError: x")
+    intent = TaskIntent.objects.create(
+        task="chat.turn_reflect", args=[7], attempts=2, last_error="OSError: x"
+    )
 
     listed = admin_client.get(reverse("admin:memoryweb_taskintent_changelist"), {"q": "turn_reflect"})
     shown = admin_client.get(reverse("admin:memoryweb_taskintent_change", args=[intent.pk]))
