@@ -28,7 +28,10 @@ def dead_reflection(subject, actor):
     reply, _ = message_add(conversation=conversation, role="assistant", text="Hi Sam!", actor=actor)
     run = reflection_enqueue(conversation=conversation, through_message=reply)
     ReflectionRun.objects.filter(pk=run.pk).update(
-        status="running", owner="gone:1:x", started_at=timezone.now() - STALE, heartbeat_at=timezone.now() - STALE
+        status="running",
+        owner="gone:1:x",
+        started_at=timezone.now() - STALE,
+        heartbeat_at=timezone.now() - STALE,
     )
     return run
 
@@ -91,14 +94,17 @@ def test_a_turn_whose_reflection_keeps_killing_its_worker_is_given_up(dead_refle
 
 def test_a_queued_reflection_nobody_took_has_its_task_sent_again_once(dead_reflection, settings):
     ReflectionRun.objects.filter(pk=dead_reflection.pk).update(
-        status="queued", heartbeat_at=timezone.now() - timedelta(seconds=settings.MEMORYWEB_REDISPATCH_SECONDS + 1)
+        status="queued",
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.MEMORYWEB_REDISPATCH_SECONDS + 1),
     )
     TaskIntent.objects.all().delete()
 
     first, second = reflections_reclaim_task(), reflections_reclaim_task()
 
     assert (first["redispatched"], second["redispatched"]) == (1, 0)
-    assert list(TaskIntent.objects.values_list("task", "args")) == [("chat.turn_reflect", [dead_reflection.pk])]
+    assert list(TaskIntent.objects.values_list("task", "args")) == [
+        ("chat.turn_reflect", [dead_reflection.pk])
+    ]
 
 
 def test_flush_does_not_wait_on_a_consolidation_whose_worker_died_and_the_sweeper_redoes_it(

@@ -66,12 +66,13 @@ def _reset_pools():
 
 @pytest.fixture
 def broker(tmp_path):
-    previous = celery_app.conf.broker_transport_options
+    previous = celery_app.conf.broker_transport_options, celery_app.conf.task_always_eager
     folder = FolderBroker(tmp_path / "broker")
-    celery_app.conf.broker_transport_options = {**previous, **folder.options}
+    celery_app.conf.broker_transport_options = {**previous[0], **folder.options}
+    celery_app.conf.task_always_eager = False  # tasks go through the broker (`bench` leaves it on)
     _reset_pools()
     yield folder
-    celery_app.conf.broker_transport_options = previous
+    celery_app.conf.broker_transport_options, celery_app.conf.task_always_eager = previous
     _reset_pools()
 
 
