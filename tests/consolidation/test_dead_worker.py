@@ -29,18 +29,18 @@ print(run.pk)
 """
 
 
-def worker_env(var_dir: Path, llm) -> dict:
+def worker_env(folder: Path, llm) -> dict:
     # beats every second and is dead after three, so the test does not wait a minute
-    return _env(var_dir, llm) | {"MEMORYWEB_HEARTBEAT_SECONDS": "1", "MEMORYWEB_HEARTBEAT_STALE_SECONDS": "3"}
+    return _env(folder, llm) | {"MEMORYWEB_HEARTBEAT_SECONDS": "1", "MEMORYWEB_HEARTBEAT_STALE_SECONDS": "3"}
 
 
-def start_worker(var_dir: Path, llm, log: Path) -> subprocess.Popen:
+def start_worker(folder: Path, llm, log: Path) -> subprocess.Popen:
     with open(log, "wb") as out:
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "memoryweb", "worker", "--concurrency", "1"]
             + ["--loglevel", "INFO", "--hostname", f"dead-worker-{log.stem}@%h"],
             cwd=settings.BASE_DIR,
-            env=worker_env(var_dir, llm),
+            env=worker_env(folder, llm),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
