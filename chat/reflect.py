@@ -1,7 +1,8 @@
 """Reflection: after a turn, extract SET / NOTE / EVOLVE operations and write them.
 
 `reflection_enqueue` supersedes the conversation's open runs and queues a new one (the task
-starts on commit). `turn_reflect` claims the run, reads the messages since the last finished
+starts on commit, through the task outbox). `turn_reflect` claims the run (heartbeating while
+it runs, so `reflections_reclaim` can tell a dead worker's run and redo it), reads the messages since the last finished
 run, extracts operations (a configured LLM first, the heuristic extractor when there is none
 or its answer is unusable), then writes everything in one transaction that first checks the
 run was not superseded meanwhile — a superseded run writes nothing. The caps count per
@@ -14,9 +15,11 @@ for consent and routed (store / ask / deny); notes are deduplicated by `note_sto
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
@@ -24,6 +27,7 @@ from chat.reflection.heuristics import classify_category, extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS
 from memory.config import MemoryConfig, get_config
+from memory.leases import heartbeating, lease_owner_id, stale_before
 from memory.models import Conversation, ItemKind, Message, Note, ProfileFact, Role
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
@@ -34,6 +38,7 @@ from memory.temporal import ground
 from memoryweb.counters import counter_add
 from memoryweb.errors import MemorywebError
 from memoryweb.llm import client_for
+from memoryweb.outbox import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -60,15 +65,12 @@ class Operation:
 
 def reflection_enqueue(*, conversation: Conversation, through_message: Message) -> ReflectionRun:
     """Queue a reflection of the conversation up to `through_message`, superseding open runs."""
-    # imported here: a cycle, chat.tasks calls this module's turn_reflect
-    from chat.tasks import turn_reflect_task
-
     with transaction.atomic():
         ReflectionRun.objects.filter(conversation=conversation, status__in=OPEN).update(
             status=RunStatus.SUPERSEDED, finished_at=timezone.now()
         )
         run = ReflectionRun.objects.create(conversation=conversation, through_message=through_message)
-        transaction.on_commit(lambda: turn_reflect_task.delay(run.pk))
+        enqueue("chat.turn_reflect", run.pk)
     return run
 
 
@@ -216,11 +218,26 @@ def _still_running(run_id: int) -> bool:
 def turn_reflect(*, run_id: int) -> dict:
     """Run one reflection. Safe to repeat: only a queued run is claimed, and a run that was
     superseded before it writes leaves no trace but its status."""
+    owner = lease_owner_id()
+    now = timezone.now()
     claimed = ReflectionRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=timezone.now()
+        status=RunStatus.RUNNING, started_at=now, owner=owner, heartbeat_at=now
     )
     if not claimed:
         return {"run": run_id, "skipped": "not queued"}
+    with heartbeating(lambda: _alive(run_id, owner)):
+        return _reflect(run_id)
+
+
+def _alive(run_id: int, owner: str) -> bool:
+    return bool(
+        ReflectionRun.objects.filter(pk=run_id, owner=owner, status=RunStatus.RUNNING).update(
+            heartbeat_at=timezone.now()
+        )
+    )
+
+
+def _reflect(run_id: int) -> dict:
     run = ReflectionRun.objects.select_related("conversation__subject__app").get(pk=run_id)
     subject = run.conversation.subject
     config = get_config(subject.app)
@@ -345,9 +362,69 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
         stats["denied"] += 1
 
 
-def reflection_pending(*, conversation_ids: list[int]) -> int:
-    """How many reflections are queued or running for these conversations."""
-    return ReflectionRun.objects.filter(conversation_id__in=conversation_ids, status__in=OPEN).count()
+def reflections_open(*, conversation_ids: list[int]) -> tuple[int, int]:
+    """How many reflections of these conversations are queued or running with a live worker,
+    and how many are running with a worker that stopped heartbeating (dead: the sweeper
+    redoes them; nobody should wait on them)."""
+    dead = Q(status=RunStatus.RUNNING, heartbeat_at__lt=stale_before())
+    counts = ReflectionRun.objects.filter(conversation_id__in=conversation_ids, status__in=OPEN).aggregate(
+        live=Count("pk", filter=~dead), dead=Count("pk", filter=dead)
+    )
+    return counts["live"], counts["dead"]
+
+
+MAX_REDOS = 3  # a turn whose reflection killed its worker this often is given up
+
+
+def reflections_reclaim() -> dict:
+    """The sweeper: a running reflection whose worker stopped heartbeating is marked abandoned
+    and its turn queued again (unless a newer run of the conversation already covers it, or
+    the turn has been abandoned MAX_REDOS times); a queued one whose task no worker took for
+    MEMORYWEB_REDISPATCH_SECONDS has its task sent again. Safe to repeat and to race: each row
+    is taken by one conditional UPDATE."""
+    cutoff = stale_before()
+    stats = {"abandoned": 0, "requeued": 0, "given_up": 0, "redispatched": 0}
+    for run in ReflectionRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff).select_related(
+        "conversation", "through_message"
+    ):
+        with transaction.atomic():
+            taken = ReflectionRun.objects.filter(
+                pk=run.pk, status=RunStatus.RUNNING, heartbeat_at__lt=cutoff
+            ).update(
+                status=RunStatus.ABANDONED,
+                finished_at=timezone.now(),
+                error=f"its worker ({run.owner}) stopped heartbeating at {run.heartbeat_at:%Y-%m-%d %H:%M:%S}",
+            )
+            if not taken:
+                continue
+            stats["abandoned"] += 1
+            if ReflectionRun.objects.filter(conversation_id=run.conversation_id, status__in=OPEN).exists():
+                continue  # a newer turn's run reads these messages too
+            tries = ReflectionRun.objects.filter(
+                conversation_id=run.conversation_id,
+                through_message_id=run.through_message_id,
+                status=RunStatus.ABANDONED,
+            ).count()
+            if tries >= MAX_REDOS:
+                logger.error(
+                    "reflection of message %s abandoned %s times: given up", run.through_message_id, tries
+                )
+                counter_add("reflection.given_up")
+                stats["given_up"] += 1
+                continue
+            reflection_enqueue(conversation=run.conversation, through_message=run.through_message)
+            stats["requeued"] += 1
+    now = timezone.now()
+    undelivered = now - timedelta(seconds=settings.MEMORYWEB_REDISPATCH_SECONDS)
+    for pk in ReflectionRun.objects.filter(status=RunStatus.QUEUED, heartbeat_at__lt=undelivered).values_list(
+        "pk", flat=True
+    ):
+        if ReflectionRun.objects.filter(pk=pk, status=RunStatus.QUEUED, heartbeat_at__lt=undelivered).update(
+            heartbeat_at=now
+        ):
+            enqueue("chat.turn_reflect", pk)
+            stats["redispatched"] += 1
+    return stats
 
 
 def response_needs_reflection(message: Message) -> bool:

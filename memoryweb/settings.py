@@ -255,6 +255,20 @@ MEMORYWEB_VECTOR_SEARCH = env_str("MEMORYWEB_VECTOR_SEARCH", "auto").strip().low
 if MEMORYWEB_VECTOR_SEARCH not in ("auto", "numpy"):
     raise ImproperlyConfigured(f"MEMORYWEB_VECTOR_SEARCH={MEMORYWEB_VECTOR_SEARCH!r}: use auto or numpy")
 MEMORYWEB_VECTOR_CACHE_MB = env_int("MEMORYWEB_VECTOR_CACHE_MB", 512)
+# Background work (memoryweb/outbox.py, memory/leases.py): each worker's outbox dispatcher
+# retries undelivered tasks every OUTBOX_POLL seconds; a running job or reflection heartbeats
+# every HEARTBEAT seconds, and one whose heartbeat is older than HEARTBEAT_STALE seconds counts
+# as dead (flush does not wait on it; the sweeper marks it abandoned and redoes it); a queued
+# run no worker has taken after REDISPATCH seconds has its task sent again.
+MEMORYWEB_OUTBOX_POLL_SECONDS = env_int("MEMORYWEB_OUTBOX_POLL_SECONDS", 5)
+MEMORYWEB_HEARTBEAT_SECONDS = env_int("MEMORYWEB_HEARTBEAT_SECONDS", 15)
+MEMORYWEB_HEARTBEAT_STALE_SECONDS = env_int("MEMORYWEB_HEARTBEAT_STALE_SECONDS", 60)
+MEMORYWEB_REDISPATCH_SECONDS = env_int("MEMORYWEB_REDISPATCH_SECONDS", 600)
+for _name in ("OUTBOX_POLL", "HEARTBEAT", "HEARTBEAT_STALE", "REDISPATCH"):
+    if globals()[f"MEMORYWEB_{_name}_SECONDS"] < 1:
+        raise ImproperlyConfigured(f"MEMORYWEB_{_name}_SECONDS must be at least 1")
+if MEMORYWEB_HEARTBEAT_STALE_SECONDS <= MEMORYWEB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("MEMORYWEB_HEARTBEAT_STALE_SECONDS must exceed MEMORYWEB_HEARTBEAT_SECONDS")
 
 LOGGING = {
     "version": 1,
