@@ -246,9 +246,16 @@ def redact_data_counted(obj: Any) -> tuple[Any, int]:
     def walk(value: Any, key: Any = None) -> Any:
         nonlocal removed
         if isinstance(value, str):
-            if value and isinstance(key, str) and _SECRET_KEYS.match(key) and not value.startswith("[REDACTED"):
+            if (
+                value
+                and isinstance(key, str)
+                and _SECRET_KEYS.match(key)
+                and not value.startswith("[REDACTED")
+            ):
                 removed += 1
-                return PLACEHOLDER.format(kind="password" if re.search(_PASSWORD_WORDS, key, _I) else "secret")
+                return PLACEHOLDER.format(
+                    kind="password" if re.search(_PASSWORD_WORDS, key, _I) else "secret"
+                )
             result = redact(value)
             removed += result.count
             return result.text

@@ -13,9 +13,15 @@ SECRETS: list[tuple[str, str]] = [
     ("my openai key is sk-proj-Qw3rTy7uIo9pAs1dFg5hJk2lZx8cVb4n", "sk-proj-Qw3rTy7uIo9pAs1dFg5hJk2lZx8cVb4n"),
     ("sk-ant-api03-Zq8wX2eC4rV6tB1yN3uM5iK7oL9pAa", "sk-ant-api03-Zq8wX2eC4rV6tB1yN3uM5iK7oL9pAa"),
     ("aws id AKIAQ7XW2ZK9PLMN4R5T", "AKIAQ7XW2ZK9PLMN4R5T"),
-    ("aws_secret_access_key = Qx7/Lm2Kp9Zr4Tw8Yb1Nc6Vd3Fg5Hj0Sa+Ue7Io2", "Qx7/Lm2Kp9Zr4Tw8Yb1Nc6Vd3Fg5Hj0Sa+Ue7Io2"),
+    (
+        "aws_secret_access_key = Qx7/Lm2Kp9Zr4Tw8Yb1Nc6Vd3Fg5Hj0Sa+Ue7Io2",
+        "Qx7/Lm2Kp9Zr4Tw8Yb1Nc6Vd3Fg5Hj0Sa+Ue7Io2",
+    ),
     ("github ghp_Rk7Tq2Wx9Zm4Pn8Lb3Vc6Yd1Fh5Gj0Ks3Aa", "ghp_Rk7Tq2Wx9Zm4Pn8Lb3Vc6Yd1Fh5Gj0Ks3Aa"),
-    ("github_pat_11QWERTY0987654321_zxcvbnmasdfghjklqwertyuiop", "github_pat_11QWERTY0987654321_zxcvbnmasdfghjklqwertyuiop"),
+    (
+        "github_pat_11QWERTY0987654321_zxcvbnmasdfghjklqwertyuiop",
+        "github_pat_11QWERTY0987654321_zxcvbnmasdfghjklqwertyuiop",
+    ),
     ("slack xoxb-918273645501-QwErTyUiOpAs", "xoxb-918273645501-QwErTyUiOpAs"),
     ("stripe sk_live_Zt8Qw2Er4Ty6Ui8Op0As", "sk_live_Zt8Qw2Er4Ty6Ui8Op0As"),
     ("maps AIzaSyQ7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J", "AIzaSyQ7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J"),

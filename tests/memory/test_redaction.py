@@ -62,7 +62,10 @@ REDACTS = [
         "mongodb+srv://u:Mg0P@cluster0.x.net/db",
         "mongodb+srv://u:[REDACTED:url_password]@cluster0.x.net/db",
     ),
-    ("ftp://bob:p@ss@files.example.com/a?to=x@y.z", "ftp://bob:[REDACTED:url_password]@files.example.com/a?to=x@y.z"),
+    (
+        "ftp://bob:p@ss@files.example.com/a?to=x@y.z",
+        "ftp://bob:[REDACTED:url_password]@files.example.com/a?to=x@y.z",
+    ),
 ]
 
 

@@ -85,9 +85,7 @@ def database_text() -> list[str]:
 
 
 def broker_text() -> list[str]:
-    return [
-        path.read_text(errors="replace") for path in settings.BROKER_DIR.rglob("*") if path.is_file()
-    ]
+    return [path.read_text(errors="replace") for path in settings.BROKER_DIR.rglob("*") if path.is_file()]
 
 
 def found(secret: str, texts) -> list[str]:
