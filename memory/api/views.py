@@ -104,7 +104,8 @@ class ContextItemOut(serializers.Serializer):
     reason = serializers.CharField()
     tokens = serializers.IntegerField()
     expanded = serializers.BooleanField()
-    source = serializers.DictField(required=False)
+    # the metaclass takes declared fields off the class, so this does not shadow Field.source
+    source = serializers.DictField(required=False)  # type: ignore[assignment]
 
 
 class ContextOut(serializers.Serializer):
