@@ -132,6 +132,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first: redacts the query string and form fields before anything reads them, and writes
+    # each request's access line (memory/boundary.py)
+    "memory.boundary.RedactionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -191,7 +194,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memory.api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["memory.api.auth.HasAppKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON, with every string redacted as it is parsed (memory/boundary.py)
+    "DEFAULT_PARSER_CLASSES": ["memory.boundary.RedactingJSONParser"],
     "EXCEPTION_HANDLER": "memory.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -270,13 +274,26 @@ for _name in ("OUTBOX_POLL", "HEARTBEAT", "HEARTBEAT_STALE", "REDISPATCH"):
 if MEMORYWEB_HEARTBEAT_STALE_SECONDS <= MEMORYWEB_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("MEMORYWEB_HEARTBEAT_STALE_SECONDS must exceed MEMORYWEB_HEARTBEAT_SECONDS")
 
+# Every line goes through RedactingFormatter, so no log line holds a secret a request brought
+# in. The access line of each request is memoryweb.access's (memory/boundary.py, written with
+# the redacted query string); Django's own handlers are replaced by the one console handler,
+# and the dev servers' access loggers only report failures (runall turns daphne's raw access
+# log off).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {
+        "plain": {
+            "class": "memory.redaction.RedactingFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+        }
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": [], "level": "WARNING", "propagate": True},
+        "django.channels.server": {"handlers": [], "level": "WARNING", "propagate": True},
         "django.db.backends": {"level": "INFO"},
         # the SDKs log request bodies (prompts hold personal data) at DEBUG
         "anthropic": {"level": "INFO"},
