@@ -10,8 +10,8 @@ import chat.views
 import consolidation.views
 import memory.api.urls
 import memory.dashboard.urls
-from memory.dashboard.login import LoginView
 from consolidation.api import ConsolidateApi
+from memory.dashboard.login import LoginView
 
 api_patterns = [
     *memory.api.urls.urlpatterns,
