@@ -121,7 +121,7 @@ def _row(event: AuditEvent) -> dict:
 def audit(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
     if not form.is_valid():
-        context = {"form": form, "page_obj": None, "query": ""}
+        context: dict[str, object] = {"form": form, "page_obj": None, "query": ""}
         return render_page(request, None, "dashboard/audit.html", context, page="audit", status=400)
     page_obj = Paginator(audit_filtered(form.cleaned_data), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
@@ -157,13 +157,13 @@ EXPORTS = {
 
 @staff_view
 @require_GET
-def audit_export(request: HttpRequest, fmt: str) -> HttpResponse:
+def audit_export(request: HttpRequest, fmt: str) -> HttpResponse | StreamingHttpResponse:
     """The filtered trail as a download, streamed. Exporting it is itself audited."""
     if fmt not in EXPORTS:
         raise Http404("export as csv or jsonl")
     form = AuditFilterForm(request.GET)
     if not form.is_valid():
-        fields = {name: " ".join(errors) for name, errors in form.errors.items()}
+        fields = {name: " ".join(str(e) for e in errors) for name, errors in form.errors.items()}
         return HttpResponse(
             json.dumps({"error": {"code": "invalid", "fields": fields}}),
             status=400,

@@ -15,7 +15,10 @@ from tests.factories import SubjectFactory
 URL = reverse("dashboard:audit")
 
 
-def _event(action, *, subject=None, actor=Actor.system("test"), when=None, **fields):
+SYSTEM = Actor.system("test")
+
+
+def _event(action, *, subject=None, actor=SYSTEM, when=None, **fields):
     event = audit_record(
         actor=actor, action=action, subject=subject, app=subject.app if subject else None, **fields
     )
