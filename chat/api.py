@@ -6,7 +6,8 @@ from rest_framework.response import Response
 
 from chat.selectors import background_wait
 from chat.services import messages_add, response_add
-from memory.api.base import AppAPIView, StrictSerializer
+from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
+from memory.api.fields import StrictCharField, StrictChoiceField, StrictDateTimeField, StrictIntegerField
 from memory.models import Role
 from memory.selectors import conversation_list, message_list
 from memory.services.conversations import conversation_get_or_create
@@ -37,15 +38,15 @@ class MessageOut(serializers.Serializer):
 
 class ConversationsApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        subject = serializers.CharField(max_length=200)
-        external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-        mode = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
-        scope = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-        working_dir = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+        subject = StrictCharField(max_length=200)
+        external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        mode = StrictCharField(required=False, allow_blank=True, max_length=50, default="")
+        scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        working_dir = StrictCharField(required=False, allow_blank=True, max_length=500, default="")
 
-    class QuerySerializer(serializers.Serializer):
-        subject = serializers.CharField(max_length=200)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
+    class QuerySerializer(StrictQuerySerializer):
+        subject = StrictCharField(max_length=200)
+        limit = StrictIntegerField(required=False, min_value=1, max_value=500, default=50)
 
     @extend_schema(parameters=[QuerySerializer], responses={200: ConversationOut(many=True)})
     def get(self, request):
@@ -78,10 +79,10 @@ class ConversationApi(AppAPIView):
 
 
 class MessageIn(StrictSerializer):
-    role = serializers.ChoiceField(choices=Role.choices, required=False, default=Role.USER)
-    text = serializers.CharField(max_length=100_000, trim_whitespace=False)
-    occurred_at = serializers.DateTimeField(required=False)
-    external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+    role = StrictChoiceField(choices=Role.choices, required=False, default=Role.USER)
+    text = StrictCharField(max_length=100_000, trim_whitespace=False)
+    occurred_at = StrictDateTimeField(required=False)
+    external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
 
     def validate_text(self, value):
         # text keeps its whitespace, but a blank one is refused here, where the error names
@@ -95,9 +96,9 @@ class MessagesApi(AppAPIView):
     class BatchSerializer(StrictSerializer):
         messages = MessageIn(many=True, max_length=MAX_BATCH, allow_empty=False)  # type: ignore[call-arg]
 
-    class QuerySerializer(serializers.Serializer):
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)
-        before = serializers.IntegerField(required=False, min_value=1)
+    class QuerySerializer(StrictQuerySerializer):
+        limit = StrictIntegerField(required=False, min_value=1, max_value=1000, default=100)
+        before = StrictIntegerField(required=False, min_value=1)
 
     @extend_schema(parameters=[QuerySerializer], responses={200: MessageOut(many=True)})
     def get(self, request, conversation_id):
@@ -130,9 +131,9 @@ class MessagesApi(AppAPIView):
 
 class ResponsesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        text = serializers.CharField(max_length=100_000, trim_whitespace=False)
-        occurred_at = serializers.DateTimeField(required=False)
-        external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+        text = StrictCharField(max_length=100_000, trim_whitespace=False)
+        occurred_at = StrictDateTimeField(required=False)
+        external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
 
     @extend_schema(request=InputSerializer, responses={201: MessageOut}, summary="Post the assistant's reply")
     def post(self, request, conversation_id):
@@ -147,9 +148,9 @@ class ResponsesApi(AppAPIView):
 
 class FlushApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        subject = serializers.CharField(max_length=200)
-        conversation = serializers.IntegerField(required=False, min_value=1)
-        timeout_ms = serializers.IntegerField(required=False, min_value=0, max_value=60_000, default=10_000)
+        subject = StrictCharField(max_length=200)
+        conversation = StrictIntegerField(required=False, min_value=1)
+        timeout_ms = StrictIntegerField(required=False, min_value=0, max_value=60_000, default=10_000)
 
     @extend_schema(
         request=InputSerializer,

@@ -5,7 +5,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from memory.api.base import AppAPIView, StrictSerializer
+from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
+from memory.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField
 from memory.models import ConsentCategory, PendingMemory, PendingStatus
 from memory.selectors import consent_policies, subject_export
 from memory.services import subject_delete
@@ -44,8 +45,8 @@ class ConsentCategoriesApi(AppAPIView):
 
 class ConsentPoliciesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        category = serializers.CharField(max_length=40)
-        policy = serializers.CharField(max_length=10)
+        category = StrictCharField(max_length=40)
+        policy = StrictCharField(max_length=10)
 
     @extend_schema(responses={200: dict}, summary="The subject's policy per category")
     def get(self, request, subject):
@@ -63,11 +64,11 @@ class ConsentPoliciesApi(AppAPIView):
 
 
 class PendingListApi(AppAPIView):
-    class QuerySerializer(serializers.Serializer):
-        status = serializers.ChoiceField(
+    class QuerySerializer(StrictQuerySerializer):
+        status = StrictChoiceField(
             choices=PendingStatus.choices, required=False, default=PendingStatus.PENDING
         )
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=100)
+        limit = StrictIntegerField(required=False, min_value=1, max_value=500, default=100)
 
     @extend_schema(
         parameters=[QuerySerializer], responses={200: PendingOut(many=True)}, summary="The pending queue"

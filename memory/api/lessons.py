@@ -4,7 +4,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from memory.api.base import AppAPIView, StrictSerializer
+from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
+from memory.api.fields import StrictCharField, StrictIntegerField, StrictListField
 from memory.models import Lesson, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_recall
@@ -51,9 +52,9 @@ def _owned(model, subject, pk):
     return item
 
 
-class RecallQuery(serializers.Serializer):
-    query = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
-    k = serializers.IntegerField(required=False, min_value=1, max_value=100, default=10)
+class RecallQuery(StrictQuerySerializer):
+    query = StrictCharField(required=False, allow_blank=True, max_length=20_000, default="")
+    k = StrictIntegerField(required=False, min_value=1, max_value=100, default=10)
 
 
 class _DistilledListApi(AppAPIView):
@@ -101,7 +102,7 @@ class ProceduresApi(_DistilledListApi):
 
 class LessonApi(AppAPIView):
     class EditSerializer(StrictSerializer):
-        text = serializers.CharField(max_length=1000)
+        text = StrictCharField(max_length=1000)
 
     def lesson(self, subject, lesson_id) -> Lesson:
         return _owned(Lesson, self.subject(subject), lesson_id)
@@ -126,8 +127,8 @@ class LessonApi(AppAPIView):
 
 class ProcedureApi(AppAPIView):
     class EditSerializer(StrictSerializer):
-        title = serializers.CharField(max_length=200, required=False)
-        steps = serializers.ListField(child=serializers.CharField(max_length=500), required=False)
+        title = StrictCharField(max_length=200, required=False)
+        steps = StrictListField(child=StrictCharField(max_length=500), required=False)
 
     def procedure(self, subject, procedure_id) -> Procedure:
         return _owned(Procedure, self.subject(subject), procedure_id)

@@ -5,7 +5,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from memory.api.base import AppAPIView, StrictSerializer, parse_item_ref
+from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer, parse_item_ref
+from memory.api.fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictDateTimeField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictListField,
+)
 from memory.context import context_build
 from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
@@ -85,11 +93,11 @@ def note_detail(note) -> dict:
 # --- context ------------------------------------------------------------------------------
 class ContextApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        subject = serializers.CharField(max_length=200)
-        message = serializers.CharField(max_length=20_000, trim_whitespace=True)
-        conversation = serializers.IntegerField(required=False, min_value=1)
-        k = serializers.IntegerField(required=False, min_value=1, max_value=50)
-        full = serializers.BooleanField(required=False, default=False)
+        subject = StrictCharField(max_length=200)
+        message = StrictCharField(max_length=20_000, trim_whitespace=True)
+        conversation = StrictIntegerField(required=False, min_value=1)
+        k = StrictIntegerField(required=False, min_value=1, max_value=50)
+        full = StrictBooleanField(required=False, default=False)
 
     @extend_schema(
         request=InputSerializer, responses={200: dict}, summary="Build the memory context for a message"
@@ -116,15 +124,13 @@ class ContextApi(AppAPIView):
 # --- profile ------------------------------------------------------------------------------
 class ProfileApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        key = serializers.CharField(max_length=100)
-        value = serializers.CharField(max_length=2000)
-        pinned = serializers.BooleanField(required=False, default=True)
-        keywords = serializers.ListField(
-            child=serializers.CharField(max_length=60), required=False, max_length=16
-        )
-        mode = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
-        scope = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-        confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
+        key = StrictCharField(max_length=100)
+        value = StrictCharField(max_length=2000)
+        pinned = StrictBooleanField(required=False, default=True)
+        keywords = StrictListField(child=StrictCharField(max_length=60), required=False, max_length=16)
+        mode = StrictCharField(required=False, allow_blank=True, max_length=50, default="")
+        scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        confidence = StrictFloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
 
     @extend_schema(responses={200: FactOut(many=True)}, summary="List active facts")
     def get(self, request, subject):
@@ -167,11 +173,11 @@ class ProfileHistoryApi(AppAPIView):
 # --- notes --------------------------------------------------------------------------------
 class NotesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        content = serializers.CharField(trim_whitespace=True)
-        tags = serializers.ListField(child=serializers.CharField(max_length=50), required=False)
-        conversation = serializers.IntegerField(required=False, min_value=1)
-        message = serializers.IntegerField(required=False, min_value=1)
-        occurred_at = serializers.DateTimeField(required=False)
+        content = StrictCharField(trim_whitespace=True)
+        tags = StrictListField(child=StrictCharField(max_length=50), required=False)
+        conversation = StrictIntegerField(required=False, min_value=1)
+        message = StrictIntegerField(required=False, min_value=1)
+        occurred_at = StrictDateTimeField(required=False)
 
         def to_internal_value(self, data):
             for runtime_field in ("scope", "working_dir"):
@@ -181,15 +187,15 @@ class NotesApi(AppAPIView):
                     )
             return super().to_internal_value(data)
 
-    class QuerySerializer(serializers.Serializer):
-        query = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
-        k = serializers.IntegerField(
+    class QuerySerializer(StrictQuerySerializer):
+        query = StrictCharField(required=False, allow_blank=True, max_length=20_000, default="")
+        k = StrictIntegerField(
             required=False, min_value=1, max_value=100, help_text="default: memory.notes.recallDefaultK"
         )
-        scope = serializers.CharField(required=False, allow_blank=True, max_length=200)
-        working_dir = serializers.CharField(required=False, allow_blank=True, max_length=500)
-        tags = serializers.CharField(required=False, allow_blank=True)
-        archived = serializers.BooleanField(required=False, default=False)
+        scope = StrictCharField(required=False, allow_blank=True, max_length=200)
+        working_dir = StrictCharField(required=False, allow_blank=True, max_length=500)
+        tags = StrictCharField(required=False, allow_blank=True)
+        archived = StrictBooleanField(required=False, default=False)
 
     @extend_schema(parameters=[QuerySerializer], responses={200: NoteOut(many=True)}, summary="Recall notes")
     def get(self, request, subject):
@@ -242,8 +248,8 @@ class NotesApi(AppAPIView):
 
 class NoteApi(AppAPIView):
     class EditSerializer(StrictSerializer):
-        content = serializers.CharField(required=False, trim_whitespace=True)
-        tags = serializers.ListField(child=serializers.CharField(max_length=50), required=False)
+        content = StrictCharField(required=False, trim_whitespace=True)
+        tags = StrictListField(child=StrictCharField(max_length=50), required=False)
 
     @extend_schema(responses={200: NoteOut}, summary="Read a note by id (archived ones too)")
     def get(self, request, subject, note_id):
@@ -271,8 +277,8 @@ class NoteApi(AppAPIView):
 # --- votes --------------------------------------------------------------------------------
 class VotesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        item = serializers.CharField(help_text="n:ID for a note, f:ID for a fact")
-        signal = serializers.CharField()
+        item = StrictCharField(help_text="n:ID for a note, f:ID for a fact")
+        signal = StrictCharField()
 
     @extend_schema(request=InputSerializer, responses={201: dict}, summary="Vote or give feedback on an item")
     def post(self, request, subject):

@@ -261,7 +261,16 @@ def _log_to_stderr(message: str) -> None:
 
 
 def web_argv(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "memoryweb.asgi:application"]
+    return [
+        sys.executable,
+        "-m",
+        "memoryweb.webserver",
+        "-b",
+        host,
+        "-p",
+        str(port),
+        "memoryweb.asgi:application",
+    ]
 
 
 def worker_argv() -> list[str]:
