@@ -3,6 +3,7 @@
 import re
 from functools import cached_property
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.views import APIView
@@ -54,6 +55,9 @@ class AppAPIView(APIView):
 class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know, naming them, instead of silently dropping them."""
 
+    min_fields = 0  # an edit that must change something says 1 (the schema's minProperties)
+    schema_rules: dict = {}  # what the fields alone cannot say (anyOf, …), for the schema
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         outer, _, inner = cls.__qualname__.rpartition(".")
@@ -90,6 +94,9 @@ class StrictQuerySerializer(StrictSerializer):
 
 
 _ITEM_REF = re.compile(r"([nflp]):([0-9]+)")
+ITEM_REF_MESSAGE = "item must look like n:ID (note), f:ID (fact), l:ID (lesson) or p:ID (procedure)"
+# on the serializer field, so the schema gives the pattern; parse_item_ref() is the check that counts
+item_ref_validator = RegexValidator(r"^[nflp]:[0-9]+\Z", message=ITEM_REF_MESSAGE)
 
 
 def parse_item_ref(ref: str) -> tuple[str, int]:
@@ -97,7 +104,5 @@ def parse_item_ref(ref: str) -> tuple[str, int]:
     kinds = {"n": "note", "f": "fact", "l": "lesson", "p": "procedure"}
     match = _ITEM_REF.fullmatch(ref or "")  # [0-9], not isdigit(): "n:١" is no note 1
     if match is None:
-        raise InvalidInput(
-            "item must look like n:ID (note), f:ID (fact), l:ID (lesson) or p:ID (procedure)", field="item"
-        )
+        raise InvalidInput(ITEM_REF_MESSAGE, field="item")
     return kinds[match[1]], int(match[2])

@@ -9,6 +9,7 @@ boolean out of it with `from_query()` (ASCII digits; `true`/`false`) before the 
 
 import re
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 _ASCII_INTEGER = re.compile(r"-?[0-9]+")
@@ -18,13 +19,41 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# what str.strip() strips (str.isspace()); ECMA's \s differs (no \x1c-\x1f or \x85, but \ufeff)
+_SPACE = r"\t\n\x0b\x0c\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def text_pattern(*, blank: bool, exclude: str = "") -> str:
+    """The JSON Schema pattern of a string field: no NUL (DRF refuses it) nor `exclude`, and unless
+    `blank`, one character that is not whitespace. Valid in Python and in ECMA regexes alike."""
+    if blank:
+        return rf"^[^\x00{exclude}]*$"
+    return rf"^[^\x00{exclude}]*[^\x00{exclude}{_SPACE}][^\x00{exclude}]*$"
+
+
 class StrictCharField(serializers.CharField):
-    """A JSON string; never a number or a boolean turned into one."""
+    """A JSON string; never a number or a boolean turned into one. Unless `allow_blank`, a string
+    of whitespace only is blank, whether or not the field trims it (the schema: text_pattern())."""
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+    def run_validation(self, data=serializers.empty):
+        if isinstance(data, str) and not self.allow_blank and not data.strip():
+            self.fail("blank")
+        return super().run_validation(data)
+
+
+class SubjectField(StrictCharField):
+    """A subject's external id, as subject_get_or_create() takes it."""
+
+    def __init__(self, **kwargs):
+        no_slash = RegexValidator(
+            text_pattern(blank=False, exclude="/"), message="subject must be 1–200 characters without '/'"
+        )
+        super().__init__(max_length=200, validators=[no_slash], **kwargs)
 
 
 class StrictChoiceField(serializers.ChoiceField):
@@ -91,6 +120,21 @@ class StrictListField(serializers.ListField):
         if not isinstance(data, list):
             self.fail("not_a_list", input_type=type(data).__name__)
         return super().to_internal_value(data)
+
+
+class TagField(StrictCharField):
+    """A note's tag as note_store() takes it (a space becomes '-', the case is folded)."""
+
+    def __init__(self, **kwargs):
+        rule = RegexValidator(r"^\w[\w:./ -]{0,49}$", message="a tag is 1–50 letters, digits and : . / - _")
+        super().__init__(max_length=50, validators=[rule], **kwargs)
+
+
+class ConsentCategoryField(StrictCharField):
+    """A consent category's slug; the schema lists the slugs there are (memory/api/schema.py)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=40, **kwargs)
 
 
 STRICT_FIELDS = (

@@ -44,6 +44,22 @@ class ProcedureOut(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+class LessonRecalledOut(LessonOut):
+    score = serializers.FloatField()
+
+
+class LessonListOut(serializers.Serializer):
+    lessons = LessonRecalledOut(many=True)
+
+
+class ProcedureRecalledOut(ProcedureOut):
+    score = serializers.FloatField()
+
+
+class ProcedureListOut(serializers.Serializer):
+    procedures = ProcedureRecalledOut(many=True)
+
+
 def _owned(model, subject, pk):
     """The subject's lesson or procedure `pk`, else NotFound (another subject's looks missing)."""
     item = model.objects.filter(pk=pk, subject=subject).first()
@@ -82,7 +98,12 @@ class _DistilledListApi(AppAPIView):
 
 
 class LessonsApi(_DistilledListApi):
-    @extend_schema(parameters=[RecallQuery], responses={200: LessonOut(many=True)}, summary="Recall lessons")
+    @extend_schema(
+        parameters=[RecallQuery],
+        responses={200: LessonListOut},
+        summary="Recall lessons",
+        operation_id="lessons_recall",
+    )
     def get(self, request, subject):
         return super().get(request, subject)
 
@@ -94,7 +115,10 @@ class ProceduresApi(_DistilledListApi):
     key = "procedures"
 
     @extend_schema(
-        parameters=[RecallQuery], responses={200: ProcedureOut(many=True)}, summary="Recall procedures"
+        parameters=[RecallQuery],
+        responses={200: ProcedureListOut},
+        summary="Recall procedures",
+        operation_id="procedures_recall",
     )
     def get(self, request, subject):
         return super().get(request, subject)
@@ -127,8 +151,12 @@ class LessonApi(AppAPIView):
 
 class ProcedureApi(AppAPIView):
     class EditSerializer(StrictSerializer):
+        min_fields = 1
+
         title = StrictCharField(max_length=200, required=False)
-        steps = StrictListField(child=StrictCharField(max_length=500), required=False)
+        steps = StrictListField(
+            child=StrictCharField(max_length=500), required=False, min_length=2, max_length=8
+        )
 
     def procedure(self, subject, procedure_id) -> Procedure:
         return _owned(Procedure, self.subject(subject), procedure_id)
