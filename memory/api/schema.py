@@ -9,6 +9,8 @@
   database each time the schema is built.
 """
 
+import copy
+
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
@@ -78,7 +80,7 @@ class ApiSchema(AutoSchema):
             schema["additionalProperties"] = False
             if serializer.min_fields:
                 schema["minProperties"] = serializer.min_fields
-            schema.update(serializer.schema_rules)
+            schema.update(copy.deepcopy(serializer.schema_rules))  # the enum hook edits it in place
         return schema
 
     def _insert_field_validators(self, field, schema):
