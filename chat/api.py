@@ -1,12 +1,19 @@
 """The conversation endpoints of the REST sidecar: conversations, messages, responses."""
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from chat.selectors import background_wait
 from chat.services import messages_add, response_add
-from memory.api.base import AppAPIView, StrictSerializer
+from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
+from memory.api.fields import (
+    StrictCharField,
+    StrictChoiceField,
+    StrictDateTimeField,
+    StrictIntegerField,
+    SubjectField,
+)
 from memory.models import Role
 from memory.selectors import conversation_list, message_list
 from memory.services.conversations import conversation_get_or_create
@@ -35,19 +42,33 @@ class MessageOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class ConversationListOut(serializers.Serializer):
+    conversations = ConversationOut(many=True)
+
+
+class ConversationDetailOut(ConversationOut):
+    message_count = serializers.IntegerField()
+
+
+class MessageListOut(serializers.Serializer):
+    messages = MessageOut(many=True)
+
+
 class ConversationsApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        subject = serializers.CharField(max_length=200)
-        external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-        mode = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
-        scope = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-        working_dir = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+        subject = SubjectField()
+        external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        mode = StrictCharField(required=False, allow_blank=True, max_length=50, default="")
+        scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        working_dir = StrictCharField(required=False, allow_blank=True, max_length=500, default="")
 
-    class QuerySerializer(serializers.Serializer):
-        subject = serializers.CharField(max_length=200)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
+    class QuerySerializer(StrictQuerySerializer):
+        subject = SubjectField()
+        limit = StrictIntegerField(required=False, min_value=1, max_value=500, default=50)
 
-    @extend_schema(parameters=[QuerySerializer], responses={200: ConversationOut(many=True)})
+    @extend_schema(
+        parameters=[QuerySerializer], responses={200: ConversationListOut}, operation_id="conversations_list"
+    )
     def get(self, request):
         params = self.validated(self.QuerySerializer, request.query_params)
         conversations = conversation_list(subject=self.subject(params["subject"]), limit=params["limit"])
@@ -69,7 +90,7 @@ class ConversationsApi(AppAPIView):
 
 
 class ConversationApi(AppAPIView):
-    @extend_schema(responses={200: ConversationOut})
+    @extend_schema(responses={200: ConversationDetailOut})
     def get(self, request, conversation_id):
         conversation = self.conversation(conversation_id)
         data = ConversationOut(conversation).data
@@ -78,28 +99,21 @@ class ConversationApi(AppAPIView):
 
 
 class MessageIn(StrictSerializer):
-    role = serializers.ChoiceField(choices=Role.choices, required=False, default=Role.USER)
-    text = serializers.CharField(max_length=100_000, trim_whitespace=False)
-    occurred_at = serializers.DateTimeField(required=False)
-    external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-
-    def validate_text(self, value):
-        # text keeps its whitespace, but a blank one is refused here, where the error names
-        # the batch item (messages.3.text), not later by the service
-        if not value.strip():
-            raise serializers.ValidationError("This field may not be blank.")
-        return value
+    role = StrictChoiceField(choices=Role.choices, required=False, default=Role.USER)
+    text = StrictCharField(max_length=100_000, trim_whitespace=False)
+    occurred_at = StrictDateTimeField(required=False)
+    external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
 
 
 class MessagesApi(AppAPIView):
     class BatchSerializer(StrictSerializer):
         messages = MessageIn(many=True, max_length=MAX_BATCH, allow_empty=False)  # type: ignore[call-arg]
 
-    class QuerySerializer(serializers.Serializer):
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)
-        before = serializers.IntegerField(required=False, min_value=1)
+    class QuerySerializer(StrictQuerySerializer):
+        limit = StrictIntegerField(required=False, min_value=1, max_value=1000, default=100)
+        before = StrictIntegerField(required=False, min_value=1)
 
-    @extend_schema(parameters=[QuerySerializer], responses={200: MessageOut(many=True)})
+    @extend_schema(parameters=[QuerySerializer], responses={200: MessageListOut})
     def get(self, request, conversation_id):
         params = self.validated(self.QuerySerializer, request.query_params)
         messages = message_list(
@@ -110,8 +124,15 @@ class MessagesApi(AppAPIView):
         return Response({"messages": MessageOut(messages, many=True).data})
 
     @extend_schema(
-        request=MessageIn,
-        responses={201: MessageOut},
+        request=PolymorphicProxySerializer(
+            "MessageOrBatch", serializers=[MessageIn, BatchSerializer], resource_type_field_name=None
+        ),
+        responses={
+            code: PolymorphicProxySerializer(
+                "MessageOrList", serializers=[MessageOut, MessageListOut], resource_type_field_name=None
+            )
+            for code in (201, 200)
+        },
         summary='Post a message, or a batch as {"messages": [...]} (all or nothing)',
     )
     def post(self, request, conversation_id):
@@ -130,11 +151,15 @@ class MessagesApi(AppAPIView):
 
 class ResponsesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        text = serializers.CharField(max_length=100_000, trim_whitespace=False)
-        occurred_at = serializers.DateTimeField(required=False)
-        external_id = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+        text = StrictCharField(max_length=100_000, trim_whitespace=False)
+        occurred_at = StrictDateTimeField(required=False)
+        external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
 
-    @extend_schema(request=InputSerializer, responses={201: MessageOut}, summary="Post the assistant's reply")
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: MessageOut, 200: MessageOut},
+        summary="Post the assistant's reply",
+    )
     def post(self, request, conversation_id):
         data = self.validated(self.InputSerializer, request.data)
         message, created = response_add(
@@ -147,9 +172,9 @@ class ResponsesApi(AppAPIView):
 
 class FlushApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        subject = serializers.CharField(max_length=200)
-        conversation = serializers.IntegerField(required=False, min_value=1)
-        timeout_ms = serializers.IntegerField(required=False, min_value=0, max_value=60_000, default=10_000)
+        subject = SubjectField()
+        conversation = StrictIntegerField(required=False, min_value=1)
+        timeout_ms = StrictIntegerField(required=False, min_value=0, max_value=60_000, default=10_000)
 
     @extend_schema(
         request=InputSerializer,

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from consolidation.services import consolidation_request
 from memory.api.base import AppAPIView
+from memory.api.schema import error_response
 
 
 class ConsolidateApi(AppAPIView):
@@ -16,7 +17,8 @@ class ConsolidateApi(AppAPIView):
             202: inline_serializer(
                 "ConsolidationQueued",
                 {"job_run": serializers.IntegerField(), "status": serializers.CharField()},
-            )
+            ),
+            409: error_response(409),
         },
         summary="Queue a consolidation of the subject (answers at once)",
     )

@@ -1,4 +1,15 @@
-"""The project's own exception types. Services raise these; one API handler maps them to HTTP."""
+"""The project's own exception types. Services raise these; one API handler maps them to HTTP,
+in the one error envelope that `error_body()` writes."""
+
+
+def error_body(code: str, message: str, field: str | None = None, fields: dict | None = None) -> dict:
+    """`{"error": {"code", "message", "field"?, "fields"?}}`: every error answer of the API."""
+    error: dict = {"code": code, "message": message}
+    if field is not None:
+        error["field"] = field
+    if fields:
+        error["fields"] = fields
+    return {"error": error}
 
 
 class MemorywebError(Exception):
@@ -42,3 +53,10 @@ class FeatureDisabled(MemorywebError):
 
     status_code = 409
     code = "disabled"
+
+
+class PayloadTooLarge(MemorywebError):
+    """A request body over DATA_UPLOAD_MAX_MEMORY_SIZE; nothing of it was read or written."""
+
+    status_code = 413
+    code = "too_large"

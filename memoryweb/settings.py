@@ -230,7 +230,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["memory.boundary.RedactingJSONParser"],
     "EXCEPTION_HANDLER": "memory.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["memory.api.throttling.ApiKeyRateThrottle"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "memory.api.schema.ApiSchema",
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -242,6 +242,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # a PATCH body is read by the same serializer as in the schema, required fields included
+    "COMPONENT_SPLIT_PATCH": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memory.api.schema.path_rules",
+    ],
 }
 
 # --- Celery -------------------------------------------------------------------------------

@@ -34,5 +34,6 @@ urlpatterns = [
     path("", include((dashboard_patterns, "dashboard"))),
 ]
 
+handler400 = "memory.api.errors.api_bad_request"
 handler404 = "memory.api.errors.api_not_found"
 handler500 = "memory.api.errors.api_server_error"

@@ -1,7 +1,9 @@
 """What every sidecar endpoint shares: the caller's App, its config, and tenant-scoped lookups."""
 
+import re
 from functools import cached_property
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.views import APIView
@@ -53,6 +55,9 @@ class AppAPIView(APIView):
 class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know, naming them, instead of silently dropping them."""
 
+    min_fields = 0  # an edit that must change something says 1 (the schema's minProperties)
+    schema_rules: dict = {}  # what the fields alone cannot say (anyOf, …), for the schema
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         outer, _, inner = cls.__qualname__.rpartition(".")
@@ -70,12 +75,34 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class StrictQuerySerializer(StrictSerializer):
+    """A query string read with the same strict fields as a body: each number or boolean is
+    parsed from its text by the field's `from_query()` first; an unknown parameter is refused."""
+
+    def to_internal_value(self, data):
+        values, errors = {}, {}
+        for name in data:
+            raw = data[name]  # a repeated parameter: its last value, as QueryDict gives it
+            field = self.fields.get(name)
+            try:
+                values[name] = field.from_query(raw) if hasattr(field, "from_query") else raw
+            except serializers.ValidationError as exc:
+                errors[name] = exc.detail
+        if errors:
+            raise serializers.ValidationError(errors)
+        return super().to_internal_value(values)
+
+
+_ITEM_REF = re.compile(r"([nflp]):([0-9]+)")
+ITEM_REF_MESSAGE = "item must look like n:ID (note), f:ID (fact), l:ID (lesson) or p:ID (procedure)"
+# on the serializer field, so the schema gives the pattern; parse_item_ref() is the check that counts
+item_ref_validator = RegexValidator(r"^[nflp]:[0-9]+\Z", message=ITEM_REF_MESSAGE)
+
+
 def parse_item_ref(ref: str) -> tuple[str, int]:
     """'n:12' → ('note', 12); 'f:3' → ('fact', 3); 'l:4' lesson; 'p:5' procedure."""
     kinds = {"n": "note", "f": "fact", "l": "lesson", "p": "procedure"}
-    prefix, _, number = (ref or "").partition(":")
-    if prefix not in kinds or not number.isdigit():
-        raise InvalidInput(
-            "item must look like n:ID (note), f:ID (fact), l:ID (lesson) or p:ID (procedure)", field="item"
-        )
-    return kinds[prefix], int(number)
+    match = _ITEM_REF.fullmatch(ref or "")  # [0-9], not isdigit(): "n:١" is no note 1
+    if match is None:
+        raise InvalidInput(ITEM_REF_MESSAGE, field="item")
+    return kinds[match[1]], int(match[2])

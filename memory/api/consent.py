@@ -5,8 +5,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from memory.api.base import AppAPIView, StrictSerializer
-from memory.models import ConsentCategory, PendingMemory, PendingStatus
+from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
+from memory.api.fields import ConsentCategoryField, StrictChoiceField, StrictIntegerField
+from memory.models import ConsentCategory, PendingMemory, PendingStatus, Policy
 from memory.selectors import consent_policies, subject_export
 from memory.services import subject_delete
 from memory.services.consent import consent_policy_set, pending_approve, pending_reject
@@ -36,23 +37,59 @@ class PendingOut(serializers.Serializer):
         return obj.source_message.text if obj.source_message_id else None
 
 
+class CategoryListOut(serializers.Serializer):
+    categories = CategoryOut(many=True)
+
+
+class PolicyOut(serializers.Serializer):
+    category = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    policy = serializers.ChoiceField(choices=Policy.choices)
+    is_default = serializers.BooleanField()
+
+
+class PolicyListOut(serializers.Serializer):
+    policies = PolicyOut(many=True)
+
+
+class PendingListOut(serializers.Serializer):
+    pending = PendingOut(many=True)
+
+
+class SubjectExportOut(serializers.Serializer):
+    subject = serializers.CharField()
+    app = serializers.CharField()
+    exported_at = serializers.DateTimeField()
+    facts = serializers.ListField(child=serializers.DictField(), help_text="every version, closed ones too")
+    notes = serializers.ListField(child=serializers.DictField(), help_text="with their versions and sources")
+    conversations = serializers.ListField(child=serializers.DictField(), help_text="with their messages")
+    consent = serializers.DictField(
+        child=serializers.ChoiceField(choices=Policy.choices),
+        help_text="the subject's own policy per category",
+    )
+    pending = serializers.ListField(child=serializers.DictField())
+
+
 class ConsentCategoriesApi(AppAPIView):
-    @extend_schema(responses={200: CategoryOut(many=True)}, summary="The sensitive categories")
+    @extend_schema(responses={200: CategoryListOut}, summary="The sensitive categories")
     def get(self, request):
         return Response({"categories": CategoryOut(ConsentCategory.objects.all(), many=True).data})
 
 
 class ConsentPoliciesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        category = serializers.CharField(max_length=40)
-        policy = serializers.CharField(max_length=10)
+        category = ConsentCategoryField()
+        policy = StrictChoiceField(choices=Policy.choices)
 
-    @extend_schema(responses={200: dict}, summary="The subject's policy per category")
+    @extend_schema(responses={200: PolicyListOut}, summary="The subject's policy per category")
     def get(self, request, subject):
         return Response({"policies": consent_policies(subject=self.subject(subject))})
 
     @extend_schema(
-        request=InputSerializer, responses={200: dict}, summary="Set allow / ask / deny for a category"
+        request=InputSerializer,
+        responses={200: PolicyListOut},
+        summary="Set allow / ask / deny for a category",
     )
     @transaction.atomic  # a refused category or policy leaves no new subject behind
     def post(self, request, subject):
@@ -63,15 +100,13 @@ class ConsentPoliciesApi(AppAPIView):
 
 
 class PendingListApi(AppAPIView):
-    class QuerySerializer(serializers.Serializer):
-        status = serializers.ChoiceField(
+    class QuerySerializer(StrictQuerySerializer):
+        status = StrictChoiceField(
             choices=PendingStatus.choices, required=False, default=PendingStatus.PENDING
         )
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=100)
+        limit = StrictIntegerField(required=False, min_value=1, max_value=500, default=100)
 
-    @extend_schema(
-        parameters=[QuerySerializer], responses={200: PendingOut(many=True)}, summary="The pending queue"
-    )
+    @extend_schema(parameters=[QuerySerializer], responses={200: PendingListOut}, summary="The pending queue")
     def get(self, request, subject):
         params = self.validated(self.QuerySerializer, request.query_params)
         items = (
@@ -107,7 +142,9 @@ class PendingDecisionApi(AppAPIView):
 
 
 class SubjectApi(AppAPIView):
-    @extend_schema(responses={200: dict}, summary="Export everything memoryweb holds about a subject")
+    @extend_schema(
+        responses={200: SubjectExportOut}, summary="Export everything memoryweb holds about a subject"
+    )
     def get(self, request, subject):
         return Response(subject_export(subject=self.subject(subject)))
 

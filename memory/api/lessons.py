@@ -4,7 +4,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from memory.api.base import AppAPIView, StrictSerializer
+from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
+from memory.api.fields import StrictCharField, StrictIntegerField, StrictListField
 from memory.models import Lesson, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_recall
@@ -43,6 +44,22 @@ class ProcedureOut(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+class LessonRecalledOut(LessonOut):
+    score = serializers.FloatField()
+
+
+class LessonListOut(serializers.Serializer):
+    lessons = LessonRecalledOut(many=True)
+
+
+class ProcedureRecalledOut(ProcedureOut):
+    score = serializers.FloatField()
+
+
+class ProcedureListOut(serializers.Serializer):
+    procedures = ProcedureRecalledOut(many=True)
+
+
 def _owned(model, subject, pk):
     """The subject's lesson or procedure `pk`, else NotFound (another subject's looks missing)."""
     item = model.objects.filter(pk=pk, subject=subject).first()
@@ -51,9 +68,9 @@ def _owned(model, subject, pk):
     return item
 
 
-class RecallQuery(serializers.Serializer):
-    query = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
-    k = serializers.IntegerField(required=False, min_value=1, max_value=100, default=10)
+class RecallQuery(StrictQuerySerializer):
+    query = StrictCharField(required=False, allow_blank=True, max_length=20_000, default="")
+    k = StrictIntegerField(required=False, min_value=1, max_value=100, default=10)
 
 
 class _DistilledListApi(AppAPIView):
@@ -81,7 +98,12 @@ class _DistilledListApi(AppAPIView):
 
 
 class LessonsApi(_DistilledListApi):
-    @extend_schema(parameters=[RecallQuery], responses={200: LessonOut(many=True)}, summary="Recall lessons")
+    @extend_schema(
+        parameters=[RecallQuery],
+        responses={200: LessonListOut},
+        summary="Recall lessons",
+        operation_id="lessons_recall",
+    )
     def get(self, request, subject):
         return super().get(request, subject)
 
@@ -93,7 +115,10 @@ class ProceduresApi(_DistilledListApi):
     key = "procedures"
 
     @extend_schema(
-        parameters=[RecallQuery], responses={200: ProcedureOut(many=True)}, summary="Recall procedures"
+        parameters=[RecallQuery],
+        responses={200: ProcedureListOut},
+        summary="Recall procedures",
+        operation_id="procedures_recall",
     )
     def get(self, request, subject):
         return super().get(request, subject)
@@ -101,7 +126,7 @@ class ProceduresApi(_DistilledListApi):
 
 class LessonApi(AppAPIView):
     class EditSerializer(StrictSerializer):
-        text = serializers.CharField(max_length=1000)
+        text = StrictCharField(max_length=1000)
 
     def lesson(self, subject, lesson_id) -> Lesson:
         return _owned(Lesson, self.subject(subject), lesson_id)
@@ -126,8 +151,12 @@ class LessonApi(AppAPIView):
 
 class ProcedureApi(AppAPIView):
     class EditSerializer(StrictSerializer):
-        title = serializers.CharField(max_length=200, required=False)
-        steps = serializers.ListField(child=serializers.CharField(max_length=500), required=False)
+        min_fields = 1
+
+        title = StrictCharField(max_length=200, required=False)
+        steps = StrictListField(
+            child=StrictCharField(max_length=500), required=False, min_length=2, max_length=8
+        )
 
     def procedure(self, subject, procedure_id) -> Procedure:
         return _owned(Procedure, self.subject(subject), procedure_id)

@@ -1,12 +1,32 @@
 """The memory endpoints of the REST sidecar: context, profile facts, notes, votes."""
 
+from django.core.validators import RegexValidator
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from memory.api.base import AppAPIView, StrictSerializer, parse_item_ref
+from memory.api.base import (
+    AppAPIView,
+    StrictQuerySerializer,
+    StrictSerializer,
+    item_ref_validator,
+    parse_item_ref,
+)
+from memory.api.fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictDateTimeField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictListField,
+    SubjectField,
+    TagField,
+)
+from memory.api.schema import error_response
 from memory.context import context_build
+from memory.models import Signal
 from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
 from memory.services import (
@@ -18,6 +38,7 @@ from memory.services import (
     notes_mark_recalled,
     vote_cast,
 )
+from memory.services.facts import KEY_MESSAGE, KEY_RE
 from memoryweb.errors import InvalidInput
 
 
@@ -76,6 +97,78 @@ class NoteSourceOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class NoteRecalledOut(NoteOut):
+    score = serializers.FloatField(help_text="how well it matched the query")
+
+
+class NoteListOut(serializers.Serializer):
+    notes = NoteRecalledOut(many=True)
+
+
+class NoteStoredOut(NoteOut):
+    merged = serializers.BooleanField(help_text="true: merged into this existing near-duplicate")
+
+
+class NoteDetailOut(NoteOut):
+    versions = NoteVersionOut(many=True)
+    sources = NoteSourceOut(many=True)
+
+
+class FactListOut(serializers.Serializer):
+    facts = FactOut(many=True)
+
+
+class FactHistoryOut(serializers.Serializer):
+    key = serializers.CharField()
+    versions = FactOut(many=True)
+
+
+class VoteOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.CharField()
+    signal = serializers.ChoiceField(choices=Signal.choices)
+    delta = serializers.FloatField()
+    score = serializers.FloatField(help_text="the item's new vote score")
+
+
+class ContextBlockOut(serializers.Serializer):
+    name = serializers.CharField(
+        help_text="stable_prefix, profile, recalled, memory-index, lessons, procedures"
+    )
+    text = serializers.CharField(allow_null=True, help_text="null when unchanged for this conversation")
+    tokens = serializers.IntegerField()
+    cap = serializers.IntegerField()
+    unchanged = serializers.BooleanField()
+    digest = serializers.CharField(help_text="SHA-256 of the text")
+
+
+class ContextItemOut(serializers.Serializer):
+    id = serializers.CharField(help_text="f:3 fact, n:12 note, l:4 lesson, p:5 procedure")
+    kind = serializers.CharField()
+    section = serializers.CharField()
+    score = serializers.FloatField()
+    reason = serializers.CharField()
+    tokens = serializers.IntegerField()
+    expanded = serializers.BooleanField(help_text="reached over a link")
+    source = serializers.DictField(  # type: ignore[assignment]  # the JSON key, not Field.source
+        required=False, help_text="notes: message_id, conversation_id"
+    )
+
+
+class ContextOut(serializers.Serializer):
+    enabled = serializers.BooleanField()
+    stable_prefix = serializers.CharField(allow_blank=True)
+    tail = serializers.CharField(allow_blank=True)
+    blocks = ContextBlockOut(many=True)
+    unchanged = serializers.BooleanField()
+    items = ContextItemOut(many=True)
+    tokens = serializers.DictField(child=serializers.IntegerField(), help_text="per block, and total")
+    query = serializers.CharField()
+    rewritten_query = serializers.CharField()
+    retrieval_event_id = serializers.IntegerField(allow_null=True)
+    latency_ms = serializers.FloatField()
+
+
 def note_detail(note) -> dict:
     data = NoteOut(note).data
     data["versions"] = NoteVersionOut(note_versions(note=note), many=True).data
@@ -125,11 +218,11 @@ class ContextOut(serializers.Serializer):
 
 class ContextApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        subject = serializers.CharField(max_length=200)
-        message = serializers.CharField(max_length=20_000, trim_whitespace=True)
-        conversation = serializers.IntegerField(required=False, min_value=1)
-        k = serializers.IntegerField(required=False, min_value=1, max_value=50)
-        full = serializers.BooleanField(required=False, default=False)
+        subject = SubjectField()
+        message = StrictCharField(max_length=20_000, trim_whitespace=True)
+        conversation = StrictIntegerField(required=False, min_value=1)
+        k = StrictIntegerField(required=False, min_value=1, max_value=50)
+        full = StrictBooleanField(required=False, default=False)
 
     @extend_schema(
         request=InputSerializer, responses={200: ContextOut}, summary="Build the memory context for a message"
@@ -156,17 +249,24 @@ class ContextApi(AppAPIView):
 # --- profile ------------------------------------------------------------------------------
 class ProfileApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        key = serializers.CharField(max_length=100)
-        value = serializers.CharField(max_length=2000)
-        pinned = serializers.BooleanField(required=False, default=True)
-        keywords = serializers.ListField(
-            child=serializers.CharField(max_length=60), required=False, max_length=16
-        )
-        mode = serializers.CharField(required=False, allow_blank=True, max_length=50, default="")
-        scope = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-        confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
+        key = StrictCharField(max_length=100, validators=[RegexValidator(KEY_RE, message=KEY_MESSAGE)])
+        value = StrictCharField(max_length=2000)
+        pinned = StrictBooleanField(required=False, default=True)
+        keywords = StrictListField(child=StrictCharField(max_length=60), required=False, max_length=16)
+        mode = StrictCharField(required=False, allow_blank=True, max_length=50, default="")
+        scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        confidence = StrictFloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
 
-    @extend_schema(responses={200: FactOut(many=True)}, summary="List active facts")
+        # fact_set(): a contextual (unpinned) fact needs a keyword
+        schema_rules = {
+            "anyOf": [
+                {"not": {"required": ["pinned"]}},
+                {"properties": {"pinned": {"enum": [True]}}},
+                {"required": ["keywords"], "properties": {"keywords": {"minItems": 1}}},
+            ]
+        }
+
+    @extend_schema(responses={200: FactListOut}, summary="List active facts")
     def get(self, request, subject):
         facts = fact_list(subject=self.subject(subject))
         return Response({"facts": FactOut(facts, many=True).data})
@@ -198,7 +298,7 @@ class ProfileKeyApi(AppAPIView):
 
 
 class ProfileHistoryApi(AppAPIView):
-    @extend_schema(responses={200: FactOut(many=True)}, summary="Every version of a fact")
+    @extend_schema(responses={200: FactHistoryOut}, summary="Every version of a fact")
     def get(self, request, subject, key):
         facts = fact_history(subject=self.subject(subject), key=key)
         return Response({"key": key, "versions": FactOut(facts, many=True).data})
@@ -207,11 +307,11 @@ class ProfileHistoryApi(AppAPIView):
 # --- notes --------------------------------------------------------------------------------
 class NotesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        content = serializers.CharField(trim_whitespace=True)
-        tags = serializers.ListField(child=serializers.CharField(max_length=50), required=False)
-        conversation = serializers.IntegerField(required=False, min_value=1)
-        message = serializers.IntegerField(required=False, min_value=1)
-        occurred_at = serializers.DateTimeField(required=False)
+        content = StrictCharField(trim_whitespace=True)
+        tags = StrictListField(child=TagField(), required=False)
+        conversation = StrictIntegerField(required=False, min_value=1)
+        message = StrictIntegerField(required=False, min_value=1)
+        occurred_at = StrictDateTimeField(required=False)
 
         def to_internal_value(self, data):
             for runtime_field in ("scope", "working_dir"):
@@ -221,17 +321,22 @@ class NotesApi(AppAPIView):
                     )
             return super().to_internal_value(data)
 
-    class QuerySerializer(serializers.Serializer):
-        query = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
-        k = serializers.IntegerField(
+    class QuerySerializer(StrictQuerySerializer):
+        query = StrictCharField(required=False, allow_blank=True, max_length=20_000, default="")
+        k = StrictIntegerField(
             required=False, min_value=1, max_value=100, help_text="default: memory.notes.recallDefaultK"
         )
-        scope = serializers.CharField(required=False, allow_blank=True, max_length=200)
-        working_dir = serializers.CharField(required=False, allow_blank=True, max_length=500)
-        tags = serializers.CharField(required=False, allow_blank=True)
-        archived = serializers.BooleanField(required=False, default=False)
+        scope = StrictCharField(required=False, allow_blank=True, max_length=200)
+        working_dir = StrictCharField(required=False, allow_blank=True, max_length=500)
+        tags = StrictCharField(required=False, allow_blank=True)
+        archived = StrictBooleanField(required=False, default=False)
 
-    @extend_schema(parameters=[QuerySerializer], responses={200: NoteOut(many=True)}, summary="Recall notes")
+    @extend_schema(
+        parameters=[QuerySerializer],
+        responses={200: NoteListOut},
+        summary="Recall notes",
+        operation_id="notes_recall",
+    )
     def get(self, request, subject):
         params = self.validated(self.QuerySerializer, request.query_params)
         filters = NoteFilter(
@@ -254,7 +359,9 @@ class NotesApi(AppAPIView):
             payload.append(item)
         return Response({"notes": payload})
 
-    @extend_schema(request=InputSerializer, responses={201: NoteOut, 200: NoteOut}, summary="Store a note")
+    @extend_schema(
+        request=InputSerializer, responses={201: NoteStoredOut, 200: NoteStoredOut}, summary="Store a note"
+    )
     @transaction.atomic  # a refused conversation or message leaves no new subject behind
     def post(self, request, subject):
         data = self.validated(self.InputSerializer, request.data)
@@ -282,17 +389,21 @@ class NotesApi(AppAPIView):
 
 class NoteApi(AppAPIView):
     class EditSerializer(StrictSerializer):
-        content = serializers.CharField(required=False, trim_whitespace=True)
-        tags = serializers.ListField(child=serializers.CharField(max_length=50), required=False)
+        min_fields = 1
 
-    @extend_schema(responses={200: NoteOut}, summary="Read a note by id (archived ones too)")
+        content = StrictCharField(required=False, trim_whitespace=True)
+        tags = StrictListField(child=TagField(), required=False)
+
+    @extend_schema(responses={200: NoteDetailOut}, summary="Read a note by id (archived ones too)")
     def get(self, request, subject, note_id):
         note = note_get(subject=self.subject(subject), note_id=note_id)
         notes_mark_recalled(note_ids=[note.pk])
         note.refresh_from_db()
         return Response(note_detail(note))
 
-    @extend_schema(request=EditSerializer, responses={200: NoteOut}, summary="Edit a note (a new version)")
+    @extend_schema(
+        request=EditSerializer, responses={200: NoteDetailOut}, summary="Edit a note (a new version)"
+    )
     def patch(self, request, subject, note_id):
         data = self.validated(self.EditSerializer, request.data)
         if not data:
@@ -311,10 +422,16 @@ class NoteApi(AppAPIView):
 # --- votes --------------------------------------------------------------------------------
 class VotesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
-        item = serializers.CharField(help_text="n:ID for a note, f:ID for a fact")
-        signal = serializers.CharField()
+        item = StrictCharField(
+            help_text="n:ID note, f:ID fact, l:ID lesson, p:ID procedure", validators=[item_ref_validator]
+        )
+        signal = StrictChoiceField(choices=Signal.choices)
 
-    @extend_schema(request=InputSerializer, responses={201: dict}, summary="Vote or give feedback on an item")
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: VoteOut, 409: error_response(409)},
+        summary="Vote or give feedback on an item",
+    )
     def post(self, request, subject):
         data = self.validated(self.InputSerializer, request.data)
         kind, item_id = parse_item_ref(data["item"])

@@ -11,6 +11,7 @@ from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.live import notify
 
 KEY_RE = re.compile(r"^[\w][\w .:-]{0,99}$", re.UNICODE)
+KEY_MESSAGE = "key must be 1–100 characters: letters, digits, spaces and . : - _"
 MAX_VALUE_CHARS = 2000
 MAX_KEYWORDS = 16
 
@@ -37,7 +38,7 @@ def _clean_keywords(keywords) -> list[str]:
 def _clean_key(key: str) -> str:
     key = (key or "").strip()
     if not KEY_RE.match(key):
-        raise InvalidInput("key must be 1–100 characters: letters, digits, spaces and . : - _", field="key")
+        raise InvalidInput(KEY_MESSAGE, field="key")
     return key
 
 

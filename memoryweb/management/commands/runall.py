@@ -261,10 +261,11 @@ def _log_to_stderr(message: str) -> None:
 
 
 def web_argv(host: str, port: int) -> list[str]:
-    # daphne's own access log writes each raw URL, query string and all, to stdout: off. The
-    # app writes the access line itself, redacted (logger memoryweb.access).
+    # memoryweb.webserver is daphne answering an over-long request line or header with a JSON
+    # 414/431. daphne's own access log writes each raw URL, query string and all, to stdout:
+    # off. The app writes the access line itself, redacted (logger memoryweb.access).
     return [
-        *(sys.executable, "-m", "daphne", "-b", host, "-p", str(port)),
+        *(sys.executable, "-m", "memoryweb.webserver", "-b", host, "-p", str(port)),
         *("--access-log", os.devnull, "memoryweb.asgi:application"),
     ]
 

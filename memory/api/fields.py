@@ -1,0 +1,148 @@
+"""The API's input fields: each takes exactly its JSON type and nothing DRF would coerce into it.
+
+DRF's own fields are lenient: a CharField takes `12345` as "12345", an IntegerField takes "12"
+and `1.0`, a BooleanField takes "yes", 1 and "on", and `int()` reads "١" (an Arabic-Indic digit)
+as 1. Every serializer of the API declares these instead, so a value of the wrong JSON type is a
+400 naming its field. A query string has no types: `StrictQuerySerializer` reads a number or a
+boolean out of it with `from_query()` (ASCII digits; `true`/`false`) before the field sees it.
+"""
+
+import re
+
+from django.core.validators import RegexValidator
+from rest_framework import serializers
+
+_ASCII_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# what str.strip() strips (str.isspace()); ECMA's \s differs (no \x1c-\x1f or \x85, but \ufeff)
+_SPACE = r"\t\n\x0b\x0c\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def text_pattern(*, blank: bool, exclude: str = "") -> str:
+    """The JSON Schema pattern of a string field: no NUL (DRF refuses it) nor `exclude`, and unless
+    `blank`, one character that is not whitespace. Valid in Python and in ECMA regexes alike."""
+    if blank:
+        return rf"^[^\x00{exclude}]*$"
+    return rf"^[^\x00{exclude}]*[^\x00{exclude}{_SPACE}][^\x00{exclude}]*$"
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string; never a number or a boolean turned into one. Unless `allow_blank`, a string
+    of whitespace only is blank, whether or not the field trims it (the schema: text_pattern())."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+    def run_validation(self, data=serializers.empty):
+        if isinstance(data, str) and not self.allow_blank and not data.strip():
+            self.fail("blank")
+        return super().run_validation(data)
+
+
+class SubjectField(StrictCharField):
+    """A subject's external id, as subject_get_or_create() takes it."""
+
+    def __init__(self, **kwargs):
+        no_slash = RegexValidator(
+            text_pattern(blank=False, exclude="/"), message="subject must be 1–200 characters without '/'"
+        )
+        super().__init__(max_length=200, validators=[no_slash], **kwargs)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """A JSON string among the choices (DRF would match `1` to a choice "1")."""
+
+    default_error_messages = {"not_a_string": "Must be a string."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer: not a string of digits, not `1.0`, not `true`."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+    def from_query(self, raw: str):
+        if not _ASCII_INTEGER.fullmatch(raw):
+            self.fail("invalid")
+        return int(raw)
+
+
+class StrictFloatField(serializers.FloatField):
+    """A JSON number (an integer is one too); not a string, not a boolean."""
+
+    def to_internal_value(self, data):
+        if not _is_number(data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """`true` or `false`; not "yes", not 1."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+    def from_query(self, raw: str):
+        if raw not in ("true", "false"):
+            self.fail("invalid")
+        return raw == "true"
+
+
+class StrictDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 time as a JSON string, in ASCII digits."""
+
+    def to_internal_value(self, value):
+        if not isinstance(value, str) or not value.isascii():
+            self.fail("invalid", format="YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]")
+        return super().to_internal_value(value)
+
+
+class StrictListField(serializers.ListField):
+    """A JSON array whose items the `child` field checks."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        return super().to_internal_value(data)
+
+
+class TagField(StrictCharField):
+    """A note's tag as note_store() takes it (a space becomes '-', the case is folded)."""
+
+    def __init__(self, **kwargs):
+        rule = RegexValidator(r"^\w[\w:./ -]{0,49}$", message="a tag is 1–50 letters, digits and : . / - _")
+        super().__init__(max_length=50, validators=[rule], **kwargs)
+
+
+class ConsentCategoryField(StrictCharField):
+    """A consent category's slug; the schema lists the slugs there are (memory/api/schema.py)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=40, **kwargs)
+
+
+STRICT_FIELDS = (
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+    StrictFloatField,
+    StrictBooleanField,
+    StrictDateTimeField,
+    StrictListField,
+)
