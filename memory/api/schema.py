@@ -1,7 +1,7 @@
 """How the OpenAPI schema (drf-spectacular) is told the truth about what the API refuses.
 
 - Every operation lists the error answers it can give, each in the one error envelope
-  (`Error`): 400, 401, 403 and 404 for all; 413 and 415 for those that take a body. A view
+  (`Error`): 400, 401, 403, 404 and 429 (over the key's rate limit) for all; 413 and 415 for those that take a body. A view
   adds its own (409 `disabled`) in its `extend_schema(responses=...)`.
 - A request body read by a `StrictSerializer` refuses unknown fields, so its schema says
   `additionalProperties: false`.
@@ -49,6 +49,7 @@ ERRORS = {
     409: "The app's configuration switches this off (`field` names the key)",
     413: "The request body is over the upload limit",
     415: "The body is not application/json",
+    429: "The key is over its rate limit (`Retry-After` says the seconds to wait)",
 }
 
 
@@ -61,7 +62,7 @@ class ApiSchema(AutoSchema):
         responses = super()._get_response_bodies(direction)
         if not self.path.startswith("/api/v1/"):
             return responses
-        statuses = [400, 401, 403, 404]
+        statuses = [400, 401, 403, 404, 429]
         if self.method in ("POST", "PUT", "PATCH") and self.get_request_serializer() is not None:
             statuses += [413, 415]
         for status in statuses:
