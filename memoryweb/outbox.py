@@ -21,10 +21,12 @@ Not to be confused with the live-update outbox (`memoryweb.live`, `LiveEvent`): 
 carries refresh hints to open pages and loses nothing that matters when it fails.
 """
 
+import importlib
 import logging
 import threading
 from datetime import timedelta
 
+from django.apps import apps
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
@@ -58,8 +60,22 @@ def backoff(attempts: int) -> timedelta:
 def _task(name: str):
     app = celery_app
     if name not in app.tasks:
-        app.loader.import_default_modules()  # every app's tasks module (autodiscovery)
+        _import_tasks_modules()
     return app.tasks[name]
+
+
+def _import_tasks_modules() -> None:
+    """Import every installed app's `tasks` module, as Celery's autodiscovery would, but without
+    `app.loader.import_default_modules()`: its signal makes Celery's Django fixup call
+    `django.setup()` again, which re-runs the LOGGING dictConfig (dropping every handler added
+    since start-up) in a web process that merely queued a task."""
+    for config in apps.get_app_configs():
+        module = f"{config.name}.tasks"
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
 
 
 SENT, HELD, REFUSED = "sent", "held", "refused"
