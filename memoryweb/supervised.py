@@ -52,7 +52,12 @@ _PRCTL = _prctl()
 
 def parent_death_preexec(signum: int) -> Callable[[], None] | None:
     """A `preexec_fn` that has the kernel send `signum` to the child when its parent dies (Linux);
-    None where there is no prctl, and the child's own watcher is all there is."""
+    None where there is no prctl, and the child's own watcher is all there is.
+
+    The kernel ties the signal to the thread that forked, so the parent must fork from a
+    thread that lives as long as it does (runall forks from its main thread only). Between
+    fork and exec this runs nothing but two system calls.
+    """
     prctl = _PRCTL
     if prctl is None:
         return None

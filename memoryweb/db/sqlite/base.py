@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 # for broken POSIX locks whose lock order (the inode mutex, then unixBigLock) is the reverse
 # of unixClose's: one thread closing a WAL connection and another opening one on the same file
 # can wait on each other for ever, hanging the web process. 3.51.2 fixed it.
-AFFECTED_SQLITE_VERSIONS = {
+AFFECTED_SQLITE_VERSIONS: dict[tuple[int, ...], str] = {
     (3, 51, 0): "can deadlock when threads open and close connections at once (fixed in 3.51.2)",
     (3, 51, 1): "can deadlock when threads open and close connections at once (fixed in 3.51.2)",
 }
