@@ -157,10 +157,14 @@ class FlushApi(AppAPIView):
             200: inline_serializer(
                 "FlushResult",
                 {
-                    "done": serializers.BooleanField(),
+                    "done": serializers.BooleanField(help_text="nothing pending and nothing dead"),
                     "pending": serializers.IntegerField(help_text="reflections + jobs still open"),
                     "reflections": serializers.IntegerField(),
                     "jobs": serializers.IntegerField(help_text="the subject's queued or running job runs"),
+                    "dead": serializers.IntegerField(
+                        help_text="runs whose worker stopped heartbeating: not waited on; the "
+                        "sweeper marks them abandoned and redoes their work"
+                    ),
                     "waited_ms": serializers.FloatField(),
                 },
             )
@@ -174,15 +178,16 @@ class FlushApi(AppAPIView):
             ids = [self.conversation(data["conversation"], subject=subject).pk]
         else:
             ids = list(subject.conversations.values_list("pk", flat=True))
-        reflections, jobs, waited = background_wait(
+        background = background_wait(
             conversation_ids=ids, subject_id=subject.pk, timeout=data["timeout_ms"] / 1000
         )
         return Response(
             {
-                "done": reflections == 0 and jobs == 0,
-                "pending": reflections + jobs,
-                "reflections": reflections,
-                "jobs": jobs,
-                "waited_ms": round(waited * 1000, 1),
+                "done": background.pending == 0 and background.dead == 0,
+                "pending": background.pending,
+                "reflections": background.reflections,
+                "jobs": background.jobs,
+                "dead": background.dead,
+                "waited_ms": round(background.waited * 1000, 1),
             }
         )

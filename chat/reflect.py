@@ -1,10 +1,13 @@
 """Reflection: after a turn, extract SET / NOTE / EVOLVE operations and write them.
 
 `reflection_enqueue` supersedes the conversation's open runs and queues a new one (the task
-starts on commit). `turn_reflect` claims the run, reads the messages since the last finished
+starts on commit, through the task outbox). `turn_reflect` claims the run (heartbeating while
+it runs, so `reflections_reclaim` can tell a dead worker's run and redo it), reads the messages since the last finished
 run, extracts operations (a configured LLM first, the heuristic extractor when there is none
 or its answer is unusable), then writes everything in one transaction that first checks the
-run was not superseded meanwhile — a superseded run writes nothing.
+run was not superseded meanwhile — a superseded run writes nothing. The caps count per
+message (`_capped`): a backlog reflected at once keeps every turn's memories, and what a cap
+drops is counted in the run's stats and the `reflection.dropped.*` counters.
 
 Every candidate is redacted for secrets, grounded in time against its message, classified
 for consent and routed (store / ask / deny); notes are deduplicated by `note_store`.
@@ -12,9 +15,11 @@ for consent and routed (store / ask / deny); notes are deduplicated by `note_sto
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
@@ -22,6 +27,7 @@ from chat.reflection.heuristics import classify_category, extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS
 from memory.config import MemoryConfig, get_config
+from memory.leases import heartbeating, lease_owner_id, stale_before
 from memory.models import Conversation, ItemKind, Message, Note, ProfileFact, Role
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
@@ -32,6 +38,7 @@ from memory.temporal import ground
 from memoryweb.counters import counter_add
 from memoryweb.errors import MemorywebError
 from memoryweb.llm import client_for
+from memoryweb.outbox import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -58,15 +65,12 @@ class Operation:
 
 def reflection_enqueue(*, conversation: Conversation, through_message: Message) -> ReflectionRun:
     """Queue a reflection of the conversation up to `through_message`, superseding open runs."""
-    # imported here: a cycle, chat.tasks calls this module's turn_reflect
-    from chat.tasks import turn_reflect_task
-
     with transaction.atomic():
         ReflectionRun.objects.filter(conversation=conversation, status__in=OPEN).update(
             status=RunStatus.SUPERSEDED, finished_at=timezone.now()
         )
         run = ReflectionRun.objects.create(conversation=conversation, through_message=through_message)
-        transaction.on_commit(lambda: turn_reflect_task.delay(run.pk))
+        enqueue("chat.turn_reflect", run.pk)
     return run
 
 
@@ -176,6 +180,34 @@ def _switched_on(ops: list[Operation], config: MemoryConfig) -> list[Operation]:
     return [o for o in ops if o.op not in off]
 
 
+def _capped(ops: list[Operation], config: MemoryConfig) -> tuple[list[Operation], dict[str, int]]:
+    """Each message keeps at most `reflection.maxFactsPerCall` facts and retractions and
+    `reflection.maxNotesPerCall` notes and tag refinements, in the extractor's order: the caps
+    bound one turn's extraction, so a backlog of turns reflected at once keeps every turn's
+    memories. Returns the kept operations and how many of each kind a cap dropped."""
+    caps = {"facts": config["reflection.maxFactsPerCall"], "notes": config["reflection.maxNotesPerCall"]}
+    used: dict[tuple[int, str], int] = {}
+    dropped = {"facts": 0, "notes": 0}
+    kept = []
+    for op in ops:
+        kind = "facts" if op.op in ("SET", "RETRACT") else "notes"
+        slot = (op.message.pk, kind)
+        if used.get(slot, 0) >= caps[kind]:
+            dropped[kind] += 1
+            continue
+        used[slot] = used.get(slot, 0) + 1
+        kept.append(op)
+    return kept, dropped
+
+
+def _count_dropped(dropped: dict[str, int]) -> None:
+    """What the caps dropped, for diagnose (`reflection.dropped.*`, `reflection.runs_with_drops`)."""
+    for kind, count in dropped.items():
+        counter_add(f"reflection.dropped.{kind}", count)
+    if any(dropped.values()):
+        counter_add("reflection.runs_with_drops")
+
+
 def _still_running(run_id: int) -> bool:
     queryset = ReflectionRun.objects.filter(pk=run_id, status=RunStatus.RUNNING)
     if connection.features.has_select_for_update:
@@ -186,16 +218,39 @@ def _still_running(run_id: int) -> bool:
 def turn_reflect(*, run_id: int) -> dict:
     """Run one reflection. Safe to repeat: only a queued run is claimed, and a run that was
     superseded before it writes leaves no trace but its status."""
+    owner = lease_owner_id()
+    now = timezone.now()
     claimed = ReflectionRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=timezone.now()
+        status=RunStatus.RUNNING, started_at=now, owner=owner, heartbeat_at=now
     )
     if not claimed:
         return {"run": run_id, "skipped": "not queued"}
+    with heartbeating(lambda: _alive(run_id, owner)):
+        return _reflect(run_id)
+
+
+def _alive(run_id: int, owner: str) -> bool:
+    return bool(
+        ReflectionRun.objects.filter(pk=run_id, owner=owner, status=RunStatus.RUNNING).update(
+            heartbeat_at=timezone.now()
+        )
+    )
+
+
+def _reflect(run_id: int) -> dict:
     run = ReflectionRun.objects.select_related("conversation__subject__app").get(pk=run_id)
     subject = run.conversation.subject
     config = get_config(subject.app)
     actor = Actor.task(f"reflection:{run.pk}")
-    stats = {"messages": 0, "facts": 0, "notes": 0, "evolved": 0, "pending": 0, "denied": 0, "source": "none"}
+    stats: dict = {
+        "messages": 0,
+        "facts": 0,
+        "notes": 0,
+        "evolved": 0,
+        "pending": 0,
+        "denied": 0,
+        "source": "none",
+    }
     try:
         messages = _messages(run)
         stats["messages"] = len(messages)
@@ -205,9 +260,11 @@ def turn_reflect(*, run_id: int) -> dict:
             stats["source"] = "llm" if ops is not None else "heuristic"
             if ops is None:
                 ops = _heuristic_operations(messages)
-        ops = _switched_on(ops or [], config)
-        facts = [o for o in ops if o.op in ("SET", "RETRACT")][: config["reflection.maxFactsPerCall"]]
-        notes = [o for o in ops if o.op in ("NOTE", "EVOLVE")][: config["reflection.maxNotesPerCall"]]
+        ops, dropped = _capped(_switched_on(ops or [], config), config)
+        stats["dropped"] = dropped
+        _count_dropped(dropped)
+        facts = [o for o in ops if o.op in ("SET", "RETRACT")]
+        notes = [o for o in ops if o.op in ("NOTE", "EVOLVE")]
         notes = [o if o.op == "EVOLVE" else _prepare(o) for o in notes]
         if config["evolution.enabled"]:
             notes = [o if o.op == "EVOLVE" else _evolve_instead(o, subject, config) for o in notes]
@@ -255,7 +312,8 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
             subject=subject, key=op.key, mode="", scope="", valid_to=None
         ).first()
         if active is not None and (not op.value or op.value.lower() in active.value.lower()):
-            fact_remove(subject=subject, key=op.key, actor=actor)
+            # closed when it was said (fact_remove never closes a version before it began)
+            fact_remove(subject=subject, key=op.key, valid_to=op.message.occurred_at, actor=actor)
             stats["retracted"] = stats.get("retracted", 0) + 1
         return
     if op.op == "EVOLVE":
@@ -304,9 +362,69 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
         stats["denied"] += 1
 
 
-def reflection_pending(*, conversation_ids: list[int]) -> int:
-    """How many reflections are queued or running for these conversations."""
-    return ReflectionRun.objects.filter(conversation_id__in=conversation_ids, status__in=OPEN).count()
+def reflections_open(*, conversation_ids: list[int]) -> tuple[int, int]:
+    """How many reflections of these conversations are queued or running with a live worker,
+    and how many are running with a worker that stopped heartbeating (dead: the sweeper
+    redoes them; nobody should wait on them)."""
+    dead = Q(status=RunStatus.RUNNING, heartbeat_at__lt=stale_before())
+    counts = ReflectionRun.objects.filter(conversation_id__in=conversation_ids, status__in=OPEN).aggregate(
+        live=Count("pk", filter=~dead), dead=Count("pk", filter=dead)
+    )
+    return counts["live"], counts["dead"]
+
+
+MAX_REDOS = 3  # a turn whose reflection killed its worker this often is given up
+
+
+def reflections_reclaim() -> dict:
+    """The sweeper: a running reflection whose worker stopped heartbeating is marked abandoned
+    and its turn queued again (unless a newer run of the conversation already covers it, or
+    the turn has been abandoned MAX_REDOS times); a queued one whose task no worker took for
+    MEMORYWEB_REDISPATCH_SECONDS has its task sent again. Safe to repeat and to race: each row
+    is taken by one conditional UPDATE."""
+    cutoff = stale_before()
+    stats = {"abandoned": 0, "requeued": 0, "given_up": 0, "redispatched": 0}
+    for run in ReflectionRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff).select_related(
+        "conversation", "through_message"
+    ):
+        with transaction.atomic():
+            taken = ReflectionRun.objects.filter(
+                pk=run.pk, status=RunStatus.RUNNING, heartbeat_at__lt=cutoff
+            ).update(
+                status=RunStatus.ABANDONED,
+                finished_at=timezone.now(),
+                error=f"its worker ({run.owner}) stopped heartbeating at {run.heartbeat_at:%Y-%m-%d %H:%M:%S}",
+            )
+            if not taken:
+                continue
+            stats["abandoned"] += 1
+            if ReflectionRun.objects.filter(conversation_id=run.conversation_id, status__in=OPEN).exists():
+                continue  # a newer turn's run reads these messages too
+            tries = ReflectionRun.objects.filter(
+                conversation_id=run.conversation_id,
+                through_message_id=run.through_message_id,
+                status=RunStatus.ABANDONED,
+            ).count()
+            if tries >= MAX_REDOS:
+                logger.error(
+                    "reflection of message %s abandoned %s times: given up", run.through_message_id, tries
+                )
+                counter_add("reflection.given_up")
+                stats["given_up"] += 1
+                continue
+            reflection_enqueue(conversation=run.conversation, through_message=run.through_message)
+            stats["requeued"] += 1
+    now = timezone.now()
+    undelivered = now - timedelta(seconds=settings.MEMORYWEB_REDISPATCH_SECONDS)
+    for pk in ReflectionRun.objects.filter(status=RunStatus.QUEUED, heartbeat_at__lt=undelivered).values_list(
+        "pk", flat=True
+    ):
+        if ReflectionRun.objects.filter(pk=pk, status=RunStatus.QUEUED, heartbeat_at__lt=undelivered).update(
+            heartbeat_at=now
+        ):
+            enqueue("chat.turn_reflect", pk)
+            stats["redispatched"] += 1
+    return stats
 
 
 def response_needs_reflection(message: Message) -> bool:

@@ -37,6 +37,11 @@ SCHEDULE = [
     # the global consolidation.intervalHours when the schedule is installed; edit it in the admin after
     PeriodicJob("consolidation: consolidate", "consolidation.consolidate_all", _consolidation_every()),
     PeriodicJob("consolidation: decay votes", "consolidation.votes_decay", timedelta(hours=6)),
+    # the sweepers: runs whose worker stopped heartbeating are redone (memory/leases.py)
+    PeriodicJob("consolidation: reclaim dead job runs", "consolidation.runs_reclaim", timedelta(seconds=30)),
+    PeriodicJob("chat: reclaim dead reflections", "chat.reflections_reclaim", timedelta(seconds=30)),
+    # tasks the broker refused are retried by every worker's dispatcher loop too (memoryweb/outbox.py)
+    PeriodicJob("memoryweb: deliver the task outbox", "memoryweb.outbox_dispatch", timedelta(minutes=1)),
 ]
 
 

@@ -1,12 +1,18 @@
 """The consolidation app's periodic and on-demand jobs. Each calls the service of the same name
 and is safe to run twice (see the services for why)."""
 
-from celery import shared_task
+import logging
 
-from consolidation.services import consolidate_all, consolidate_now, votes_decay
+from celery import shared_task
+from celery.signals import worker_ready
+from django.db import connection
+
+from consolidation.services import consolidate_all, consolidate_now, runs_reclaim, votes_decay
 from memory.models import Subject
 from memory.services.audit import Actor
 from memoryweb.errors import FeatureDisabled
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="consolidation.consolidate_all")
@@ -39,3 +45,22 @@ def votes_decay_task() -> dict:
     the last tick (a redelivered message) is skipped, so each period decays once."""
     run = votes_decay(actor=Actor.task("votes_decay"))
     return {"skipped": True} if run is None else {"job_run": run.pk, **run.stats}
+
+
+@shared_task(name="consolidation.runs_reclaim")
+def runs_reclaim_task() -> dict:
+    """The sweeper: mark the job runs of dead workers abandoned and redo their work, and send
+    again the lost tasks of queued runs (consolidation.services.reclaim). Safe to repeat."""
+    return runs_reclaim()
+
+
+@worker_ready.connect
+def _reclaim_at_start(**_kwargs) -> None:
+    """A worker that starts (say, after the last one was killed) sweeps at once, before the
+    first beat tick."""
+    try:
+        logger.info("job runs reclaimed at worker start: %s", runs_reclaim())
+    except Exception:
+        logger.warning("job runs could not be reclaimed at worker start", exc_info=True)
+    finally:
+        connection.close()

@@ -69,6 +69,7 @@ class Block:
     text: str
     cap: int
     unchanged: bool = False
+    omitted: int = 0  # matching items its caps left out (the text ends with a line saying so)
 
     @property
     def tokens(self) -> int:
@@ -111,6 +112,7 @@ class Context:
                     "cap": b.cap,
                     "unchanged": b.unchanged,
                     "digest": b.digest,
+                    "omitted": b.omitted,
                 }
                 for b in blocks
             ],
@@ -132,21 +134,57 @@ def _fit(name: str, lines: list[str], line: str, cap: int) -> bool:
     return estimate_tokens(_section(name, [*lines, line])) <= cap
 
 
-def _profile(subject: Subject, terms: list[str], config: MemoryConfig) -> tuple[list[str], list[Item]]:
+# what a section holds, for the line that says how many were left out
+NOUNS = {
+    "profile": "fact",
+    "recalled": "note",
+    "memory-index": "note",
+    "lessons": "lesson",
+    "procedures": "procedure",
+}
+
+
+def omitted_line(name: str, omitted: int) -> str:
+    noun = NOUNS[name] + ("s" if omitted != 1 else "")
+    return f"({omitted} more {noun} not shown)"
+
+
+def _block(
+    name: str, lines: list[str], items: list["Item"], omitted: int, cap: int
+) -> tuple[Block, list["Item"]]:
+    """The section as placed (`lines`, one per item of `items`), closed by a line saying how
+    many items its caps left out, and the items it shows. That line is held to the cap too:
+    the last placed items make room for it if they must (and count as left out); with no room
+    even so, only the block's `omitted` says it."""
+    lines, items = list(lines), list(items)
+    while omitted and lines and not _fit(name, lines, omitted_line(name, omitted), cap):
+        lines.pop()
+        items.pop()
+        omitted += 1
+    if omitted and _fit(name, lines, omitted_line(name, omitted), cap):
+        lines.append(omitted_line(name, omitted))
+    return Block(name, _section(name, lines), cap, omitted=omitted), items
+
+
+def _profile(subject: Subject, terms: list[str], config: MemoryConfig) -> tuple[Block, list[Item]]:
     """`### profile`: the ranked facts, each on its line, under `profile.maxTokens`."""
     cap = config["profile.maxTokens"]
+    if not config["profile.enabled"]:
+        return Block("profile", "", cap), []
     lines: list[str] = []
     items: list[Item] = []
+    omitted = 0
     for fact, score, reason in rank_facts(subject=subject, terms=terms, config=config):
         qualifiers = ", ".join(
             q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
         )
         line = f"- {fact.key}: {fact.value}" + (f" ({qualifiers})" if qualifiers else "")
         if not _fit("profile", lines, line, cap):
+            omitted += 1
             continue  # a later, shorter fact may still fit
         lines.append(line)
         items.append(_item("fact", fact, "profile", score, reason, line))
-    return lines, items
+    return _block("profile", lines, items, omitted, cap)
 
 
 def _item(kind: str, obj, section: str, score: float, reason: str, line: str, *, expanded=False) -> Item:
@@ -176,12 +214,15 @@ def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[
     )
 
 
-def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str], list[str], list[Item]]:
+def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[Block], list[Item]]:
+    """`### recalled` (the top k in full) and `### memory-index` (pointers to the next ones).
+    The notes neither could take are left out, and the last of the two says how many."""
     k = config["recallInjection.k"]
     recall_cap, index_cap = config["recallInjection.maxTokens"], config["index.maxTokens"]
     recalled: list[str] = []
     index: list[str] = []
-    items: list[Item] = []
+    recalled_items: list[Item] = []
+    index_items: list[Item] = []
     for note, score, reason in ranked:
         if len(recalled) < k:
             line = note_line(note)
@@ -190,7 +231,7 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str]
                 line = truncate_to_tokens(line, room) if room >= 24 else ""
             if line:
                 recalled.append(line)
-                items.append(
+                recalled_items.append(
                     _item("note", note, "recalled", score, reason, line, expanded=note.pk in expanded)
                 )
                 continue
@@ -200,10 +241,18 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[str]
         line = f'- n:{note.pk} "{gist}"'
         if _fit("memory-index", index, line, index_cap):
             index.append(line)
-            items.append(
+            index_items.append(
                 _item("note", note, "memory-index", score, reason, line, expanded=note.pk in expanded)
             )
-    return recalled, index, items
+    omitted = len(ranked) - len(recalled) - len(index)
+    index_open = config["index.limit"] > 0
+    recalled_block, recalled_items = _block(
+        "recalled", recalled, recalled_items, 0 if index_open else omitted, recall_cap
+    )
+    index_block, index_items = _block(
+        "memory-index", index, index_items, omitted if index_open else 0, index_cap
+    )
+    return [recalled_block, index_block], recalled_items + index_items
 
 
 def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
@@ -221,13 +270,18 @@ def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
             blocks.append(Block(name, "", cap))
             continue
         lines: list[str] = []
+        placed: list[Item] = []
+        omitted = 0
         for obj, score in rank_distilled(name=name, subject_id=subject.pk, terms=terms, config=config):
             line = render(obj)
             if not _fit(name, lines, line, cap):
+                omitted += 1
                 continue
             lines.append(line)
-            items.append(_item(name[:-1], obj, name, score, matched_reason(terms_set, line), line))
-        blocks.append(Block(name, _section(name, lines), cap))
+            placed.append(_item(name[:-1], obj, name, score, matched_reason(terms_set, line), line))
+        block, placed = _block(name, lines, placed, omitted, cap)
+        blocks.append(block)
+        items.extend(placed)
     return blocks, items
 
 
@@ -292,24 +346,19 @@ def context_build(
     terms = query_terms(rewritten)
     now = timezone.now()
 
-    profile_lines, profile_items = _profile(subject, terms, config) if config["profile.enabled"] else ([], [])
+    profile_block, profile_items = _profile(subject, terms, config)
     places = config["recallInjection.k"] + config["index.limit"]  # 0: both note sections are off
     ranked = _rank_notes(subject, rewritten, terms, conversation, config, now) if terms and places else []
     expanded: set[int] = set()
     if config["retrieve.mode"] in ("fts", "full"):  # the graph belongs to the text modes' signals
         scopes = sorted({"", conversation.scope}) if conversation else None
         ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
-    recalled, index, note_items = _recalled_and_index(ranked, config, expanded)
+    note_blocks, note_items = _recalled_and_index(ranked, config, expanded)
 
     prefix_cap = config["stablePrefix.maxTokens"]
     stable_prefix = Block("stable_prefix", truncate_to_tokens(GUIDANCE, prefix_cap), prefix_cap)
     distilled_blocks, distilled_items = _distilled(subject, terms, config) if terms else ([], [])
-    sections = [
-        Block("profile", _section("profile", profile_lines), config["profile.maxTokens"]),
-        Block("recalled", _section("recalled", recalled), config["recallInjection.maxTokens"]),
-        Block("memory-index", _section("memory-index", index), config["index.maxTokens"]),
-        *distilled_blocks,
-    ]
+    sections = [profile_block, *note_blocks, *distilled_blocks]
     context = Context(
         query=query,
         rewritten_query=rewritten,

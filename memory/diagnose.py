@@ -139,14 +139,29 @@ def _jobs(app) -> list[dict]:
     ]
 
 
+def _reflection() -> dict:
+    """What reflection's per-message caps dropped (counted by chat.reflect, installation-wide:
+    the counters are not per app). Each run's own count is in its stats, `dropped`."""
+
+    counters = counter_values("reflection.")
+    return {
+        "dropped_by_cap": {
+            kind: counters.get(f"reflection.dropped.{kind}", 0) for kind in ("facts", "notes")
+        },
+        "runs_with_drops": counters.get("reflection.runs_with_drops", 0),
+        "invalid_operations": counters.get("reflection.invalid_operation", 0),
+    }
+
+
 def diagnose(app=None, *, probe: bool = False) -> dict:
-    """What the embeddings, the database and the background jobs look like, for `app` (its
-    configuration and its notes) or the whole installation."""
+    """What the embeddings, the database, reflection and the background jobs look like, for
+    `app` (its configuration and its notes) or the whole installation."""
 
     return {
         "app": app.name if app is not None else None,
         "embeddings": _embeddings(app, probe=probe),
         "database": _database(),
+        "reflection": _reflection(),
         "counters": counter_values(),
         "jobs": _jobs(app),
     }

@@ -15,22 +15,75 @@ a queued run that finds the key held is marked skipped.
 The holder extends its lease with `lease_heartbeat` between units of work; the heartbeat is
 conditional on the owner and the running status, so a worker whose lease was taken over learns
 it (False) and stops. `lease_release` records the outcome, again only for the owner.
+
+Two clocks tell a dead worker from a slow one. `heartbeat_at` says the owner's process is
+alive: while `run_under_lease` runs the work, a thread of the owner (`heartbeating`) touches it
+every MEMORYWEB_HEARTBEAT_SECONDS, even in the middle of a long LLM call. A running run whose
+heartbeat is older than MEMORYWEB_HEARTBEAT_STALE_SECONDS (`stale_before`) has lost its worker:
+flush does not wait on it, and the sweeper (`leases_reclaim`, run by consolidation's
+`runs_reclaim` task, which redoes the work) marks it abandoned within a minute instead of the
+five of the lease. `lease_expires_at` says the work makes progress: a live process whose work
+hangs keeps heartbeating, and its lease still runs out. Reflection runs (chat) use the same
+heartbeat thread and threshold.
 """
 
+import logging
 import os
 import socket
+import threading
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory.models import JobRun, JobStatus
 from memoryweb.live import notify
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_TTL = timedelta(minutes=5)
+
+
+def stale_before(now=None):
+    """A run heartbeating last before this moment has lost its worker."""
+    return (now or timezone.now()) - timedelta(seconds=settings.MEMORYWEB_HEARTBEAT_STALE_SECONDS)
+
+
+class heartbeating:  # noqa: N801 (a context manager, named as used: `with heartbeating(beat):`)
+    """While the block runs, a daemon thread calls `beat()` every MEMORYWEB_HEARTBEAT_SECONDS
+    (the claim itself was the first beat); `beat` returns False when the run is no longer
+    ours, and the thread stops. A failed beat (a locked database) is logged and tried again next time.
+    The thread dies with the process, which is the point: a killed worker stops beating."""
+
+    def __init__(self, beat: Callable[[], bool], every: float | None = None):
+        self.beat = beat
+        self.every = float(every if every is not None else settings.MEMORYWEB_HEARTBEAT_SECONDS)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(self.every + 5)
+        return False
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.every):
+                try:
+                    if not self.beat():
+                        return
+                except Exception:
+                    logger.warning("heartbeat failed; trying again", exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def lease_owner_id() -> str:
@@ -147,6 +200,52 @@ def lease_heartbeat(run: JobRun, owner: str, ttl: timedelta | None = None) -> bo
     return bool(held)
 
 
+def lease_alive(run: JobRun, owner: str) -> bool:
+    """The owner's process is alive: touch `heartbeat_at` (not the lease). False when the run
+    is no longer `owner`'s running run."""
+    return bool(
+        JobRun.objects.filter(pk=run.pk, lease_owner=owner, status=JobStatus.RUNNING).update(
+            heartbeat_at=timezone.now()
+        )
+    )
+
+
+def leases_reclaim() -> list[JobRun]:
+    """Mark every running run whose owner stopped heartbeating as abandoned; returns them (as
+    they were) so their work can be redone. Safe to repeat and to race: each row is taken by
+    one conditional UPDATE, so two sweepers never both reclaim it."""
+    cutoff = stale_before()
+    reclaimed = []
+    for run in JobRun.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=cutoff).select_related(
+        "subject"
+    ):
+        taken = JobRun.objects.filter(pk=run.pk, status=JobStatus.RUNNING, heartbeat_at__lt=cutoff).update(
+            status=JobStatus.ABANDONED,
+            finished_at=timezone.now(),
+            error=f"its worker ({run.lease_owner}) stopped heartbeating at {run.heartbeat_at:%Y-%m-%d %H:%M:%S}",
+        )
+        if taken:
+            notify(run.subject_id, "job.finished", {"id": run.pk, "kind": run.kind, "status": "abandoned"})
+            reclaimed.append(run)
+    return reclaimed
+
+
+def leases_queued_undelivered() -> list[JobRun]:
+    """Queued runs no worker has claimed for MEMORYWEB_REDISPATCH_SECONDS (their task message
+    was lost); each is returned once per period, for its task to be sent again (a queued run is
+    claimed once, so a second message is harmless). A queued run's `heartbeat_at` is when its
+    task was last sent."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.MEMORYWEB_REDISPATCH_SECONDS)
+    due = []
+    for run in JobRun.objects.filter(status=JobStatus.QUEUED, heartbeat_at__lt=cutoff):
+        if JobRun.objects.filter(pk=run.pk, status=JobStatus.QUEUED, heartbeat_at__lt=cutoff).update(
+            heartbeat_at=now
+        ):
+            due.append(run)
+    return due
+
+
 def lease_release(run: JobRun, status: str, stats: dict | None = None, *, error: str = "") -> bool:
     """End the run with `status` (done or failed) and its stats. Only the owner of a running
     lease can release it; returns False (and writes nothing) otherwise."""
@@ -187,14 +286,16 @@ def run_under_lease(
 
     Returns the finished JobRun (done, or failed with the error when `work` raised an Exception,
     which is re-raised), or None when another worker holds the lease. When `work` raises
-    LeaseLost the run is returned as the other worker left it. A process killed mid-run leaves
-    its run running until the lease expires; the next taker marks it abandoned.
+    LeaseLost the run is returned as the other worker left it. The owner heartbeats while the
+    work runs; a process killed mid-run stops heartbeating, and the sweeper (`leases_reclaim`)
+    marks its run abandoned.
     """
     run = lease_acquire(key, owner, ttl, kind=kind, subject=subject, queued=queued)
     if run is None:
         return None
     try:
-        stats = work(run)
+        with heartbeating(lambda: lease_alive(run, owner)):
+            stats = work(run)
     except LeaseLost:
         run.refresh_from_db()
         return run

@@ -22,8 +22,18 @@ class App(models.Model):
         return self.name
 
 
+class ApiKeyQuerySet(models.QuerySet):
+    def usable(self, when=None):
+        """Keys that authenticate at `when` (now): see `ApiKey.usable_at`."""
+        when = when or timezone.now()
+        return self.filter(Q(expires_at=None) | Q(expires_at__gt=when), revoked_at=None)
+
+
 class ApiKey(models.Model):
-    """An app's API key. Only a SHA-256 of the secret is stored; the key is shown once."""
+    """An app's API key. Only a SHA-256 of the secret is stored; the key is shown once.
+
+    Rotating an app's keys mints a new one and gives the old ones an `expires_at`: both work
+    until then (clients switch over in that window), after which the old ones answer 401."""
 
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="keys")
     name = models.CharField(max_length=100, blank=True)
@@ -32,9 +42,23 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set by a rotation: the key works until then, beside its successor."
+    )
+    rate_limit = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text='Requests allowed, e.g. "600/minute" or "off"; blank: MEMORYWEB_API_RATE_LIMIT.',
+    )
+
+    objects = ApiKeyQuerySet.as_manager()
 
     def __str__(self):
         return f"{self.app.name}:{self.prefix}"
+
+    def usable_at(self, when) -> bool:
+        """Whether the key authenticates at `when`: not revoked, and not past a rotation's end."""
+        return self.revoked_at is None and (self.expires_at is None or when < self.expires_at)
 
     @staticmethod
     def hash_secret(raw_key: str) -> str:

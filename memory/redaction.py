@@ -3,15 +3,18 @@
 Runs on everything reflection is about to write. It leans towards low false positives on prose:
 card numbers must pass Luhn and start like a card, IBANs must pass mod-97 with their country's
 length, AWS secret keys need an AWS hint nearby, and bare hex (git SHAs, checksums) is kept.
-Pure Python: no Django, no database.
+Pure Python: no Django, no database (so settings' LOGGING can name RedactingFormatter before
+the apps load).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 
@@ -152,7 +155,9 @@ RULES: list[_Rule] = [
     ),
     _rule("memoryweb_key", r"\bmw_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}"),
     _rule("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}"),
-    _rule("url_password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<v>[^\s@/]+)@", group="v", flags=_I),
+    # user:password@ in a URL's authority; the user may be empty (redis://:pw@host), and an
+    # unencoded @ inside the password belongs to it (the last @ before the host ends it)
+    _rule("url_password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]*:(?P<v>[^\s/?#]+)@", group="v", flags=_I),
     _rule("bearer_token", r"\bBearer\s+(?P<v>[A-Za-z0-9._~+/=-]{16,})", group="v", check=_mixed, flags=_I),
     _rule(
         "password",
@@ -231,18 +236,58 @@ def redact_data(obj: Any) -> Any:
     A string value under a key that names a secret ("password", "api_key", "auth_token") is
     replaced whole, whatever it looks like.
     """
-    if isinstance(obj, str):
-        return redact(obj).text
-    if isinstance(obj, dict):
-        out = {}
-        for key, value in obj.items():
-            if isinstance(key, str) and isinstance(value, str) and value and _SECRET_KEYS.match(key):
-                out[key] = PLACEHOLDER.format(
+    return redact_data_counted(obj)[0]
+
+
+def redact_data_counted(obj: Any) -> tuple[Any, int]:
+    """`redact_data(obj)` and how many secrets it removed."""
+    removed = 0
+
+    def walk(value: Any, key: Any = None) -> Any:
+        nonlocal removed
+        if isinstance(value, str):
+            if (
+                value
+                and isinstance(key, str)
+                and _SECRET_KEYS.match(key)
+                and not value.startswith("[REDACTED")
+            ):
+                removed += 1
+                return PLACEHOLDER.format(
                     kind="password" if re.search(_PASSWORD_WORDS, key, _I) else "secret"
                 )
-            else:
-                out[key] = redact_data(value)
-        return out
-    if isinstance(obj, list | tuple):
-        return type(obj)(redact_data(item) for item in obj)
-    return obj
+            result = redact(value)
+            removed += result.count
+            return result.text
+        if isinstance(value, dict):
+            return {k: walk(v, k) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(walk(item) for item in value)
+        return value
+
+    return walk(obj), removed
+
+
+# a query string inside a log line: `?a=1&b=2` up to the next space or quote
+_QUERY_IN_LINE = re.compile(r"\?(?P<q>[^\s\"'<>]+)")
+
+
+def redact_query_string(query: str) -> str:
+    """An URL-encoded query string with every value redacted as it reads once decoded (a
+    `redis%3A%2F%2F%3Apw%40host` is a URL with a password). Unchanged when nothing was found."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    redacted, removed = redact_data_counted([{key: value} for key, value in pairs])
+    if not removed:
+        return query
+    return urlencode([next(iter(pair.items())) for pair in redacted], safe=":/[]")
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log formatter whose lines carry no secrets: query strings are redacted as decoded
+    values, then the whole line (message and traceback) as text. Every handler in settings'
+    LOGGING uses it, so an access line or an error can never write a secret a request held."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        line = _QUERY_IN_LINE.sub(lambda m: "?" + redact_query_string(m.group("q")), line)
+        return redact(line).text

@@ -2,8 +2,10 @@
 
 import math
 
+from django.db.models import Count, Q
 from django.utils import timezone
 
+from memory.leases import stale_before
 from memory.models import (
     App,
     ConsentCategory,
@@ -151,6 +153,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "confirmations": f.confirmations,
                 "valid_from": dt(f.valid_from),
                 "valid_to": dt(f.valid_to),
+                "recorded_at": dt(f.created_at),
                 "superseded_by": f.superseded_by_id,
             }
             for f in facts
@@ -565,8 +568,12 @@ def message_list(*, conversation, limit: int = 100, before_id: int | None = None
     return list(reversed(queryset.order_by("-occurred_at", "-id")[:limit]))
 
 
-def job_runs_open(*, subject_id: int) -> int:
-    """How many of the subject's job runs are queued or running."""
-    return JobRun.objects.filter(
+def job_runs_open(*, subject_id: int) -> tuple[int, int]:
+    """How many of the subject's job runs are queued or running with a live worker, and how
+    many are running with a worker that stopped heartbeating (dead: the sweeper redoes them;
+    nobody should wait on them)."""
+    dead = Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before())
+    counts = JobRun.objects.filter(
         subject_id=subject_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
-    ).count()
+    ).aggregate(live=Count("pk", filter=~dead), dead=Count("pk", filter=dead))
+    return counts["live"], counts["dead"]

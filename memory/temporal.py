@@ -80,7 +80,9 @@ _FUTURE_CUES = re.compile(
     r"\b(will|won't|shall|gonna|going to|plan(?:s|ning)? to|about to|can't wait|cannot wait|"
     r"upcoming|coming up|(?:i'?ve|we'?ve|have|has) got|deadline|due|scheduled|appointment|"
     r"reservation|booked|rescheduled|postponed|until|hope to|want to|need to|have to|"
-    r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set) to)\b|"
+    r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set) to|"
+    # a promise of something still to come: "I promised Tom I'd paint the fence in May"
+    r"(?:agreed|promised|swore|vowed|told\s+\w+)\s+(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)(?:'d|\s+would))\b|"
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b",
     re.IGNORECASE,
 )
@@ -297,6 +299,39 @@ def _month_day(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     return _day(min(candidates, key=lambda c: abs((c - ref).days)))
 
 
+_ORDINAL_QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+
+
+def _quarter_range(year: int, quarter: int) -> _Resolved:
+    start = date(year, 3 * quarter - 2, 1)
+    return _Resolved(start, _month_range(year, 3 * quarter)[1], "month")
+
+
+def _quarter(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "Q3", "Q3 2025", "the third quarter": calendar quarters. Without a year, the coming one
+    (this year's when it has not ended) unless the sentence is in the past tense."""
+    quarter = int(m["q"]) if m["q"] else _ORDINAL_QUARTERS[m["ord"].lower()]
+    if m["year"]:
+        return _quarter_range(int(m["year"]), quarter)
+    current = (ref.month - 1) // 3 + 1
+    if tense == "past":
+        year = ref.year if quarter <= current else ref.year - 1
+    else:
+        year = ref.year if quarter >= current else ref.year + 1
+    return _quarter_range(year, quarter)
+
+
+def _relative_quarter(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    shift = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[m["rel"].lower()]
+    index = ref.year * 4 + (ref.month - 1) // 3 + shift
+    return _quarter_range(index // 4, index % 4 + 1)
+
+
+def _end_of_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    year = ref.year + (1 if (m["rel"] or "").lower() == "next" else 0)
+    return _Resolved(*_month_range(year, 12), "month")
+
+
 def _month_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     return _Resolved(*_month_range(int(m["year"]), MONTHS[m["month"].lower()]), "month")
 
@@ -327,6 +362,13 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\bthe day after tomorrow\b", _fixed(2)),
         (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago),
         (rf"\bin\s+{_NUM}\s+{_UNIT}\b", _in_n),
+        (
+            rf"\b(?:(?-i:Q)(?P<q>[1-4])|the\s+(?P<ord>first|second|third|fourth)\s+quarter)"
+            rf"(?:\s+(?:of\s+)?{_YEAR})?\b",
+            _quarter,
+        ),
+        (r"\b(?P<rel>last|next|this|coming|past|previous)\s+quarter\b", _relative_quarter),
+        (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|(?P<rel>this|next)\s+)?year\b", _end_of_year),
         (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
         (r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b", _past_weekend),
         (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD}\b", _weekday),

@@ -1,4 +1,4 @@
-"""Infrastructure rows: named counters and the live-update outbox. They refer to no model of the
+"""Infrastructure rows: named counters, the live-update outbox and the task outbox. They refer to no model of the
 memory core, which sits above this layer."""
 
 from django.db import models
@@ -34,3 +34,33 @@ class LiveEvent(models.Model):
 
     def __str__(self):
         return f"{self.event} for subject {self.subject_id}"
+
+
+class TaskIntent(models.Model):
+    """A background task asked for and not yet handed to the broker: the task outbox.
+
+    `memoryweb.outbox.enqueue` writes the row in the caller's transaction, so a committed
+    write and the task it needs are saved together or not at all; after commit the row is
+    handed to the broker and marked sent. A row the broker refused (it was down) stays unsent
+    and is retried with backoff by the dispatcher (`outbox_dispatch`), and sent rows are pruned
+    after a day. Distinct from `LiveEvent`: that outbox carries hints to open pages, read by
+    every web process and pruned by age; this one carries work, delivered once each.
+    """
+
+    task = models.CharField(max_length=200, help_text='The Celery task name, e.g. "chat.turn_reflect".')
+    args = models.JSONField(default=list, blank=True)
+    kwargs = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # when the next delivery may be tried: now for a new row, later after a failure (backoff)
+    # or while one dispatcher holds it (so two dispatchers never send the same row at once)
+    due_at = models.DateTimeField(default=timezone.now)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["sent_at", "due_at"], name="taskintent_due")]
+
+    def __str__(self):
+        state = "sent" if self.sent_at else f"unsent after {self.attempts} attempts"
+        return f"{self.task}{tuple(self.args)} ({state})"

@@ -12,6 +12,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from memoryweb.ratelimit import parse_rate
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -112,6 +114,36 @@ SECRET_KEY = env_str("SECRET_KEY") or _local_secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# --- HTTPS and cookies ----------------------------------------------------------------------
+# MEMORYWEB_PRODUCTION=true turns on what `manage.py check --deploy` asks for (HTTPS only,
+# secure cookies, HSTS); each key can still be set on its own. docs/deployment.md#https
+PRODUCTION = env_bool("MEMORYWEB_PRODUCTION", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", PRODUCTION)
+# The URL paths (regexes, without the leading slash) served over plain HTTP despite the redirect.
+SECURE_REDIRECT_EXEMPT = env_list("SECURE_REDIRECT_EXEMPT", [])
+
+
+def env_proxy_ssl_header(name: str) -> tuple[str, str] | None:
+    """`X-Forwarded-Proto: https` → ("HTTP_X_FORWARDED_PROTO", "https"): the header a TLS-ending
+    proxy sets (and strips from what clients send), so Django knows the request was HTTPS."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    header, sep, value = raw.partition(":")
+    if not sep or not header.strip() or not value.strip():
+        raise ImproperlyConfigured(
+            f"{name}={raw!r}: use 'Header-Name: value', e.g. 'X-Forwarded-Proto: https'"
+        )
+    return "HTTP_" + header.strip().upper().replace("-", "_"), value.strip()
+
+
+SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -132,6 +164,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first: redacts the query string and form fields before anything reads them, and writes
+    # each request's access line (memory/boundary.py)
+    "memory.boundary.RedactionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -193,8 +228,10 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memory.api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["memory.api.auth.HasAppKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON, with every string redacted as it is parsed (memory/boundary.py)
+    "DEFAULT_PARSER_CLASSES": ["memory.boundary.RedactingJSONParser"],
     "EXCEPTION_HANDLER": "memory.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["memory.api.throttling.ApiKeyRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -247,6 +284,46 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- cache: API rate limits and login lockouts (memoryweb/ratelimit.py) ------------------
+# Counted where every process sees the same numbers: Redis when REDIS_URL is set, else files
+# under var/cache/ (the processes of one machine).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "memoryweb",
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+
+
+def env_rate(name: str, default: str) -> str:
+    raw = os.environ.get(name) or default
+    try:
+        parse_rate(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}: {exc}") from None
+    return raw
+
+
+# Requests per API key (an ApiKey's own `rate_limit` overrides it); "off" lifts the limit.
+MEMORYWEB_API_RATE_LIMIT = env_rate("MEMORYWEB_API_RATE_LIMIT", "600/minute")
+# A rotated key keeps working this long beside its successor, then answers 401.
+MEMORYWEB_API_KEY_OVERLAP = env_int("MEMORYWEB_API_KEY_OVERLAP", 86_400)
+# Sign-in lockout (dashboard and admin): this many failures for one username, or from one IP
+# address, within the window lock it out for the cool-down. A successful sign-in resets both.
+MEMORYWEB_LOGIN_FAILURES = env_int("MEMORYWEB_LOGIN_FAILURES", 5)
+MEMORYWEB_LOGIN_IP_FAILURES = env_int("MEMORYWEB_LOGIN_IP_FAILURES", 20)
+MEMORYWEB_LOGIN_WINDOW = env_int("MEMORYWEB_LOGIN_WINDOW", 900)
+MEMORYWEB_LOGIN_COOLDOWN = env_int("MEMORYWEB_LOGIN_COOLDOWN", 900)
+
 # --- memoryweb ----------------------------------------------------------------------------
 # The MEMORY tree: seed defaults live in memory/config.py; MEMORYWEB_CONFIG names a JSON file
 # with overrides, and MEMORY__SECTION__KEY variables override single keys (see README).
@@ -257,14 +334,41 @@ MEMORYWEB_VECTOR_SEARCH = env_str("MEMORYWEB_VECTOR_SEARCH", "auto").strip().low
 if MEMORYWEB_VECTOR_SEARCH not in ("auto", "numpy"):
     raise ImproperlyConfigured(f"MEMORYWEB_VECTOR_SEARCH={MEMORYWEB_VECTOR_SEARCH!r}: use auto or numpy")
 MEMORYWEB_VECTOR_CACHE_MB = env_int("MEMORYWEB_VECTOR_CACHE_MB", 512)
+# Background work (memoryweb/outbox.py, memory/leases.py): each worker's outbox dispatcher
+# retries undelivered tasks every OUTBOX_POLL seconds; a running job or reflection heartbeats
+# every HEARTBEAT seconds, and one whose heartbeat is older than HEARTBEAT_STALE seconds counts
+# as dead (flush does not wait on it; the sweeper marks it abandoned and redoes it); a queued
+# run no worker has taken after REDISPATCH seconds has its task sent again.
+MEMORYWEB_OUTBOX_POLL_SECONDS = env_int("MEMORYWEB_OUTBOX_POLL_SECONDS", 5)
+MEMORYWEB_HEARTBEAT_SECONDS = env_int("MEMORYWEB_HEARTBEAT_SECONDS", 15)
+MEMORYWEB_HEARTBEAT_STALE_SECONDS = env_int("MEMORYWEB_HEARTBEAT_STALE_SECONDS", 60)
+MEMORYWEB_REDISPATCH_SECONDS = env_int("MEMORYWEB_REDISPATCH_SECONDS", 600)
+for _name in ("OUTBOX_POLL", "HEARTBEAT", "HEARTBEAT_STALE", "REDISPATCH"):
+    if globals()[f"MEMORYWEB_{_name}_SECONDS"] < 1:
+        raise ImproperlyConfigured(f"MEMORYWEB_{_name}_SECONDS must be at least 1")
+if MEMORYWEB_HEARTBEAT_STALE_SECONDS <= MEMORYWEB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("MEMORYWEB_HEARTBEAT_STALE_SECONDS must exceed MEMORYWEB_HEARTBEAT_SECONDS")
 
+# Every line goes through RedactingFormatter, so no log line holds a secret a request brought
+# in. The access line of each request is memoryweb.access's (memory/boundary.py, written with
+# the redacted query string); Django's own handlers are replaced by the one console handler,
+# and the dev servers' access loggers only report failures (runall turns daphne's raw access
+# log off).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {
+        "plain": {
+            "class": "memory.redaction.RedactingFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+        }
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": [], "level": "WARNING", "propagate": True},
+        "django.channels.server": {"handlers": [], "level": "WARNING", "propagate": True},
         "django.db.backends": {"level": "INFO"},
         # the SDKs log request bodies (prompts hold personal data) at DEBUG
         "anthropic": {"level": "INFO"},

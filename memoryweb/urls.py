@@ -11,6 +11,7 @@ import consolidation.views
 import memory.api.urls
 import memory.dashboard.urls
 from consolidation.api import ConsolidateApi
+from memory.dashboard.login import LoginView
 from memoryweb.liveness import LiveApi
 
 api_patterns = [
@@ -31,6 +32,7 @@ urlpatterns = [
     path("api/v1/", include(api_patterns)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("accounts/login/", LoginView.as_view(), name="login"),  # with the sign-in lockout
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include((dashboard_patterns, "dashboard"))),
 ]

@@ -72,6 +72,18 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _own_cache(settings, request):
+    """Each test counts rate limits and sign-in failures in a cache of its own: the configured
+    one is on disk (var/cache/) and outlives the test run."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": request.node.nodeid,
+        }
+    }
+
+
+@pytest.fixture(autouse=True)
 def _fresh_config():
     reset_cache()
     yield

@@ -12,8 +12,11 @@ Scheme (what the rules write):
   ``preference.cilantro = dislikes``), keywords from the topic and its domain (food → eat,
   restaurant …); ``favorite.<topic>`` = the favourite ("my favourite band is Radiohead").
 * List-valued keys (ops.LIST_KEYS) hold comma-separated items; the writer unions them.
-* Notes, the first tag is the kind: ``remembered`` ("remember that …"), ``decision``, ``plan`` and
-  ``event`` (a dated sentence, the date resolved against the message time), ``people`` (about
+* Notes, the first tag is the kind: ``remembered`` ("remember that …"), ``decision`` ("we decided
+  …", and any commitment of a group or promise: "we'll move payroll to a new provider in Q4", "next
+  quarter we …", "I agreed to …"), ``plan`` (a person's own intention, "I'm going to …", "I plan
+  to …", or a dated future sentence) and ``event`` (a dated past sentence; every date resolved
+  against the message time), ``people`` (about
   someone in the speaker's life); then topic tags (travel, work, health, family …).
 * Retractions: "I don't live in Paris anymore" → FactRetraction("location", "Paris").
 
@@ -31,6 +34,7 @@ from chat.reflection.capture import make_fact
 from chat.reflection.categories import classify_category
 from chat.reflection.identity import Context, Found
 from chat.reflection.notes import (
+    commitment_note,
     dated_note,
     decision_note,
     people_note,
@@ -101,6 +105,7 @@ def extract(
         about_people = any(isinstance(f, FactOp) and f.key in _ABOUT_PEOPLE for f in found)
         note = (
             decision_note(s, occurred_at, speaker)
+            or commitment_note(s, occurred_at, speaker)
             or dated_note(s, occurred_at, speaker)
             or (None if about_people else people_note(s, occurred_at, speaker))
         )

@@ -48,7 +48,6 @@ def _category(value) -> str:
 
 def llm_operations(client, messages, *, subject, config, operation_class) -> list | None:
     notes_text, note_ids = _related_notes(subject, messages)
-    limit = config["reflection.maxFactsPerCall"] + config["reflection.maxNotesPerCall"]
     answer = client.complete_json(
         component="reflection",
         prompt="reflection",
@@ -59,7 +58,8 @@ def llm_operations(client, messages, *, subject, config, operation_class) -> lis
             "conversation": "\n".join(
                 f"[{i}] {m.occurred_at:%Y-%m-%d %H:%M} {m.role}: {m.text}" for i, m in enumerate(messages, 1)
             ),
-            "max_operations": limit,
+            "max_facts": config["reflection.maxFactsPerCall"],  # per message: chat.reflect._capped
+            "max_notes": config["reflection.maxNotesPerCall"],
         },
         schema=prompt_schema("reflection"),
     )

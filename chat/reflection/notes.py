@@ -113,6 +113,86 @@ def decision_note(
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
 
+# --- commitments: what the speaker or their group will do --------------------------------------
+# A group's commitment ("we'll move payroll to a new provider in Q4", "next quarter we …")
+# and anyone's promise or agreement ("I agreed to mentor …") are decisions, whether or not they
+# say "decided"; a person's own intention ("I'm going to repaint …", "I plan to …") is a plan.
+# Dated or not: the time phrase, when there is one, becomes the note's date.
+
+_GROUP = r"(?:we|our\s+(?:team|company|group|org|startup|department|family)|the\s+(?:team|company|board))"
+_INTEND = (
+    r"(?:will|shall|(?:are|is|am)\s+going\s+to|(?:plan|intend|aim|mean|expect)s?\s+to|"
+    r"(?:are|is|am)\s+(?:planning|aiming|intending|set|scheduled|due)\s+to)"
+)
+_PROMISE = (
+    r"(?:have\s+|has\s+|had\s+)?(?:committed|agreed|promised|pledged|vowed|resolved|signed\s+up)\s+"
+    r"(?:to|(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)\s+would)"
+)
+_ADVERBS = r"(?:(?:also|then|finally|definitely|really|now|all|both|just|officially|soon)\s+)*"
+_COMMITMENT = re.compile(
+    rf"(?:\b(?P<who>{_GROUP}|I)\s+(?:(?P<promise>{_PROMISE})|{_INTEND})|"
+    rf"\b(?P<whose>my|our)\s+(?:plan|goal|intention|aim)\s+is\s+to)\s+{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
+    I,
+)
+_FRONTED = re.compile(
+    rf"^(?P<when>[^,]{{3,40}}?),?\s+{_GROUP}\s+(?:will\s+)?{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$", I
+)
+_FROM_NOW_ON = re.compile(r"^(?:from\s+now\s+on|going\s+forward|starting\s+(?:today|now))$", I)
+# Things one says to end or steer a conversation, not commitments: "I'll think about it",
+# "we'll see", "I'll let you know", "I'll be right back", "I'll have the salmon".
+_CONVERSATIONAL = {
+    "think", "see", "let", "try", "check", "look", "get", "keep", "wait", "figure", "talk", "tell", "ask",
+    "be", "have", "do", "take", "consider", "need", "remember", "reply", "answer", "follow", "go",
+}  # fmt: skip
+# Trips, visits and outings are plans even when a group makes them ("we are off to see the
+# grandparents at Easter"), as dated plans always were. Not "move": a team moves an API to Go.
+_OUTINGS = {
+    "visit", "fly", "travel", "drive", "head", "leave", "arrive", "stay", "spend", "celebrate",
+    "meet", "attend", "camp", "hike", "tour", "explore", "holiday", "vacation", "sail", "cruise",
+}  # fmt: skip
+_NOT_A_VERB = {"a", "an", "the", "my", "our", "his", "her", "their", "your", "this", "that", "it", "not"}
+_UNSURE = re.compile(
+    r"\b(?:maybe|might|perhaps|possibly|probably|not\s+sure|unsure|whether|thinking\s+(?:about|of)|"
+    r"considering|someday|one\s+day|at\s+some\s+point|sometime|eventually)\b",
+    I,
+)
+
+
+def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
+    """(kind, the part after the modal) when the sentence commits its speaker or group."""
+    text = s.text
+    m = _COMMITMENT.search(text)
+    if m:
+        group = (m["who"] or m["whose"]).lower() not in ("i", "my")
+        kind = "decision" if group or m["promise"] else "plan"
+    else:
+        m = _FRONTED.match(text)
+        if not m:
+            return None
+        when = m["when"].strip()
+        future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
+        if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
+            return None
+        kind = "decision"
+    verb, rest = m["verb"].lower(), m["rest"].split()
+    if verb == "not":  # "we will not hire before March": a decision too
+        verb = rest[1].lower() if len(rest) > 1 else ""
+        rest = rest[1:]
+    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2:
+        return None
+    return ("plan" if verb in _OUTINGS and not m.groupdict().get("promise") else kind), m["rest"]
+
+
+def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+    if s.question or s.conditional or _UNSURE.search(s.text):
+        return None
+    found = _committed(s, reference)
+    if found is None:
+        return None
+    grounded, day = ground(s.raw.rstrip(), reference)
+    return _note(found[0], grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
+
+
 # --- dated plans and events -------------------------------------------------------------------
 
 _EVENT_NOUNS = (

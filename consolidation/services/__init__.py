@@ -11,6 +11,7 @@ from consolidation.services.consolidate import (
     subjects_with_candidates,
 )
 from consolidation.services.decay import votes_decay
+from consolidation.services.reclaim import runs_reclaim
 
 __all__ = [
     "clusters_find",
@@ -20,6 +21,7 @@ __all__ = [
     "consolidation_key",
     "consolidation_request",
     "consolidation_run",
+    "runs_reclaim",
     "subjects_with_candidates",
     "votes_decay",
 ]

@@ -20,7 +20,6 @@ import json
 import time
 from collections import Counter
 from datetime import timedelta
-from functools import partial
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, TextField
@@ -45,6 +44,7 @@ from memory.services.audit import Actor, audit_record
 from memory.services.distillation import lesson_distilled_store
 from memoryweb.errors import FeatureDisabled
 from memoryweb.live import notify
+from memoryweb.outbox import enqueue
 
 MAX_LESSON_TAGS = 16
 
@@ -276,9 +276,6 @@ def consolidation_request(*, subject: Subject, actor: Actor) -> JobRun:
     admin report its id; the run's end is announced as `job.finished`). Each call is one
     request; two requests while one runs end with the second skipped. Raises FeatureDisabled,
     writing nothing, when the App switches consolidation off."""
-    # imported here: consolidation.tasks imports these services
-    from consolidation.tasks import consolidate_subject_task
-
     consolidation_check_enabled(get_config(subject.app))
     run = lease_queue(consolidation_key(subject), kind="consolidate", subject=subject)
     audit_record(
@@ -289,7 +286,7 @@ def consolidation_request(*, subject: Subject, actor: Actor) -> JobRun:
         object_id=run.pk,
     )
     notify(subject.pk, "job.queued", {"id": run.pk, "kind": run.kind})
-    transaction.on_commit(partial(consolidate_subject_task.delay, subject.pk, run.pk))
+    enqueue("consolidation.consolidate_subject", subject.pk, run.pk)
     return run
 
 
@@ -312,16 +309,13 @@ def consolidate_all(*, owner: str | None = None) -> JobRun | None:
     twice. Safe to repeat for the same reason."""
 
     def sweep(run: JobRun) -> dict:
-        # imported here: consolidation.tasks imports these services
-        from consolidation.tasks import consolidate_subject_task
-
         rows = subjects_with_candidates().values_list("pk", "app_id")
         switched_on: dict[int, bool] = {}
         for app in App.objects.filter(pk__in={app_id for _, app_id in rows}):
             switched_on[app.pk] = consolidation_enabled(get_config(app))
         subject_ids = [pk for pk, app_id in rows if switched_on.get(app_id)]
         for subject_id in subject_ids:
-            transaction.on_commit(partial(consolidate_subject_task.delay, subject_id))
+            enqueue("consolidation.consolidate_subject", subject_id)
         return {"abandoned": leases_expire(), "subjects_started": len(subject_ids)}
 
     return run_under_lease("consolidate:all", owner or lease_owner_id(), sweep, kind="consolidate_all")

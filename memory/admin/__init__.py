@@ -10,6 +10,8 @@ lessons and procedures (forget or delete).
 from django.contrib import admin
 
 from memory.admin import conversations, events, memories, tenants  # noqa: F401  (each registers its models)
+from memory.dashboard.login import LockoutAdminAuthenticationForm
 
 admin.site.site_header = "memoryweb admin"
 admin.site.site_title = "memoryweb admin"
+admin.site.login_form = LockoutAdminAuthenticationForm  # the dashboard's sign-in lockout

@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from memory import models
 from memory.admin.base import HistoryAdmin, truncate
-from memoryweb.models import Counter, LiveEvent
+from memoryweb.models import Counter, LiveEvent, TaskIntent
 
 
 @admin.register(models.ConsentCategory)
@@ -112,6 +112,18 @@ class LiveEventAdmin(HistoryAdmin):
     list_display = ["id", "event", "subject_id", "created_at"]
     list_filter = ["event"]
     search_fields = ["event", "=subject_id"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+
+@admin.register(TaskIntent)
+class TaskIntentAdmin(HistoryAdmin):
+    """The task outbox (memoryweb/outbox.py): tasks asked for, and whether the broker took
+    them. Unsent rows are retried by the dispatcher; sent ones are pruned after a day."""
+
+    list_display = ["id", "task", "args", "attempts", "created_at", "due_at", "sent_at"]
+    list_filter = ["task", ("sent_at", admin.EmptyFieldListFilter)]
+    search_fields = ["task", "last_error"]
     date_hierarchy = "created_at"
     show_full_result_count = False
 

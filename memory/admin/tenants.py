@@ -4,6 +4,7 @@ import io
 import json
 import re
 import zipfile
+from datetime import timedelta
 from urllib.parse import urlencode
 
 from django import forms
@@ -28,9 +29,16 @@ from memory.services import (
     audit_record,
     subject_delete,
 )
-from memory.services.apps import api_key_rotate, app_pause, app_resume, subject_update
+from memory.services.apps import (
+    api_key_rate_limit_set,
+    api_key_rotate,
+    app_pause,
+    app_resume,
+    subject_update,
+)
 from memory.services.embeddings import embeddings_enabled, reembed
 from memoryweb.errors import MemorywebError
+from memoryweb.ratelimit import parse_rate
 
 
 class AppForm(forms.ModelForm):
@@ -49,7 +57,15 @@ class AppForm(forms.ModelForm):
 
 class ApiKeyInline(HistoryInline):
     model = models.ApiKey
-    fields = readonly_fields = ("prefix", "name", "created_at", "last_used_at", "revoked_at")
+    fields = readonly_fields = (
+        "prefix",
+        "name",
+        "rate_limit",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    )
     show_change_link = False
 
 
@@ -61,7 +77,7 @@ class AppAdmin(admin.ModelAdmin):
     search_fields = ["name"]
     readonly_fields = ["paused", "created_at", "updated_at"]
     inlines = [ApiKeyInline]
-    actions = ["pause_apps", "resume_apps", "rotate_api_key"]
+    actions = ["pause_apps", "resume_apps", "rotate_api_key", "rotate_api_key_now"]
 
     def get_queryset(self, request):
         # correlated counts, not joins: keys × subjects rows would multiply on a big install
@@ -73,7 +89,7 @@ class AppAdmin(admin.ModelAdmin):
             super()
             .get_queryset(request)
             .annotate(
-                _active_keys=count(models.ApiKey.objects.filter(revoked_at=None)),
+                _active_keys=count(models.ApiKey.objects.usable()),
                 _subjects=count(models.Subject.objects.all()),
             )
         )
@@ -112,15 +128,29 @@ class AppAdmin(admin.ModelAdmin):
         self.message_user(request, f"Resumed {changed} app(s); {queryset.count() - changed} were not paused.")
 
     @admin.action(
-        description="Rotate API key (revoke active keys, show a new one once)", permissions=["change"]
+        description="Rotate API key (show a new one once; the old ones keep working for the overlap)",
+        permissions=["change"],
     )
     def rotate_api_key(self, request, queryset):
-        rotated = []
-        for app in queryset.order_by("name"):
-            key, raw_key, revoked = api_key_rotate(
-                app=app, name="rotated in admin", actor=admin_actor(request)
-            )
-            rotated.append({"app": app, "prefix": key.prefix, "raw_key": raw_key, "revoked": revoked})
+        return self._rotate(request, queryset, overlap=None)
+
+    @admin.action(
+        description="Rotate API key now (show a new one once; revoke the old ones at once)",
+        permissions=["change"],
+    )
+    def rotate_api_key_now(self, request, queryset):
+        return self._rotate(request, queryset, overlap=timedelta(0))
+
+    def _rotate(self, request, queryset, *, overlap):
+        rotated = [
+            {
+                "app": app,
+                "rotation": api_key_rotate(
+                    app=app, name="rotated in admin", overlap=overlap, actor=admin_actor(request)
+                ),
+            }
+            for app in queryset.order_by("name")
+        ]
         # The secrets are rendered into this one response and stored nowhere (not in the
         # messages cookie or the session): closing the page loses them for good.
         response = TemplateResponse(
@@ -139,13 +169,48 @@ class AppAdmin(admin.ModelAdmin):
 
 @admin.register(models.ApiKey)
 class ApiKeyAdmin(HistoryAdmin):
-    list_display = ["prefix", "app", "name", "created_at", "last_used_at", "revoked_at"]
-    list_filter = [("revoked_at", admin.EmptyFieldListFilter), "app"]
+    list_display = [
+        "prefix",
+        "app",
+        "name",
+        "rate_limit",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
+    list_filter = [
+        ("revoked_at", admin.EmptyFieldListFilter),
+        ("expires_at", admin.EmptyFieldListFilter),
+        "app",
+    ]
     search_fields = ["prefix", "name", "app__name"]
     list_select_related = ["app"]
     exclude = ["key_hash"]
     actionable = True
     actions = ["revoke_keys"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # the rate limit is the one field edited here, through its service
+        return [name for name in super().get_readonly_fields(request, obj) if name != "rate_limit"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+
+        def clean_rate_limit(self):
+            value = self.cleaned_data.get("rate_limit", "")
+            try:
+                parse_rate(value or "off")
+            except ValueError as exc:
+                raise ValidationError(str(exc)) from exc
+            return value.strip()
+
+        form.clean_rate_limit = clean_rate_limit
+        return form
+
+    def save_model(self, request, obj, form, change):
+        current = models.ApiKey.objects.select_related("app").get(pk=obj.pk)
+        api_key_rate_limit_set(key=current, rate_limit=obj.rate_limit, actor=admin_actor(request))
 
     @admin.action(description="Revoke selected API keys", permissions=["change"])
     def revoke_keys(self, request, queryset):

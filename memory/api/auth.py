@@ -30,6 +30,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if key is None or not hmac.compare_digest(key.key_hash, ApiKey.hash_secret(raw_key)):
             raise exceptions.AuthenticationFailed("invalid API key")
         now = timezone.now()
+        if not key.usable_at(now):
+            # only the holder of the secret learns this: the hash matched
+            raise exceptions.AuthenticationFailed(
+                f"this API key was rotated and expired at {key.expires_at:%Y-%m-%dT%H:%M:%SZ}; use its successor"
+            )
         if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
             # at most one write a minute per key: the hot path stays a read
             ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)

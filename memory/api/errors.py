@@ -1,5 +1,7 @@
 """One place that turns errors into JSON: `{"error": {"code", "message", "field", "fields"}}`."""
 
+import math
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -57,6 +59,8 @@ def exception_handler(exc, context):
         headers = {}
         if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
             headers["WWW-Authenticate"] = "Bearer"
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            headers["Retry-After"] = str(max(1, math.ceil(exc.wait)))
         code = exc.default_code if isinstance(exc.default_code, str) else "error"
         return Response(_body(code, str(exc.detail)), status=exc.status_code, headers=headers)
     return None

@@ -37,6 +37,7 @@ class FactOut(serializers.Serializer):
     origin = serializers.CharField()
     valid_from = serializers.DateTimeField()
     valid_to = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.DateTimeField(source="created_at")
     superseded_by = serializers.IntegerField(source="superseded_by_id", allow_null=True)
     active = serializers.BooleanField(source="is_active")
 
@@ -83,6 +84,45 @@ def note_detail(note) -> dict:
 
 
 # --- context ------------------------------------------------------------------------------
+class ContextBlockOut(serializers.Serializer):
+    name = serializers.CharField()
+    text = serializers.CharField(allow_null=True, help_text="null when unchanged for the conversation")
+    tokens = serializers.IntegerField()
+    cap = serializers.IntegerField()
+    unchanged = serializers.BooleanField()
+    digest = serializers.CharField(help_text="SHA-256 of the text")
+    omitted = serializers.IntegerField(
+        help_text="matching items the block's caps left out; its text then ends with a line such "
+        "as '(3 more notes not shown)'"
+    )
+
+
+class ContextItemOut(serializers.Serializer):
+    id = serializers.CharField(help_text="f:ID fact, n:ID note, l:ID lesson, p:ID procedure")
+    kind = serializers.CharField()
+    section = serializers.CharField()
+    score = serializers.FloatField()
+    reason = serializers.CharField()
+    tokens = serializers.IntegerField()
+    expanded = serializers.BooleanField()
+    # the metaclass takes declared fields off the class, so this does not shadow Field.source
+    source = serializers.DictField(required=False)  # type: ignore[assignment]
+
+
+class ContextOut(serializers.Serializer):
+    enabled = serializers.BooleanField()
+    stable_prefix = serializers.CharField()
+    tail = serializers.CharField()
+    blocks = ContextBlockOut(many=True)
+    unchanged = serializers.BooleanField()
+    items = ContextItemOut(many=True)
+    tokens = serializers.DictField(child=serializers.IntegerField())
+    query = serializers.CharField()
+    rewritten_query = serializers.CharField()
+    retrieval_event_id = serializers.IntegerField(allow_null=True)
+    latency_ms = serializers.FloatField()
+
+
 class ContextApi(AppAPIView):
     class InputSerializer(StrictSerializer):
         subject = serializers.CharField(max_length=200)
@@ -92,7 +132,7 @@ class ContextApi(AppAPIView):
         full = serializers.BooleanField(required=False, default=False)
 
     @extend_schema(
-        request=InputSerializer, responses={200: dict}, summary="Build the memory context for a message"
+        request=InputSerializer, responses={200: ContextOut}, summary="Build the memory context for a message"
     )
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)

@@ -18,6 +18,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth import get_user_model
 
+from memory.boundary import redact_inbound
 from memory.dashboard.views.base import subjects_for
 from memory.models import Subject
 from memoryweb.live import STAFF_GROUP, outbox_in_use, outbox_poller, subject_group
@@ -54,14 +55,16 @@ def parse_subject_id(value) -> int | None:
 
 
 class JsonConsumer(AsyncJsonWebsocketConsumer):
-    """A frame that is not JSON reaches `receive_json` as None instead of closing the socket."""
+    """A frame that is not JSON reaches `receive_json` as None instead of closing the socket;
+    one that is reaches it with every secret redacted (memory/boundary.py)."""
 
     @classmethod
     async def decode_json(cls, text_data):
         try:
-            return json.loads(text_data)
+            content = json.loads(text_data)
         except ValueError:
             return None
+        return await database_sync_to_async(redact_inbound)(content)
 
 
 class LiveConsumer(JsonConsumer):

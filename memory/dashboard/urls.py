@@ -1,13 +1,24 @@
 """The memory app's dashboard URLs: `/s/<subject_id>/<page>/…`. memoryweb/urls.py mounts them
 in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
-Pages built in their own module (lessons, graph, consent, preview, jobs) declare a module-level
+Pages built in their own module (lessons, graph, consent, preview, jobs, audit) declare a module-level
 `urlpatterns` list there, added below.
 """
 
 from django.urls import path
 
-from memory.dashboard.views import consent, graph, home, jobs, lessons, notes, overview, preview, profile
+from memory.dashboard.views import (
+    audit,
+    consent,
+    graph,
+    home,
+    jobs,
+    lessons,
+    notes,
+    overview,
+    preview,
+    profile,
+)
 
 S = "s/<int:subject_id>/"
 
@@ -34,5 +45,5 @@ urlpatterns = [
 ]
 
 # Pages that bring their own `urlpatterns` (see the module docstring).
-for _module in (lessons, graph, consent, preview, jobs):
+for _module in (lessons, graph, consent, preview, jobs, audit):
     urlpatterns += _module.urlpatterns

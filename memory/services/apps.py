@@ -1,6 +1,9 @@
 import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -8,6 +11,7 @@ from memory.config import validate_app_config
 from memory.models import ApiKey, App, Conversation, Note, Subject
 from memory.services.audit import Actor, audit_record
 from memoryweb.errors import InvalidInput
+from memoryweb.ratelimit import parse_rate
 
 
 @transaction.atomic
@@ -24,12 +28,26 @@ def app_create(*, name: str, config: dict | None = None, actor: Actor) -> App:
     return app
 
 
+def _rate_limit_clean(rate_limit: str) -> str:
+    rate_limit = (rate_limit or "").strip()
+    if rate_limit:
+        try:
+            parse_rate(rate_limit)
+        except ValueError as exc:
+            raise InvalidInput(str(exc), field="rate_limit") from None
+    return rate_limit
+
+
 @transaction.atomic
-def api_key_create(*, app: App, name: str = "", actor: Actor) -> tuple[ApiKey, str]:
-    """Mint a key for `app`. Returns the row and the raw key, which is never stored or shown again."""
+def api_key_create(*, app: App, name: str = "", rate_limit: str = "", actor: Actor) -> tuple[ApiKey, str]:
+    """Mint a key for `app`. Returns the row and the raw key, which is never stored or shown again.
+    `rate_limit` ("600/minute", "off"; blank: the installation's default) is validated."""
+    rate_limit = _rate_limit_clean(rate_limit)
     prefix = secrets.token_hex(4)
     raw_key = f"mw_{prefix}_{secrets.token_urlsafe(32).replace('_', '-')}"
-    key = ApiKey.objects.create(app=app, name=name, prefix=prefix, key_hash=ApiKey.hash_secret(raw_key))
+    key = ApiKey.objects.create(
+        app=app, name=name, prefix=prefix, key_hash=ApiKey.hash_secret(raw_key), rate_limit=rate_limit
+    )
     audit_record(actor=actor, action="api_key.created", app=app, object_kind="api_key", object_id=prefix)
     return key, raw_key
 
@@ -47,23 +65,66 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
 
 
 @transaction.atomic
-def api_key_rotate(*, app: App, name: str = "", actor: Actor) -> tuple[ApiKey, str, list[str]]:
-    """Revoke every active key of `app` and mint a new one. Returns the new row, its raw key
-    (shown once, never stored) and the prefixes of the keys revoked. Each call mints a new key."""
-    revoked = []
-    for key in ApiKey.objects.select_for_update().filter(app=app, revoked_at=None).order_by("pk"):
-        api_key_revoke(key=key, actor=actor)
-        revoked.append(key.prefix)
-    key, raw_key = api_key_create(app=app, name=name or "rotated", actor=actor)
+def api_key_rate_limit_set(*, key: ApiKey, rate_limit: str, actor: Actor) -> ApiKey:
+    """Set the key's own rate limit (blank: the installation's default). Safe to repeat."""
+    rate_limit = _rate_limit_clean(rate_limit)
+    if rate_limit != key.rate_limit:
+        key.rate_limit = rate_limit
+        key.save(update_fields=["rate_limit"])
+        audit_record(
+            actor=actor,
+            action="api_key.rate_limit_set",
+            app=key.app,
+            object_kind="api_key",
+            object_id=key.prefix,
+            data={"rate_limit": rate_limit},
+        )
+    return key
+
+
+@dataclass(frozen=True)
+class Rotation:
+    key: ApiKey
+    raw_key: str  # shown once, never stored
+    revoked: list[str]  # prefixes refused from now on
+    expiring: list[str]  # prefixes that keep working until `expires_at`
+    expires_at: datetime | None
+
+
+@transaction.atomic
+def api_key_rotate(*, app: App, name: str = "", overlap: timedelta | None = None, actor: Actor) -> Rotation:
+    """Mint a new key for `app`; its keys in use keep working for `overlap` (default
+    MEMORYWEB_API_KEY_OVERLAP seconds) and are refused after that; an overlap of 0 revokes them
+    now. A key already expiring sooner keeps its earlier end. The new key inherits the rate
+    limit of the newest old one. Each call mints a new key."""
+    if overlap is None:
+        overlap = timedelta(seconds=settings.MEMORYWEB_API_KEY_OVERLAP)
+    if overlap < timedelta(0):
+        raise InvalidInput("the overlap cannot be negative", field="overlap")
+    now = timezone.now()
+    ends = now + overlap if overlap else None
+    revoked, expiring = [], []
+    old_keys = list(ApiKey.objects.select_for_update().filter(app=app).usable(now).order_by("pk"))
+    for key in old_keys:
+        if ends is None:
+            api_key_revoke(key=key, actor=actor)
+            revoked.append(key.prefix)
+            continue
+        if key.expires_at is None or key.expires_at > ends:
+            key.expires_at = ends
+            key.save(update_fields=["expires_at"])
+        expiring.append(key.prefix)
+    rate_limit = old_keys[-1].rate_limit if old_keys else ""
+    key, raw_key = api_key_create(app=app, name=name or "rotated", rate_limit=rate_limit, actor=actor)
     audit_record(
         actor=actor,
         action="api_key.rotated",
         app=app,
         object_kind="api_key",
         object_id=key.prefix,
-        data={"revoked": revoked},
+        data={"revoked": revoked, "expiring": expiring, "expires_at": ends.isoformat() if ends else None},
     )
-    return key, raw_key, revoked
+    return Rotation(key=key, raw_key=raw_key, revoked=revoked, expiring=expiring, expires_at=ends)
 
 
 def _app_paused_set(app: App, paused: bool, actor: Actor) -> bool:

@@ -20,6 +20,7 @@ from memory.embeddings import Embedder, embedding_spec, get_embedder
 from memory.models import Embedding, ItemKind, Note, Subject
 from memory.search import vectors
 from memory.search.vectors.query import provider_failed
+from memoryweb.outbox import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -137,11 +138,7 @@ def note_embed_enqueue(*, note: Note, config: MemoryConfig) -> None:
     embeddings are off). Fire-and-forget: the caller never waits."""
     if not embeddings_enabled(config):
         return
-    # imported here: a cycle, memory.tasks calls these services
-    from memory.tasks import note_embed_task
-
-    note_id = note.pk
-    transaction.on_commit(lambda: note_embed_task.delay(note_id))
+    enqueue("memory.note_embed", note.pk)
 
 
 Progress = Callable[[int, int], None]

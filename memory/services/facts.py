@@ -62,12 +62,20 @@ def fact_set(
     category: str = "",
     origin: str = Origin.API,
     source_message=None,
+    valid_from=None,
     actor: Actor,
 ) -> tuple[ProfileFact, bool]:
-    """Set `key` to `value` for the subject.
+    """Set `key` to `value` for the subject, true from `valid_from`.
 
-    A different value (or pinning, or keywords) writes a new row and closes the active one
-    (`valid_to`, `superseded_by`), so history is never lost. Setting the same thing again writes
+    Facts are bi-temporal: `valid_from`/`valid_to` say when the value held in the world,
+    `created_at` when it was recorded. `valid_from` defaults to the source message's
+    `occurred_at` (a fact learned from a message held from when it was said), else now.
+
+    A different value (or pinning, or keywords) writes a new row and closes the active one at
+    the new `valid_from` (`valid_to`, `superseded_by`), so history is never lost. A value that
+    held before the active one began (a turn posted late) goes into the history where it
+    belongs, between the versions around it, and the active fact stays. Setting the same thing
+    again — or stating, for an earlier time, the value the history already holds then — writes
     no new version and counts a confirmation instead: safe to repeat. Returns (fact, changed).
     A new version is announced to open dashboard pages (`memory.changed`) after commit.
     """
@@ -84,14 +92,35 @@ def fact_set(
     if not 0.0 <= float(confidence) <= 1.0:
         raise InvalidInput("confidence must be between 0 and 1", field="confidence")
 
+    if valid_from is None:
+        valid_from = source_message.occurred_at if source_message is not None else timezone.now()
+
     active = _active(subject, key, mode, scope)
-    if active and active.value == value and active.pinned == pinned and active.keywords == keywords:
-        ProfileFact.objects.filter(pk=active.pk).update(confirmations=active.confirmations + 1)
-        active.confirmations += 1
-        audit_record(
-            actor=actor, action="fact.confirmed", subject=subject, object_kind="fact", object_id=active.pk
+    if active is not None and valid_from < active.valid_from:
+        # an earlier time: the version that held then is the one to compare with
+        held = (
+            ProfileFact.objects.filter(
+                subject=subject, key=key, mode=mode, scope=scope, valid_from__lte=valid_from
+            )
+            .order_by("-valid_from", "-id")
+            .first()
         )
-        return active, False
+        same = held is not None and (held.valid_to is None or held.valid_to > valid_from)
+    else:
+        held, same = active, active is not None
+    if (
+        held is not None
+        and same
+        and held.value == value
+        and held.pinned == pinned
+        and held.keywords == keywords
+    ):
+        ProfileFact.objects.filter(pk=held.pk).update(confirmations=held.confirmations + 1)
+        held.confirmations += 1
+        audit_record(
+            actor=actor, action="fact.confirmed", subject=subject, object_kind="fact", object_id=held.pk
+        )
+        return held, False
 
     changes = {
         "subject": subject,
@@ -104,19 +133,22 @@ def fact_set(
         "confidence": confidence,
         "category": category,
         "source_message": source_message,
+        "valid_from": valid_from,
     }
     fact = version_write(kind="fact", item=active, changes=changes, origin=origin, actor=actor)
     return fact, True
 
 
 @transaction.atomic
-def fact_remove(*, subject: Subject, key: str, mode: str = "", scope: str = "", actor: Actor) -> ProfileFact:
-    """Close the active version of `key` and announce it (`memory.changed`). History stays;
-    removing again raises NotFound."""
+def fact_remove(
+    *, subject: Subject, key: str, mode: str = "", scope: str = "", valid_to=None, actor: Actor
+) -> ProfileFact:
+    """Close the active version of `key` at `valid_to` (default now; never before the version
+    began) and announce it (`memory.changed`). History stays; removing again raises NotFound."""
     active = _active(subject, key, mode, scope)
     if active is None:
         raise NotFound(f"no active fact {key!r}", field="key")
-    active.valid_to = timezone.now()
+    active.valid_to = max(valid_to or timezone.now(), active.valid_from)
     active.save(update_fields=["valid_to"])
     audit_record(actor=actor, action="fact.removed", subject=subject, object_kind="fact", object_id=active.pk)
     notify(subject.pk, "memory.changed", {"kind": "fact", "id": active.pk})

@@ -15,6 +15,7 @@ from memory.services.versions import version_write
 from memory.text import query_terms
 from memoryweb.errors import InvalidInput
 from memoryweb.live import notify
+from memoryweb.outbox import enqueue
 
 TAG_RE = re.compile(r"^[\w][\w:./-]{0,49}$", re.UNICODE)
 
@@ -138,10 +139,7 @@ def note_store(
     audit_record(actor=actor, action="note.stored", subject=subject, object_kind="note", object_id=note.pk)
     notes_evict_overflow(subject=subject, config=config, actor=actor)
     if config["links.enabled"]:
-        # imported here: a cycle, memory.tasks calls these services
-        from memory.tasks import note_link_task
-
-        transaction.on_commit(lambda: note_link_task.delay(note.pk))
+        enqueue("memory.note_link", note.pk)
     note_embed_enqueue(note=note, config=config)
     notify(subject.pk, "memory.changed", {"kind": "note", "id": note.pk})
     return note, True

@@ -36,9 +36,10 @@ def version_write(*, kind: str, item, changes: dict, origin: str, actor: Actor):
     For a note, lesson or procedure the row takes the changes with version + 1 and a new
     `updated_at`, its versions table gets a copy (with the row's tags and this edit's origin),
     and the audit log `<kind>.edited` with the version number. For a profile fact `item` is
-    the active version (or None for the first); `changes` are the new row's fields, the active
-    one is closed first and points at the new one, and the audit log says `fact.set` with the
-    key and the version it supersedes. Either way open dashboard pages get `memory.changed`
+    the active version (or None for the first); `changes` are the new row's fields (with
+    `valid_from`, default now), the active one is closed at that time and points at the new
+    one (a `valid_from` before the active one began puts the new row into the history
+    instead), and the audit log says `fact.set` with the key and the version it supersedes. Either way open dashboard pages get `memory.changed`
     after commit. Callers run it inside their transaction, and only when something changed,
     so it is not safe to repeat: each call is a version.
     """
@@ -59,15 +60,47 @@ def version_write(*, kind: str, item, changes: dict, origin: str, actor: Actor):
 
 def _fact_version_write(*, active: ProfileFact | None, changes: dict, origin: str, actor: Actor):
     now = timezone.now()
+    valid_from = changes.pop("valid_from", None) or now
+    if active is not None and valid_from < active.valid_from:
+        return _fact_version_insert(
+            active=active, changes=changes, valid_from=valid_from, origin=origin, actor=actor
+        )
     if active is not None:
         # closed before the new row: one active version per key is a database constraint
-        active.valid_to = now
+        active.valid_to = valid_from
         active.save(update_fields=["valid_to"])
-    fact = ProfileFact.objects.create(**changes, origin=origin, valid_from=now, created_at=now)
+    fact = ProfileFact.objects.create(**changes, origin=origin, valid_from=valid_from, created_at=now)
     if active is not None:
         active.superseded_by = fact
         active.save(update_fields=["superseded_by"])
     data = {"key": fact.key, "supersedes": active.pk if active else None}
+    _announce(kind="fact", item=fact, actor=actor, action="fact.set", data=data)
+    return fact
+
+
+def _fact_version_insert(*, active: ProfileFact, changes: dict, valid_from, origin: str, actor: Actor):
+    """A version that began before the active one (learned late): it goes into the history
+    between the version that held at `valid_from` and the next one, which supersedes it; the
+    active version stays active."""
+    history = ProfileFact.objects.filter(
+        subject=active.subject, key=active.key, mode=active.mode, scope=active.scope
+    )
+    following = history.filter(valid_from__gt=valid_from).order_by("valid_from", "id").first()
+    assert following is not None  # the active version, at least
+    before = history.filter(valid_from__lte=valid_from).order_by("-valid_from", "-id").first()
+    fact = ProfileFact.objects.create(
+        **changes,
+        origin=origin,
+        valid_from=valid_from,
+        valid_to=following.valid_from,
+        superseded_by=following,
+        created_at=timezone.now(),
+    )
+    if before is not None and (before.valid_to is None or before.valid_to > valid_from):
+        before.valid_to = valid_from
+        before.superseded_by = fact
+        before.save(update_fields=["valid_to", "superseded_by"])
+    data = {"key": fact.key, "supersedes": before.pk if before else None, "superseded_by": following.pk}
     _announce(kind="fact", item=fact, actor=actor, action="fact.set", data=data)
     return fact
 

@@ -195,6 +195,48 @@ def test_extract_writes_one_note_of_the_right_kind(text, kind, tag):
     assert tag is None or tag in note.tags
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "day"),
+    [
+        # a group's commitment is a decision, whether or not it says "decided"
+        ("We'll retire the legacy invoicing service in Q2.", "decision", "2024-04-01"),
+        ("We are going to sunset the old dashboard next quarter.", "decision", "2024-04-01"),
+        ("Next month we switch the warehouse to a four-day week.", "decision", "2024-04-01"),
+        ("Our startup will stop offering the free plan by the end of next year.", "decision", "2025-12-01"),
+        ("The board has committed to publishing salaries.", "decision", None),
+        ("I agreed to coach the under-12 football squad.", "decision", None),
+        ("We will not use microservices for the rewrite.", "decision", None),
+        # a person's own intention is a plan, dated or not
+        ("I will learn to play the cello.", "plan", None),
+        ("I'm going to renovate the attic in the summer.", "plan", "2024-06-01"),
+        ("I intend to sell my motorbike.", "plan", None),
+        ("We're going to visit the Azores in July.", "plan", "2024-07-01"),
+    ],
+)
+def test_extract_keeps_plans_commitments_and_decisions_with_their_time(text, kind, day):
+    [note] = extract(text, occurred_at=THU).notes
+
+    assert note.kind == kind
+    assert (note.occurred_at.date().isoformat() if note.occurred_at else None) == day
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll think it over.",
+        "We'll see about that.",
+        "I'll get back to you.",
+        "We will do it.",
+        "If it rains, we'll cancel the picnic.",
+        "Perhaps we'll rebrand one day.",
+        "Are we going to repaint the fence?",
+        "I'm going to the shop.",
+    ],
+)
+def test_extract_keeps_no_commitment_from_small_talk_hedges_conditions_or_questions(text):
+    assert extract(text, occurred_at=THU).notes == []
+
+
 def test_extract_stores_a_remembered_fact_as_a_fact_not_a_note():
     result = extract("Could you remember that I prefer metric units?", occurred_at=THU)
 
@@ -310,6 +352,11 @@ def test_extraction_eval_stays_above_its_regression_guards():
     )
     assert development.scores["categories"].precision >= 0.9
     assert development.silent_negatives == development.negatives
+    # dev4 (plans, commitments and decisions; issue 10): notes 0.692 / 0.450 before the
+    # commitment rule, 1.000 / 1.000 after, its twelve near misses silent.
+    dev4 = evaluate(split="dev4")
+    assert dev4.scores["notes (kind)"].precision >= 0.9 and dev4.scores["notes (kind)"].recall >= 0.9
+    assert dev4.silent_negatives == dev4.negatives
     # The untouched sets: guards a little below their first measurement, so a regression fails.
     # Never change a rule to raise them; once one is used that way it is a development set.
     # heldout3: facts 1.000 / 0.615, notes 0.778 / 0.538, dates 5/10.
@@ -322,6 +369,12 @@ def test_extraction_eval_stays_above_its_regression_guards():
     assert notes4.precision >= 0.75 and notes4.recall >= 0.52
     assert heldout4.scores["categories"].recall >= 0.57 and heldout4.dates_correct >= 12
     assert heldout4.silent_negatives == heldout4.negatives
+    # heldout5 (issue 10, written with dev4 by the rule's author, so weaker): notes 0.833 / 0.417
+    # before the commitment rule, 1.000 / 0.917 after its one run, dates 5/7.
+    heldout5 = evaluate(split="heldout5")
+    notes5 = heldout5.scores["notes (kind)"]
+    assert notes5.precision >= 0.9 and notes5.recall >= 0.8
+    assert heldout5.silent_negatives == heldout5.negatives
 
 
 def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, capsys):
@@ -332,6 +385,16 @@ def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, caps
     printed = capsys.readouterr().out
     assert "extraction eval [all]" in printed and "precision" in printed
     metrics = json.loads(out.read_text())
-    assert set(metrics) >= {"all", "all development", "dev", "dev2", "dev3", "heldout3", "heldout4"}
+    assert set(metrics) >= {
+        "all",
+        "all development",
+        "dev",
+        "dev2",
+        "dev3",
+        "dev4",
+        "heldout3",
+        "heldout4",
+        "heldout5",
+    }
     assert "all held-out" not in metrics  # development and untouched sets are never merged
     assert metrics["all"]["metrics"]["facts"]["precision"] >= 0.9

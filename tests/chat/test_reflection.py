@@ -280,7 +280,14 @@ def test_flush_waits_for_open_reflections(client, subject, actor):
     done = client.post("/api/v1/flush", {"subject": "alice"}, format="json").json()
 
     assert waiting["done"] is False and waiting["pending"] == 1
-    assert done == {"done": True, "pending": 0, "reflections": 0, "jobs": 0, "waited_ms": done["waited_ms"]}
+    assert done == {
+        "done": True,
+        "pending": 0,
+        "reflections": 0,
+        "jobs": 0,
+        "dead": 0,
+        "waited_ms": done["waited_ms"],
+    }
 
 
 def test_posting_a_response_reflects_on_the_turn_after_commit(

@@ -43,7 +43,7 @@ from memory.leases import lease_acquire
 from memory.models import JobRun, JobStatus, Lesson, Note, NoteLink, Procedure, ProcedureVersion, ProfileFact
 from memory.search.lexical import lesson_search, procedure_search
 from memory.services import app_config_set, subject_delete
-from memoryweb.models import Counter
+from memoryweb.models import Counter, TaskIntent
 from tests.factories import FactFactory, NoteFactory, SubjectFactory
 from tests.llm_wire import openai_completion
 
@@ -460,12 +460,12 @@ def test_the_periodic_tick_starts_one_task_per_subject_with_links_each_under_its
     linked(bob, TRAVEL, ["travel"])
     NoteFactory(subject=carol, content="unlinked", tags=["x"])
 
-    with django_capture_on_commit_callbacks(execute=True) as started:
+    with django_capture_on_commit_callbacks(execute=True):
         result = consolidate_all_task()
 
-    # the other callbacks are live updates (memoryweb.live) announcing the finished runs
-    task_starts = [c for c in started if getattr(c, "func", None) == consolidate_subject_task.delay]
-    assert result["subjects_started"] == 2 and len(task_starts) == 2
+    task_starts = TaskIntent.objects.filter(task="consolidation.consolidate_subject", sent_at__isnull=False)
+    assert result["subjects_started"] == 2
+    assert sorted(i.args for i in task_starts) == sorted([[alice.pk], [bob.pk]])
     sweep = JobRun.objects.get(kind="consolidate_all")
     assert sweep.status == JobStatus.DONE and sweep.stats["subjects_started"] == 2
     runs = JobRun.objects.filter(kind="consolidate")

@@ -206,3 +206,91 @@ def test_votes_move_a_lesson_up_in_its_section(subject, actor, config):
     context = context_build(subject=subject, message="deploy the api on Tuesday", config=one)
 
     assert [i.id for i in context.items if i.kind == "lesson"] == [f"l:{loved.pk}"]
+
+
+PLACES = ["Belém", "Graça", "Alfama", "Estrela", "Campo de Ourique", "Baixa", "Chiado", "Lapa"]
+PLACES += ["Prazeres", "Martim Moniz", "Cais do Sodré", "Santos", "Ajuda", "Benfica", "Restelo"]
+
+
+@pytest.fixture
+def many_notes(subject, actor, config):
+    for i, place in enumerate(PLACES):
+        note_store(
+            subject=subject, content=f"Tram {i + 10} takes Alice to {place}", actor=actor, config=config
+        )
+    return subject
+
+
+def _block(data, name):
+    return next(b for b in data["blocks"] if b["name"] == name)
+
+
+def test_a_section_that_cannot_show_every_match_says_how_many_it_left_out(many_notes, config):
+    small = config.with_overrides({"index": {"limit": 4}})
+
+    data = context_build(subject=many_notes, message="which tram goes where", config=small, k=2).as_dict()
+
+    index = _block(data, "memory-index")
+    shown = [i for i in data["items"] if i["section"] in ("recalled", "memory-index")]
+    assert len(shown) == 6
+    assert index["omitted"] == len(PLACES) - 6 == 9
+    assert index["text"].endswith("\n(9 more notes not shown)")
+    assert "(9 more notes not shown)" in data["tail"]
+    assert _block(data, "recalled")["omitted"] == 0 and "not shown" not in _block(data, "recalled")["text"]
+    assert index["tokens"] <= index["cap"]
+
+
+def test_the_line_saying_what_was_left_out_fits_under_the_cap(many_notes, config):
+    # room for the heading and a few pointers: the line takes the place of the last one
+    tight = config.with_overrides({"index": {"maxTokens": 40}})
+
+    data = context_build(subject=many_notes, message="which tram goes where", config=tight, k=1).as_dict()
+
+    index = _block(data, "memory-index")
+    lines = index["text"].splitlines()
+    pointers = [line for line in lines if line.startswith("- n:")]
+    assert index["tokens"] <= 40
+    assert lines[-1] == f"({index['omitted']} more notes not shown)"
+    assert index["omitted"] == len(PLACES) - 1 - len(pointers)
+    assert len([i for i in data["items"] if i["section"] == "memory-index"]) == len(pointers)
+
+
+def test_facts_that_do_not_fit_the_profile_are_counted_as_left_out(subject, actor, config):
+    for i in range(6):
+        fact_set(subject=subject, key=f"fact{i}", value="a rather long value " * 4, actor=actor)
+    small = config.with_overrides({"profile": {"maxTokens": 80}})
+
+    data = context_build(subject=subject, message="hello", config=small).as_dict()
+
+    profile = _block(data, "profile")
+    placed = [i for i in data["items"] if i["section"] == "profile"]
+    assert profile["omitted"] == 6 - len(placed) > 0
+    noun = "fact" if profile["omitted"] == 1 else "facts"
+    assert profile["text"].endswith(f"({profile['omitted']} more {noun} not shown)")
+
+
+def test_when_everything_fits_no_section_says_anything_was_left_out(filled, config):
+    data = context_build(subject=filled, message="restaurant in Lisbon", config=config).as_dict()
+
+    assert [b["omitted"] for b in data["blocks"]] == [0] * len(data["blocks"])
+    assert "not shown" not in data["tail"]
+
+
+def test_the_api_reports_what_each_block_left_out(client, many_notes):
+    response = client.post(
+        "/api/v1/context", {"subject": "alice", "message": "which tram goes where", "k": 2}, format="json"
+    )
+
+    data = response.json()
+    blocks = {b["name"]: b for b in data["blocks"]}
+    assert response.status_code == 200
+    # 2 recalled in full and 12 pointers (index.limit) of the 15 notes
+    assert {name: b["omitted"] for name, b in blocks.items()} == {
+        "stable_prefix": 0,
+        "profile": 0,
+        "recalled": 0,
+        "memory-index": 1,
+        "lessons": 0,
+        "procedures": 0,
+    }
+    assert data["tail"].endswith("(1 more note not shown)")

@@ -53,6 +53,19 @@ REDACTS = [
         "postgres://app:[REDACTED:url_password]@db.internal:5432/main",
     ),
     (f"use {MW_KEY} for the sidecar", "use [REDACTED:memoryweb_key] for the sidecar"),
+    # a password in a URL, with an empty user or none at all, and with an @ inside it
+    ("redis://:Rz9pQ2wX7v@cache:6379/0", "redis://:[REDACTED:url_password]@cache:6379/0"),
+    ("broker amqp://:Amq9Pw77@rabbit//", "broker amqp://:[REDACTED:url_password]@rabbit//"),
+    ("postgres://user:Pg5ecret9@db/main", "postgres://user:[REDACTED:url_password]@db/main"),
+    ("https://user:Ht7pPass@example.com/x", "https://user:[REDACTED:url_password]@example.com/x"),
+    (
+        "mongodb+srv://u:Mg0P@cluster0.x.net/db",
+        "mongodb+srv://u:[REDACTED:url_password]@cluster0.x.net/db",
+    ),
+    (
+        "ftp://bob:p@ss@files.example.com/a?to=x@y.z",
+        "ftp://bob:[REDACTED:url_password]@files.example.com/a?to=x@y.z",
+    ),
 ]
 
 
@@ -79,6 +92,8 @@ KEEPS = [
     "Passwords should be long and unique.",
     "000-12-3456 is not a valid SSN",
     "https://example.com/path?q=1",
+    "http://localhost:8000/api and ssh://git@github.com:22/repo",
+    "mail bob@example.com via https://host:8443/inbox",
     "I paid $1,234.56 for 3 nights",
 ]
 

@@ -11,6 +11,21 @@ D = date.fromisoformat
 
 RESOLVES = [
     # text, reference, phrase, start, end, granularity
+    ("we ship it in Q3", THU, "Q3", "2024-07-01", "2024-09-30", "month"),
+    ("we shipped it in Q1", THU, "Q1", "2024-01-01", "2024-03-31", "month"),
+    ("the budget for Q4 2025", THU, "Q4 2025", "2025-10-01", "2025-12-31", "month"),
+    (
+        "planned for the second quarter of 2023",
+        THU,
+        "the second quarter of 2023",
+        "2023-04-01",
+        "2023-06-30",
+        "month",
+    ),
+    ("next quarter we hire", THU, "next quarter", "2024-04-01", "2024-06-30", "month"),
+    ("last quarter was slow", MON, "last quarter", "2023-01-01", "2023-03-31", "month"),
+    ("done by the end of this year", THU, "the end of this year", "2024-12-01", "2024-12-31", "month"),
+    ("I promised her I'd call in June", THU, "in June", "2024-06-01", "2024-06-30", "month"),
     ("I went hiking yesterday", MON, "yesterday", "2023-05-07", None, "day"),
     ("I'm off today", MON, "today", "2023-05-08", None, "day"),
     ("see you tomorrow", MON, "tomorrow", "2023-05-09", None, "day"),

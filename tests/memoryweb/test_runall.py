@@ -335,6 +335,13 @@ def test_runall_serves_the_api_runs_the_worker_and_stops_on_ctrl_c(tmp_path):
         children = started_pids(output)
         assert set(children) == {"web", "worker"}
         assert (tmp_path / "var" / "memoryweb.sqlite3").exists()
+        # the access line carries the query string redacted, and daphne's raw one is off
+        secret_query = "query=redis%3A%2F%2F%3ARz9pQ2wX7v%40cache%3A6379%2F0"
+        assert httpx.get(f"http://127.0.0.1:{port}/api/v1/subjects/a/notes?{secret_query}").status_code == 401
+        assert wait_until(lambda: "/api/v1/subjects/a/notes?query=" in log_path.read_text(), timeout=10)
+        output = log_path.read_text()
+        assert "memoryweb.access" in output and "[REDACTED:url_password]" in output
+        assert "Rz9pQ2wX7v" not in output
 
         runall.send_signal(signal.SIGINT)
         code = runall.wait(timeout=40)  # the worker's warm shutdown, plus the 10 s grace

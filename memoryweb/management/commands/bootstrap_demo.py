@@ -67,7 +67,7 @@ class Command(BaseCommand):
         if key_file.exists():
             raw_key = key_file.read_text().strip()
             prefix = raw_key.split("_")[1] if raw_key.count("_") == 2 else ""
-            key = ApiKey.objects.filter(app=app, prefix=prefix, revoked_at=None).first()
+            key = ApiKey.objects.usable().filter(app=app, prefix=prefix).first()
             if key is not None and key.key_hash == ApiKey.hash_secret(raw_key):
                 self.stdout.write(f"demo app ready; API key in {key_file}")
                 return

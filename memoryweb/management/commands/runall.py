@@ -400,7 +400,12 @@ class BeatLock:
 
 
 def web_argv(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "memoryweb.asgi:application"]
+    # daphne's own access log writes each raw URL, query string and all, to stdout: off. The
+    # app writes the access line itself, redacted (logger memoryweb.access).
+    return [
+        *(sys.executable, "-m", "daphne", "-b", host, "-p", str(port)),
+        *("--access-log", os.devnull, "memoryweb.asgi:application"),
+    ]
 
 
 def worker_argv(*, beat: bool = True) -> list[str]:

@@ -7,6 +7,7 @@ import io
 import json
 import re
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.apps import apps
@@ -14,6 +15,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from consolidation.models import DeclinedCluster
@@ -358,28 +360,63 @@ def test_pausing_an_app_twice_writes_one_audit_event(admin_client, app):
     assert AuditEvent.objects.filter(action="app.paused", app=app).count() == 1
 
 
-def test_rotating_the_key_revokes_the_old_one_and_shows_the_new_one_once(admin_client, app, api_key, subject):
+def test_rotating_the_key_shows_the_new_one_once_and_the_old_one_works_until_the_overlap_ends(
+    admin_client, app, api_key, subject, settings
+):
+    settings.MEMORYWEB_API_KEY_OVERLAP = 3600
     old_prefix = api_key.split("_")[1]
+    start = timezone.now()
 
     response = _act(admin_client, App, "rotate_api_key", [app])
 
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]
-    new_key = ApiKey.objects.get(app=app, revoked_at=None)
-    raw_key = response.context["rotated"][0]["raw_key"]
+    new_key = ApiKey.objects.get(app=app, expires_at=None)
+    raw_key = response.context["rotated"][0]["rotation"].raw_key
     assert f'<code class="new-api-key">{raw_key}</code>' in response.content.decode()
     assert new_key.key_hash == ApiKey.hash_secret(raw_key)
-    assert ApiKey.objects.get(prefix=old_prefix).revoked_at is not None
+    old = ApiKey.objects.get(prefix=old_prefix)
+    assert old.revoked_at is None
+    assert timedelta(seconds=3600) <= old.expires_at - start < timedelta(seconds=3660)
     assert not any(raw_key in morsel.value for morsel in response.cookies.values())  # not kept anywhere
     assert raw_key not in admin_client.get(_url(App, "change", app.pk)).content.decode()
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    assert api.get("/api/v1/subjects/alice/profile").status_code == 200  # within the overlap
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    assert api.get("/api/v1/subjects/alice/profile").status_code == 200
+    event = _audited("api_key.rotated", app=app)
+    assert event.object_id == new_key.prefix
+    assert event.data == {"revoked": [], "expiring": [old_prefix], "expires_at": old.expires_at.isoformat()}
+
+
+def test_rotating_the_key_now_revokes_the_old_one(admin_client, app, api_key, subject):
+    old_prefix = api_key.split("_")[1]
+
+    response = _act(admin_client, App, "rotate_api_key_now", [app])
+
+    raw_key = response.context["rotated"][0]["rotation"].raw_key
+    assert ApiKey.objects.get(prefix=old_prefix).revoked_at is not None
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
     assert api.get("/api/v1/subjects/alice/profile").status_code == 401
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
     assert api.get("/api/v1/subjects/alice/profile").status_code == 200
-    event = _audited("api_key.rotated", app=app)
-    assert event.data == {"revoked": [old_prefix]} and event.object_id == new_key.prefix
+    assert _audited("api_key.rotated", app=app).data["revoked"] == [old_prefix]
     _audited("api_key.revoked", app=app, object_id=old_prefix)
+
+
+def test_a_keys_rate_limit_is_edited_in_the_admin_through_the_service(admin_client, app, api_key):
+    key = ApiKey.objects.get(app=app)
+
+    refused = admin_client.post(_url(ApiKey, "change", key.pk), {"rate_limit": "lots"})
+    saved = admin_client.post(_url(ApiKey, "change", key.pk), {"rate_limit": "30/minute"})
+
+    assert refused.status_code == 200 and "not a rate" in refused.content.decode()
+    assert saved.status_code == 302
+    key.refresh_from_db()
+    assert key.rate_limit == "30/minute"
+    assert _audited("api_key.rate_limit_set", object_id=key.prefix).data == {"rate_limit": "30/minute"}
 
 
 def test_revoking_keys_in_the_admin_is_audited(admin_client, app, api_key):

@@ -938,3 +938,12 @@ def test_an_unknown_api_path_answers_json_404(client):
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_the_openapi_schema_describes_each_context_block_with_what_it_left_out(client):
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+
+    block = schema["components"]["schemas"]["ContextBlockOut"]
+    context = schema["paths"]["/api/v1/context"]["post"]["responses"]["200"]["content"]["application/json"]
+    assert block["properties"]["omitted"]["type"] == "integer" and "omitted" in block["required"]
+    assert context["schema"] == {"$ref": "#/components/schemas/ContextOut"}

@@ -139,8 +139,10 @@ ROUTES = [
     Route("dashboard:jobs_consolidate", "POST"),
 ]
 
-# Dashboard URLs without a subject: tested on their own below.
-SUBJECTLESS = {"dashboard:home", "dashboard:switch"}
+# Dashboard URLs without a subject: tested on their own below (the staff-only audit pages in
+# test_dashboard_audit.py too).
+SUBJECTLESS = {"dashboard:home", "dashboard:switch", "dashboard:audit", "dashboard:audit_export"}
+STAFF_ONLY = {"dashboard:audit": {}, "dashboard:audit_export": {"fmt": "csv"}}
 
 
 def _url(route: Route, subject: Subject, item_subject: Subject | None = None) -> str:
@@ -294,9 +296,18 @@ def test_switch_to_an_unknown_page_lands_on_the_overview(owned_subject, owner_cl
 
 def test_subjectless_pages_need_a_login(web_client, db):
     for name in SUBJECTLESS:
-        response = web_client.get(reverse(name))
+        response = web_client.get(reverse(name, kwargs=STAFF_ONLY.get(name)))
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("name", sorted(STAFF_ONLY))
+def test_staff_only_pages_are_404_for_everyone_else_and_write_nothing(name, owner_client, staff_client):
+    url = reverse(name, kwargs=STAFF_ONLY[name])
+    before = _writes()
+    assert owner_client.get(url).status_code == 404
+    assert _writes() == before
+    assert staff_client.get(url).status_code == 200
 
 
 def test_the_switcher_offers_only_your_subjects(owned_subject, stranger_subject, owner_client):

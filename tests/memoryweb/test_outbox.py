@@ -1,0 +1,206 @@
+"""The task outbox (memoryweb/outbox.py): a task asked for is saved with the write that needs it,
+reaches the broker after commit, and when the broker was down, later."""
+
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import time_machine
+from django.urls import reverse
+from django.utils import timezone
+from kombu import Connection
+
+from chat.models import ReflectionRun
+from memoryweb.celery import app as celery_app
+from memoryweb.models import Counter, TaskIntent
+from memoryweb.outbox import backoff, enqueue, intent_dispatch, outbox_dispatch
+
+TRANSPORT = "memoryweb.broker:AtomicFilesystemTransport"
+
+
+class FolderBroker:
+    """The app's filesystem broker moved into a folder of the test, which can be taken down
+    (a plain file where the queue folder should be: nothing can be written, not even by root)
+    and brought back."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.options = {
+            "data_folder_in": str(root / "in"),
+            "data_folder_out": str(root / "in"),
+            "processed_folder": str(root / "processed"),
+            "control_folder": str(root / "control"),
+            "store_processed": False,
+        }
+        for sub in ("in", "processed", "control"):
+            (root / sub).mkdir(parents=True)
+
+    def down(self) -> None:
+        shutil.rmtree(self.root / "in")
+        (self.root / "in").write_text("not a folder")
+
+    def up(self) -> None:
+        (self.root / "in").unlink()
+        (self.root / "in").mkdir()
+
+    def take(self) -> list[tuple[str, list, dict]]:
+        """The task messages waiting in the queue, taken off it (name, args, kwargs)."""
+        taken = []
+        with Connection(transport=TRANSPORT, transport_options=self.options) as conn:
+            queue = conn.SimpleQueue("celery")
+            while queue.qsize():
+                message = queue.get(timeout=1)
+                args, kwargs, _ = message.payload
+                taken.append((message.headers["task"], args, kwargs))
+                message.ack()
+            queue.close()
+        return taken
+
+
+def _reset_pools():
+    # the app keeps its broker connections in pools; new options take effect on new connections
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def broker(tmp_path):
+    previous = celery_app.conf.broker_transport_options, celery_app.conf.task_always_eager
+    folder = FolderBroker(tmp_path / "broker")
+    celery_app.conf.broker_transport_options = {**previous[0], **folder.options}
+    celery_app.conf.task_always_eager = False  # tasks go through the broker (`bench` leaves it on)
+    _reset_pools()
+    yield folder
+    celery_app.conf.broker_transport_options, celery_app.conf.task_always_eager = previous
+    _reset_pools()
+
+
+def _turn(client):
+    conversation = client.post(
+        "/api/v1/conversations", {"subject": "alice", "external_id": "c"}, format="json"
+    )
+    cid = conversation.json()["id"]
+    client.post(
+        f"/api/v1/conversations/{cid}/messages", {"text": "Call me Sam. I work at Acme."}, format="json"
+    )
+    return cid
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_response_posted_while_the_broker_is_down_is_saved_and_its_reflection_runs_once_it_is_back(
+    client, subject, broker
+):
+    cid = _turn(client)
+    broker.down()
+
+    posted = client.post(
+        f"/api/v1/conversations/{cid}/responses", {"text": "Hi Sam!", "external_id": "r1"}, format="json"
+    )
+    retried = client.post(
+        f"/api/v1/conversations/{cid}/responses", {"text": "Hi Sam!", "external_id": "r1"}, format="json"
+    )
+
+    assert (posted.status_code, retried.status_code) == (201, 200)
+    run = ReflectionRun.objects.get()
+    intent = TaskIntent.objects.get()  # the retry queued nothing more
+    assert run.status == "queued"
+    assert (intent.task, intent.args, intent.sent_at, intent.attempts) == (
+        "chat.turn_reflect",
+        [run.pk],
+        None,
+        1,
+    )
+    assert "NotADirectoryError" in intent.last_error
+    assert Counter.objects.get(name="outbox.undelivered").value == 1
+
+    broker.up()
+    assert outbox_dispatch()["sent"] == 0  # not due yet: it backs off
+    with time_machine.travel(timezone.now() + backoff(1) + timedelta(seconds=1)):
+        assert outbox_dispatch() == {"sent": 1, "unsent": 0, "pruned": 0}
+    assert outbox_dispatch()["sent"] == 0  # delivered once
+
+    delivered = broker.take()
+    assert delivered == [("chat.turn_reflect", [run.pk], {})]
+    name, args, kwargs = delivered[0]
+    celery_app.tasks[name].apply(args=args, kwargs=kwargs)  # what the worker that takes it does
+    run.refresh_from_db()
+    assert run.status == "done" and run.stats["facts"] >= 1
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_with_the_broker_up_the_task_is_handed_over_at_commit_and_marked_sent(client, subject, broker):
+    cid = _turn(client)
+
+    posted = client.post(f"/api/v1/conversations/{cid}/responses", {"text": "Hi Sam!"}, format="json")
+
+    assert posted.status_code == 201
+    run = ReflectionRun.objects.get()
+    intent = TaskIntent.objects.get()
+    assert intent.sent_at is not None and intent.attempts == 1 and intent.last_error == ""
+    assert broker.take() == [("chat.turn_reflect", [run.pk], {})]
+
+
+def test_nothing_is_queued_when_the_transaction_rolls_back(db, django_capture_on_commit_callbacks):
+    from django.db import transaction
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            enqueue("memoryweb.tasks.ping", "/nowhere")
+            raise RuntimeError("rolled back")
+
+    assert TaskIntent.objects.count() == 0 and callbacks == []
+
+
+def test_a_row_another_dispatcher_holds_is_not_sent_twice(db, broker):
+    intent = TaskIntent.objects.create(task="memoryweb.tasks.ping", args=["/nowhere"])
+    first = intent_dispatch(intent.pk)
+    second = intent_dispatch(intent.pk)
+
+    assert (first, second) == ("sent", "held")
+    assert broker.take() == [("memoryweb.tasks.ping", ["/nowhere"], {})]
+
+
+def test_the_backoff_grows_and_is_capped():
+    waits = [backoff(n).total_seconds() for n in range(1, 12)]
+
+    assert waits[:4] == [5, 10, 20, 40] and max(waits) == 300 and waits == sorted(waits)
+
+
+def test_a_dispatch_stops_at_the_first_refusal_and_prunes_old_sent_rows(db, broker):
+    old = TaskIntent.objects.create(task="memoryweb.tasks.ping", sent_at=timezone.now() - timedelta(days=2))
+    waiting = [TaskIntent.objects.create(task="memoryweb.tasks.ping", args=[f"/p{i}"]) for i in range(3)]
+    broker.down()
+
+    result = outbox_dispatch()
+
+    assert result == {"sent": 0, "unsent": 3, "pruned": 1}
+    assert not TaskIntent.objects.filter(pk=old.pk).exists()
+    attempts = dict(TaskIntent.objects.values_list("pk", "attempts"))
+    assert [attempts[w.pk] for w in waiting] == [1, 0, 0]  # the others were not tried
+
+
+def test_eager_tasks_run_after_commit_as_before(
+    db, eager_tasks, tmp_path, django_capture_on_commit_callbacks
+):
+    pong = tmp_path / "pong"
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue("memoryweb.tasks.ping", str(pong))
+        assert not pong.exists()
+
+    assert pong.read_text() == "pong"
+    assert TaskIntent.objects.get().sent_at is not None
+
+
+def test_the_outbox_is_listed_read_only_in_the_admin(admin_client):
+    intent = TaskIntent.objects.create(
+        task="chat.turn_reflect", args=[7], attempts=2, last_error="OSError: x"
+    )
+
+    listed = admin_client.get(reverse("admin:memoryweb_taskintent_changelist"), {"q": "turn_reflect"})
+    shown = admin_client.get(reverse("admin:memoryweb_taskintent_change", args=[intent.pk]))
+    changed = admin_client.post(reverse("admin:memoryweb_taskintent_change", args=[intent.pk]), {"task": "x"})
+
+    assert listed.status_code == 200 and "chat.turn_reflect" in listed.content.decode()
+    assert shown.status_code == 200 and changed.status_code == 403
+    assert TaskIntent.objects.get().task == "chat.turn_reflect"
