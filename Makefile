@@ -27,7 +27,13 @@ $(PY):
 	$(PY) -m pip install --upgrade pip
 
 # Reinstalls only when pyproject.toml changed since the last successful install.
+# pysqlite3-binary (SQLite 3.51.1, which can deadlock) and pysqlite3 share their files: a venv
+# that had the first drops both, so the install below lays pysqlite3's down whole.
 $(STAMP): pyproject.toml | $(PY)
+	@if $(PY) -m pip show -q pysqlite3-binary >/dev/null 2>&1; then \
+		echo "replacing pysqlite3-binary with pysqlite3"; \
+		$(PY) -m pip uninstall -y -q pysqlite3-binary pysqlite3; \
+	fi
 	$(PY) -m pip install -e '.[dev,embeddings]'
 	touch $(STAMP)
 

@@ -22,14 +22,25 @@ def storage_engine(app_configs=None, databases=None, **kwargs):
         return [checks.Error(f"cannot open the SQLite database: {exc}", id="memoryweb.E002")]
     status = EXTENSION_STATUS
     summary = f"SQLite {status['sqlite_version']} via {status['driver']}; FTS5 built in"
-    if status.get("vec"):
-        return [checks.Info(f"{summary}; sqlite-vec {status['vec']} loaded", id="memoryweb.I001")]
-    return [
-        checks.Warning(
-            f"{summary}; sqlite-vec NOT loaded ({status.get('vec_error')}): vector search uses brute force",
-            id="memoryweb.W001",
+    messages: list[checks.CheckMessage] = []
+    if status.get("sqlite_problem"):
+        messages.append(
+            checks.Warning(
+                f"SQLite {status['sqlite_version']} {status['sqlite_problem']}: install the "
+                "project's pysqlite3 (`make install`)",
+                id="memoryweb.W004",
+            )
         )
-    ]
+    if status.get("vec"):
+        messages.append(checks.Info(f"{summary}; sqlite-vec {status['vec']} loaded", id="memoryweb.I001"))
+    else:
+        messages.append(
+            checks.Warning(
+                f"{summary}; sqlite-vec NOT loaded ({status.get('vec_error')}): vector search uses brute force",
+                id="memoryweb.W001",
+            )
+        )
+    return messages
 
 
 @checks.register()

@@ -203,6 +203,8 @@ DATABASES = {
     else sqlite_database(VAR_DIR / "memoryweb.sqlite3")
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# GET /api/v1/live answers 503 when the database has not answered its query within this many s.
+LIVENESS_TIMEOUT = env_int("MEMORYWEB_LIVENESS_TIMEOUT", 5)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

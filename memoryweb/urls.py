@@ -12,6 +12,7 @@ import memory.api.urls
 import memory.dashboard.urls
 from consolidation.api import ConsolidateApi
 from memory.dashboard.login import LoginView
+from memoryweb.liveness import LiveApi
 
 api_patterns = [
     *memory.api.urls.urlpatterns,
@@ -26,6 +27,8 @@ dashboard_patterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # the one endpoint without a key: not among api_patterns, every one of which needs one
+    path("api/v1/live", LiveApi.as_view(), name="api-live"),
     path("api/v1/", include(api_patterns)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -4,7 +4,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from django.conf import settings
 
 from memoryweb.management.commands.runall import ChildSpec, Supervisor, restart_delay
+from tests.memoryweb.stack import free_port, stack_env
 from tests.support import DEADLINE, wait_until
 
 # Records its pid in the file named by argv[1], then dies.
@@ -271,12 +271,6 @@ def test_a_second_sigint_kills_a_child_that_ignores_the_first_without_waiting(tm
         kill_leftovers(children.values())
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def schema_answers(url: str) -> bool:
     try:
         return httpx.get(url, timeout=2).status_code == 200
@@ -284,13 +278,39 @@ def schema_answers(url: str) -> bool:
         return False
 
 
+def start_runall(var_dir: Path, log_path: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "manage.py", "runall", *args],
+            cwd=settings.BASE_DIR,
+            env=env or stack_env(var_dir),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a signal meant for it never reaches pytest
+        )
+
+
+def stop_runall(runall: subprocess.Popen, children) -> None:
+    if runall.poll() is None:
+        runall.send_signal(signal.SIGINT)
+        try:
+            runall.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            runall.kill()
+            runall.wait()
+    kill_leftovers(children)
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except FileNotFoundError:
+        return []
+
+
 @pytest.mark.slow
 def test_runall_serves_the_api_runs_the_worker_and_stops_on_ctrl_c(tmp_path):
-    env = dict(os.environ)
-    for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER", "REDIS_URL"):
-        env.pop(name, None)
-    env["MEMORYWEB_VAR_DIR"] = str(tmp_path / "var")
-    env["DJANGO_SETTINGS_MODULE"] = "memoryweb.settings"
+    env = stack_env(tmp_path / "var")
     port = free_port()
     log_path = tmp_path / "runall.log"
     with open(log_path, "wb") as log:
@@ -336,3 +356,124 @@ def test_runall_serves_the_api_runs_the_worker_and_stops_on_ctrl_c(tmp_path):
             runall.kill()
             runall.wait()
         kill_leftovers(children.values())
+
+
+def live_answers(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/api/v1/live", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.mark.slow
+def test_runall_replaces_a_web_server_that_stops_answering_its_liveness_probe(migrated_var_dir, tmp_path):
+    env = stack_env(migrated_var_dir)
+    env["MEMORYWEB_LIVENESS_TIMEOUT"] = "1"  # the probe then waits 6 s for an answer
+    port = free_port()
+    log_path = tmp_path / "runall.log"
+    runall = start_runall(
+        migrated_var_dir,
+        log_path,
+        "--port",
+        str(port),
+        "--no-worker",
+        "--liveness-interval",
+        "0.5",
+        "--liveness-failures",
+        "2",
+        env=env,
+    )
+    pids: list[int] = []
+    try:
+        assert wait_until(
+            lambda: "web answers its liveness probe" in log_path.read_text(), timeout=90, interval=0.2
+        ), log_path.read_text()
+        hung = started_pids(log_path.read_text())["web"]
+        pids.append(hung)
+
+        os.kill(hung, signal.SIGSTOP)  # accepts connections (the kernel does), answers nothing
+
+        assert wait_until(
+            lambda: started_pids(log_path.read_text())["web"] != hung, timeout=60, interval=0.2
+        ), log_path.read_text()
+        output = log_path.read_text()
+        assert "web failed its liveness probe (1/2): no answer" in output
+        assert (
+            f"web stopped answering http://127.0.0.1:{port}/api/v1/live: killing its process group" in output
+        )
+        assert "web was killed by SIGKILL" in output
+        replacement = started_pids(output)["web"]
+        pids.append(replacement)
+        assert not is_running(hung)
+        assert wait_until(lambda: live_answers(port), timeout=60, interval=0.2), log_path.read_text()
+        assert is_running(replacement)
+    finally:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        stop_runall(runall, [*pids, *started_pids(log_path.read_text()).values()])
+
+
+@pytest.mark.slow
+def test_killing_runall_outright_takes_its_web_server_and_worker_with_it(migrated_var_dir, tmp_path):
+    port = free_port()
+    log_path = tmp_path / "runall.log"
+    runall = start_runall(migrated_var_dir, log_path, "--port", str(port))
+    try:
+        assert wait_until(
+            lambda: (
+                " ready." in log_path.read_text() and schema_answers(f"http://127.0.0.1:{port}/api/schema/")
+            ),
+            timeout=90,
+            interval=0.2,
+        ), log_path.read_text()
+        children = started_pids(log_path.read_text())
+        assert set(children) == {"web", "worker"}
+        groups = {name: live_in_group(pgid) for name, pgid in children.items()}
+        assert len(groups["worker"]) > 1, groups  # the worker's group holds its pool and beat too
+
+        runall.kill()  # SIGKILL: no handler runs, nothing is stopped in order
+        runall.wait()
+
+        # web: the kernel kills it with runall; worker: a warm shutdown, killed if it lingers
+        assert wait_until(
+            lambda: not any(live_in_group(pgid) for pgid in children.values()), timeout=DEADLINE
+        ), {name: live_in_group(pgid) for name, pgid in children.items()}
+        assert not schema_answers(f"http://127.0.0.1:{port}/api/schema/")
+    finally:
+        stop_runall(runall, started_pids(log_path.read_text()).values())
+
+
+@pytest.mark.slow
+def test_two_runall_on_one_var_dir_run_one_beat(migrated_var_dir, tmp_path):
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = start_runall(migrated_var_dir, first_log, "--port", str(free_port()))
+    second = None
+    try:
+        assert wait_until(lambda: " ready." in first_log.read_text(), timeout=90, interval=0.2), (
+            first_log.read_text()
+        )
+        second = start_runall(migrated_var_dir, second_log, "--port", str(free_port()))
+        assert wait_until(lambda: " ready." in second_log.read_text(), timeout=90, interval=0.2), (
+            second_log.read_text()
+        )
+        first_worker = started_pids(first_log.read_text())["worker"]
+        second_worker = started_pids(second_log.read_text())["worker"]
+
+        assert "-B" in cmdline(first_worker)
+        assert "-B" not in cmdline(second_worker)
+        holder = (migrated_var_dir / "beat.lock").read_text().strip()
+        assert holder == str(first.pid)
+        second_output = second_log.read_text()
+        assert (
+            f"is held by pid {first.pid}, which runs beat for this var dir: this worker runs without beat"
+            in second_output
+        )
+        assert wait_until(lambda: "beat: Starting..." in first_log.read_text()), first_log.read_text()
+        assert "beat: Starting..." not in second_log.read_text()
+    finally:
+        stop_runall(first, started_pids(first_log.read_text()).values())
+        if second is not None:
+            stop_runall(second, started_pids(second_log.read_text()).values())

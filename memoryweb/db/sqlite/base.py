@@ -1,9 +1,11 @@
 """SQLite backend that can load extensions (FTS5 is built in; sqlite-vec is loaded).
 
-The stdlib `sqlite3` of a pyenv-built Python often lacks `enable_load_extension`. Then this
-backend uses `pysqlite3` (a wheel bundling a recent SQLite with extension loading). When
-neither can load sqlite-vec, vector search falls back to brute-force cosine in Python and
-`manage.py check` says so.
+The driver is `pysqlite3` (the `pysqlite3` wheel, which bundles its own SQLite with FTS5 and
+extension loading), so every machine runs the SQLite the project pins and tests rather than
+whatever the Python was built against. Only when it is not installed does the backend fall
+back to the stdlib `sqlite3`. When the driver cannot load sqlite-vec, vector search falls back
+to brute-force cosine in Python and `manage.py check` says so; it also warns about an SQLite
+with a known hang (`AFFECTED_SQLITE_VERSIONS`).
 """
 
 import datetime
@@ -21,9 +23,22 @@ from django.utils.dateparse import parse_date, parse_datetime, parse_time
 logger = logging.getLogger(__name__)
 
 
+# SQLite releases with a known fault this project can hit, and why. 3.51.0 added a check
+# for broken POSIX locks whose lock order (the inode mutex, then unixBigLock) is the reverse
+# of unixClose's: one thread closing a WAL connection and another opening one on the same file
+# can wait on each other for ever, hanging the web process. 3.51.2 fixed it.
+AFFECTED_SQLITE_VERSIONS: dict[tuple[int, ...], str] = {
+    (3, 51, 0): "can deadlock when threads open and close connections at once (fixed in 3.51.2)",
+    (3, 51, 1): "can deadlock when threads open and close connections at once (fixed in 3.51.2)",
+}
+
+
+def sqlite_version_problem(version_info: tuple[int, ...]) -> str | None:
+    """Why this SQLite release must not be used, or None for one without a known fault."""
+    return AFFECTED_SQLITE_VERSIONS.get(tuple(version_info[:3]))
+
+
 def _pick_driver():
-    if hasattr(stdlib_sqlite3.Connection, "enable_load_extension"):
-        return stdlib_sqlite3, "sqlite3"
     try:
         from pysqlite3 import dbapi2
     except ImportError:
@@ -71,7 +86,12 @@ class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[name-defined]
 
 
 # Filled on the first connection; read by the system check and the vector search.
-EXTENSION_STATUS = {"driver": DRIVER_NAME, "sqlite_version": Database.sqlite_version, "vec": None}
+EXTENSION_STATUS = {
+    "driver": DRIVER_NAME,
+    "sqlite_version": Database.sqlite_version,
+    "sqlite_problem": sqlite_version_problem(Database.sqlite_version_info),
+    "vec": None,
+}
 
 
 def load_sqlite_vec(conn) -> str | None:

@@ -1,22 +1,31 @@
 """`manage.py runall`: the whole embedded stack from one terminal.
 
 Migrates, then runs the web server (daphne) and the Celery worker with beat embedded, each as
-its own process group. A child that dies is restarted with backoff; Ctrl-C or SIGTERM stops
-every group and exits 0.
+its own process group. A child that dies is restarted with backoff, and so is a web server
+that stops answering its liveness probe (`GET /api/v1/live`); Ctrl-C or SIGTERM stops every
+group and exits 0. The children die with runall even when it is killed outright
+(memoryweb/supervised.py), and only the runall that holds `$MEMORYWEB_VAR_DIR/beat.lock`
+runs beat, so one host never runs two.
 """
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+
+from memoryweb.supervised import ORPHAN_GRACE, parent_death_preexec, supervised_env
 
 
 def restart_delay(failures: int, *, initial: float = 1.0, cap: float = 30.0) -> float:
@@ -72,10 +81,18 @@ def _describe_exit(code: int) -> str:
 
 @dataclass
 class ChildSpec:
-    """A program the supervisor keeps running: a name for the log and its argv."""
+    """A program the supervisor keeps running: a name for the log and its argv.
+
+    `liveness_url`, when given, is probed over HTTP while the child runs (anything but a 200
+    in time is a failure); `parent_death_signal` is what the child gets when the supervisor
+    dies; `pass_fds` are descriptors the child inherits (a lock it must hold too).
+    """
 
     name: str
     argv: Sequence[str]
+    liveness_url: str | None = None
+    parent_death_signal: int = signal.SIGTERM
+    pass_fds: Sequence[int] = ()
 
 
 @dataclass
@@ -86,6 +103,25 @@ class _Child:
     started_at: float = 0.0
     failures: int = 0  # deaths in a row, each before the child had been up `stable_after`
     restart_at: float | None = None
+    probe: Future | None = None  # the liveness probe in flight
+    next_probe_at: float = 0.0
+    probe_failures: int = 0  # liveness failures in a row
+    answered: bool = False  # whether this run of the child has passed a probe yet
+
+
+def probe_liveness(url: str, timeout: float) -> str | None:
+    """GET `url` (no proxy): None for a 200 within `timeout` seconds, else what went wrong."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=timeout) as answer:
+            if answer.status == 200:
+                return None
+            return f"answered {answer.status}"
+    except urllib.error.HTTPError as exc:
+        body = exc.read(300).decode("utf-8", "replace").strip()
+        return f"answered {exc.code}: {body}" if body else f"answered {exc.code}"
+    except (OSError, ValueError) as exc:  # refused, reset, timed out
+        return f"no answer ({exc})"
 
 
 class Supervisor:
@@ -105,8 +141,12 @@ class Supervisor:
         backoff_initial: float = 1.0,
         backoff_max: float = 30.0,
         stable_after: float = 60.0,
-        stop_timeout: float = 10.0,
+        stop_timeout: float = ORPHAN_GRACE,
         poll_interval: float = 0.2,
+        liveness_interval: float = 10.0,
+        liveness_timeout: float = 10.0,
+        liveness_failures: int = 3,
+        liveness_grace: float = 60.0,
     ):
         self.children = [_Child(spec) for spec in children]
         self.cwd = cwd
@@ -117,6 +157,15 @@ class Supervisor:
         self.stable_after = stable_after
         self.stop_timeout = stop_timeout
         self.poll_interval = poll_interval
+        # A child with a liveness URL is probed every `liveness_interval` s; `liveness_failures`
+        # failures in a row get its process group killed (then it restarts like any dead
+        # child). Until it first passes, a starting child's failures count only once it has
+        # been up `liveness_grace` s.
+        self.liveness_interval = liveness_interval
+        self.liveness_timeout = liveness_timeout
+        self.liveness_failures = liveness_failures
+        self.liveness_grace = liveness_grace
+        self._probes: ThreadPoolExecutor | None = None
         # Plain flags, not threading.Event: a signal handler that takes a lock the main thread
         # already holds would deadlock.
         self.stopping = False
@@ -150,12 +199,14 @@ class Supervisor:
             self._spawn(child)
 
     def poll(self) -> None:
-        """One supervision step: notice children that died, restart those whose wait is over."""
+        """One supervision step: notice children that died or stopped answering their liveness
+        probe, restart those whose wait is over."""
         now = time.monotonic()
         for child in self.children:
             if child.process is not None:
                 code = child.process.poll()
                 if code is None:
+                    self._check_liveness(child, now)
                     continue
                 self._on_exit(child, code, now)
             if not self.stopping and child.restart_at is not None and now >= child.restart_at:
@@ -169,6 +220,9 @@ class Supervisor:
         processes signalled directly would die mid-task.
         """
         self.stopping = True
+        if self._probes is not None:
+            self._probes.shutdown(wait=False, cancel_futures=True)
+            self._probes = None
         # (child, its process); each process leads its own group, so its pid is the group id
         running = [(child, child.process) for child in self.children if child.process is not None]
         for child, process in running:
@@ -215,9 +269,20 @@ class Supervisor:
             _signal_group(child.pgid, signal.SIGKILL)
         child.restart_at = None
         child.started_at = time.monotonic()
+        child.probe = None
+        child.probe_failures = 0
+        child.answered = False
+        child.next_probe_at = child.started_at + self.liveness_interval
+        env = dict(os.environ if self.env is None else self.env)
+        env.update(supervised_env(child.spec.parent_death_signal))
         try:
             child.process = subprocess.Popen(
-                list(child.spec.argv), cwd=self.cwd, env=self.env, start_new_session=True
+                list(child.spec.argv),
+                cwd=self.cwd,
+                env=env,
+                start_new_session=True,
+                pass_fds=tuple(child.spec.pass_fds),
+                preexec_fn=parent_death_preexec(child.spec.parent_death_signal),
             )
         except OSError as exc:
             child.process = None
@@ -228,8 +293,42 @@ class Supervisor:
         child.pgid = child.process.pid  # a new session's leader leads its own group
         self.log(f"started {child.spec.name}: pid {child.process.pid}")
 
+    def _check_liveness(self, child: _Child, now: float) -> None:
+        """Collect a finished probe of a running child, start the next one when it is due, and
+        kill the child's process group after `liveness_failures` failures in a row."""
+        url = child.spec.liveness_url
+        if url is None or self.stopping or child.process is None:
+            return
+        if child.probe is not None:
+            if not child.probe.done():
+                return
+            problem = child.probe.result()
+            child.probe = None
+            if problem is None:
+                if not child.answered:
+                    self.log(f"{child.spec.name} answers its liveness probe {url}")
+                child.answered = True
+                child.probe_failures = 0
+            elif child.answered or now - child.started_at >= self.liveness_grace:
+                child.probe_failures += 1
+                self.log(
+                    f"{child.spec.name} failed its liveness probe "
+                    f"({child.probe_failures}/{self.liveness_failures}): {problem}"
+                )
+                if child.probe_failures >= self.liveness_failures:
+                    self.log(f"{child.spec.name} stopped answering {url}: killing its process group")
+                    if child.pgid is not None:
+                        _signal_group(child.pgid, signal.SIGKILL)  # a hung process handles no SIGTERM
+                    return  # the next poll() sees it die and restarts it
+        if now >= child.next_probe_at:
+            if self._probes is None:
+                self._probes = ThreadPoolExecutor(thread_name_prefix="runall-liveness")
+            child.probe = self._probes.submit(probe_liveness, url, self.liveness_timeout)
+            child.next_probe_at = now + self.liveness_interval
+
     def _on_exit(self, child: _Child, code: int, now: float) -> None:
         child.process = None
+        child.probe = None
         uptime = now - child.started_at
         # The group may still hold processes the leader started; ask them to go now, and
         # _spawn kills whatever is left before the next run.
@@ -260,6 +359,46 @@ def _log_to_stderr(message: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} runall: {message}", file=sys.stderr, flush=True)
 
 
+class BeatLock:
+    """An exclusive `flock` on a file: only its holder starts a worker with beat, so one host
+    (one var dir) never runs two beats, which would enqueue every periodic job twice.
+
+    The lock lives as long as any process has the file open: runall keeps it open and hands
+    the descriptor to the worker it starts (and so to the beat process the worker forks), so
+    it is not released while any of them runs, and is released by the kernel as soon as they
+    are all gone, however they ended. The holder's pid is written into the file for the
+    message of the one that finds it taken.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held elsewhere (BlockingIOError), or flock refused
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+        return True
+
+    def holder(self) -> str:
+        try:
+            pid = self.path.read_text().strip()
+        except OSError:
+            pid = ""
+        return f"pid {pid}" if pid.isdigit() else "another process"
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 def web_argv(host: str, port: int) -> list[str]:
     # memoryweb.webserver is daphne answering an over-long request line or header with a JSON
     # 414/431. daphne's own access log writes each raw URL, query string and all, to stdout:
@@ -270,22 +409,11 @@ def web_argv(host: str, port: int) -> list[str]:
     ]
 
 
-def worker_argv() -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "memoryweb",
-        "worker",
-        "-B",
-        "--scheduler",
-        "django_celery_beat.schedulers:DatabaseScheduler",
-        "--concurrency",
-        "2",
-        "--loglevel",
-        "INFO",
-    ]
+def worker_argv(*, beat: bool = True) -> list[str]:
+    argv = [sys.executable, "-m", "celery", "-A", "memoryweb", "worker"]
+    if beat:
+        argv += ["-B", "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"]
+    return argv + ["--concurrency", "2", "--loglevel", "INFO"]
 
 
 class Command(BaseCommand):
@@ -296,24 +424,58 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000, help="port daphne listens on (default 8000)")
         parser.add_argument("--no-worker", action="store_true", help="run the web server only")
         parser.add_argument("--no-web", action="store_true", help="run the Celery worker only")
+        parser.add_argument(
+            "--liveness-interval",
+            type=float,
+            default=10.0,
+            help="seconds between probes of the web server's /api/v1/live; 0 turns them off (default 10)",
+        )
+        parser.add_argument(
+            "--liveness-failures",
+            type=int,
+            default=3,
+            help="failed probes in a row after which the web server is killed and restarted (default 3)",
+        )
 
-    def handle(self, *args, host, port, no_worker, no_web, verbosity, **options):
+    def handle(
+        self, *args, host, port, no_worker, no_web, liveness_interval, liveness_failures, verbosity, **options
+    ):
         if no_web and no_worker:
             raise CommandError("--no-web and --no-worker together leave nothing to run")
+        if liveness_interval < 0 or liveness_failures < 1:
+            raise CommandError("--liveness-interval must be >= 0 and --liveness-failures >= 1")
         call_command("migrate", interactive=False, verbosity=verbosity, stdout=self.stdout)
         call_command("install_schedule", stdout=self.stdout)
 
+        shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host
+        if ":" in shown:
+            shown = f"[{shown}]"
+        base = f"http://{shown}:{port}"
+
         children = []
         if not no_web:
-            children.append(ChildSpec("web", web_argv(host, port)))
+            children.append(
+                ChildSpec(
+                    "web",
+                    web_argv(host, port),
+                    liveness_url=f"{base}/api/v1/live" if liveness_interval > 0 else None,
+                    # a web process has nothing to finish, and a hung one handles no SIGTERM
+                    parent_death_signal=signal.SIGKILL,
+                )
+            )
+        beat_lock = BeatLock(Path(settings.VAR_DIR) / "beat.lock")
         if not no_worker:
-            children.append(ChildSpec("worker", worker_argv()))
+            if beat_lock.acquire():
+                assert beat_lock.fd is not None
+                children.append(ChildSpec("worker", worker_argv(beat=True), pass_fds=(beat_lock.fd,)))
+            else:
+                self.stderr.write(
+                    f"beat: {beat_lock.path} is held by {beat_lock.holder()}, which runs beat for "
+                    "this var dir: this worker runs without beat"
+                )
+                children.append(ChildSpec("worker", worker_argv(beat=False)))
 
         if not no_web:
-            shown = "127.0.0.1" if host in {"0.0.0.0", "::", ""} else host
-            if ":" in shown:
-                shown = f"[{shown}]"
-            base = f"http://{shown}:{port}"
             self.stdout.write(f"memoryweb     {base}/")
             self.stdout.write(f"API docs      {base}/api/docs/")
             self.stdout.write(f"admin         {base}/admin/")
@@ -323,4 +485,15 @@ class Command(BaseCommand):
         env = dict(os.environ)
         env["DJANGO_SETTINGS_MODULE"] = settings.SETTINGS_MODULE
         env["PYTHONUNBUFFERED"] = "1"
-        Supervisor(children, cwd=settings.BASE_DIR, env=env).run()
+        supervisor = Supervisor(
+            children,
+            cwd=settings.BASE_DIR,
+            env=env,
+            liveness_interval=liveness_interval or 10.0,
+            liveness_timeout=settings.LIVENESS_TIMEOUT + 5,
+            liveness_failures=liveness_failures,
+        )
+        try:
+            supervisor.run()
+        finally:
+            beat_lock.release()
