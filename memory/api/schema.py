@@ -62,7 +62,11 @@ class ApiSchema(AutoSchema):
         responses = super()._get_response_bodies(direction)
         if not self.path.startswith("/api/v1/"):
             return responses
-        statuses = [400, 401, 403, 404, 429]
+        if not self.view.get_authenticators():
+            return responses  # a keyless view (liveness) lists its own answers
+        statuses = [400, 401, 403, 404]
+        if self.view.get_throttles():
+            statuses.append(429)
         if self.method in ("POST", "PUT", "PATCH") and self.get_request_serializer() is not None:
             statuses += [413, 415]
         for status in statuses:
