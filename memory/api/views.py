@@ -140,6 +140,10 @@ class ContextBlockOut(serializers.Serializer):
     cap = serializers.IntegerField()
     unchanged = serializers.BooleanField()
     digest = serializers.CharField(help_text="SHA-256 of the text")
+    omitted = serializers.IntegerField(
+        help_text="matching items the block's caps left out; its text then ends with a line such "
+        "as '(3 more notes not shown)'"
+    )
 
 
 class ContextItemOut(serializers.Serializer):
@@ -177,45 +181,6 @@ def note_detail(note) -> dict:
 
 
 # --- context ------------------------------------------------------------------------------
-class ContextBlockOut(serializers.Serializer):
-    name = serializers.CharField()
-    text = serializers.CharField(allow_null=True, help_text="null when unchanged for the conversation")
-    tokens = serializers.IntegerField()
-    cap = serializers.IntegerField()
-    unchanged = serializers.BooleanField()
-    digest = serializers.CharField(help_text="SHA-256 of the text")
-    omitted = serializers.IntegerField(
-        help_text="matching items the block's caps left out; its text then ends with a line such "
-        "as '(3 more notes not shown)'"
-    )
-
-
-class ContextItemOut(serializers.Serializer):
-    id = serializers.CharField(help_text="f:ID fact, n:ID note, l:ID lesson, p:ID procedure")
-    kind = serializers.CharField()
-    section = serializers.CharField()
-    score = serializers.FloatField()
-    reason = serializers.CharField()
-    tokens = serializers.IntegerField()
-    expanded = serializers.BooleanField()
-    # the metaclass takes declared fields off the class, so this does not shadow Field.source
-    source = serializers.DictField(required=False)  # type: ignore[assignment]
-
-
-class ContextOut(serializers.Serializer):
-    enabled = serializers.BooleanField()
-    stable_prefix = serializers.CharField()
-    tail = serializers.CharField()
-    blocks = ContextBlockOut(many=True)
-    unchanged = serializers.BooleanField()
-    items = ContextItemOut(many=True)
-    tokens = serializers.DictField(child=serializers.IntegerField())
-    query = serializers.CharField()
-    rewritten_query = serializers.CharField()
-    retrieval_event_id = serializers.IntegerField(allow_null=True)
-    latency_ms = serializers.FloatField()
-
-
 class ContextApi(AppAPIView):
     class InputSerializer(StrictSerializer):
         subject = SubjectField()
