@@ -11,6 +11,7 @@
 
 import copy
 
+from django.db import connection
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
@@ -119,7 +120,13 @@ class ConsentCategoryFieldSchema(OpenApiSerializerFieldExtension):
     target_class = ConsentCategoryField
 
     def map_serializer_field(self, auto_schema, direction):
+        # here, not at the top: DRF loads the schema class while the app registry is still filling
         from memory.models import ConsentCategory
 
+        described = {"type": "string", "description": "a slug of GET /api/v1/consent/categories"}
+        if ConsentCategory._meta.db_table not in connection.introspection.table_names():
+            # before `migrate` (`check --deploy` builds the schema on a fresh database): no rows
+            # to list yet, and the schema must still build
+            return described
         slugs = list(ConsentCategory.objects.order_by("slug").values_list("slug", flat=True))
-        return {"type": "string", "enum": slugs, "description": "a slug of GET /api/v1/consent/categories"}
+        return {**described, "enum": slugs}

@@ -1,7 +1,6 @@
 """The seed configuration as written: both documented blocks load, from the MEMORYWEB_CONFIG
 file and per App, and every key acts — each `enabled` switches its phase off for real."""
 
-import functools
 import json
 from datetime import UTC, datetime
 
@@ -19,6 +18,7 @@ from memory.services import app_config_set, fact_set, note_store, note_store_and
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.links import note_link
 from memoryweb.errors import ConfigError, FeatureDisabled
+from memoryweb.models import TaskIntent
 from tests.embeddings_wire import EmbeddingsWire
 from tests.factories import AppFactory, NoteFactory, SubjectFactory
 
@@ -443,11 +443,12 @@ def test_the_periodic_sweep_skips_subjects_of_apps_with_consolidation_off(
     linked_cluster(mine)
     linked_cluster(other)
 
-    with django_capture_on_commit_callbacks(execute=False) as started:
+    with django_capture_on_commit_callbacks(execute=False):
         sweep = consolidate_all(owner="test")
 
-    tasks = [c for c in started if isinstance(c, functools.partial)]  # the rest announce changes
-    assert sweep.stats["subjects_started"] == 1 and [t.args for t in tasks] == [(mine.pk,)]
+    # each started consolidation is a task in the outbox, saved with the run that needs it
+    tasks = TaskIntent.objects.filter(task="consolidation.consolidate_subject")
+    assert sweep.stats["subjects_started"] == 1 and [t.args[0] for t in tasks] == [mine.pk]
 
 
 # --- voting ---------------------------------------------------------------------------------
