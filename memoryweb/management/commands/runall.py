@@ -7,6 +7,7 @@ every group and exits 0.
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -76,6 +77,7 @@ class ChildSpec:
 
     name: str
     argv: Sequence[str]
+    pass_fds: Sequence[int] = ()  # descriptors the child inherits (a shared listening socket)
 
 
 @dataclass
@@ -217,7 +219,11 @@ class Supervisor:
         child.started_at = time.monotonic()
         try:
             child.process = subprocess.Popen(
-                list(child.spec.argv), cwd=self.cwd, env=self.env, start_new_session=True
+                list(child.spec.argv),
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,
+                pass_fds=tuple(child.spec.pass_fds),
             )
         except OSError as exc:
             child.process = None
@@ -260,8 +266,21 @@ def _log_to_stderr(message: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} runall: {message}", file=sys.stderr, flush=True)
 
 
-def web_argv(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "memoryweb.asgi:application"]
+def web_argv(host: str, port: int, *, fd: int | None = None) -> list[str]:
+    where = ["--fd", str(fd)] if fd is not None else ["-b", host, "-p", str(port)]
+    return [sys.executable, "-m", "daphne", *where, "memoryweb.asgi:application"]
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening socket that several daphne processes accept on (`daphne --fd`): the kernel
+    hands each connection to one of them, and a restarted process takes the same socket."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    return sock
 
 
 def worker_argv() -> list[str]:
@@ -288,18 +307,31 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1", help="address daphne binds (default 127.0.0.1)")
         parser.add_argument("--port", type=int, default=8000, help="port daphne listens on (default 8000)")
+        parser.add_argument(
+            "--web-processes",
+            type=int,
+            default=1,
+            help="daphne processes sharing the port (default 1)",
+        )
         parser.add_argument("--no-worker", action="store_true", help="run the web server only")
         parser.add_argument("--no-web", action="store_true", help="run the Celery worker only")
 
-    def handle(self, *args, host, port, no_worker, no_web, verbosity, **options):
+    def handle(self, *args, host, port, web_processes, no_worker, no_web, verbosity, **options):
         if no_web and no_worker:
             raise CommandError("--no-web and --no-worker together leave nothing to run")
+        if web_processes < 1:
+            raise CommandError("--web-processes must be at least 1")
         call_command("migrate", interactive=False, verbosity=verbosity, stdout=self.stdout)
         call_command("install_schedule", stdout=self.stdout)
 
         children = []
-        if not no_web:
+        if not no_web and web_processes == 1:
             children.append(ChildSpec("web", web_argv(host, port)))
+        elif not no_web:
+            sock = listen_socket(host, port)
+            fd = sock.fileno()
+            for n in range(1, web_processes + 1):
+                children.append(ChildSpec(f"web-{n}", web_argv(host, port, fd=fd), pass_fds=[fd]))
         if not no_worker:
             children.append(ChildSpec("worker", worker_argv()))
 
