@@ -50,6 +50,7 @@ CONTEXT = "POST context"
 MESSAGES = "POST messages"
 RESPONSES = "POST responses"
 ERROR_SAMPLES = 5
+WEB_SERVERS = ("daphne", "uvicorn")  # how a web process is told from the others in /proc
 
 
 class BenchError(Exception):
@@ -302,6 +303,42 @@ class Stack:
                 self.out(f"server log kept in {self.var_dir / 'server.log'}")
 
 
+def process_tree_cpu(roots: list[int]) -> dict[str, float]:
+    """CPU seconds (user + system) so far of every live process under `roots`, by role: `web`
+    (daphne) and `other` (the Celery worker and beat, runall itself). Linux only; {} elsewhere.
+
+    CPU time per request moves much less than wall-clock latency on a machine shared with other
+    work, so it is the figure to compare between two runs on a busy machine.
+    """
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return {}
+    children: dict[int, list[int]] = {}
+    stats: dict[int, tuple[float, str]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        pid, ppid = int(entry.name), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        stats[pid] = ((int(fields[11]) + int(fields[12])) / tick, cmdline)
+    totals = {"web": 0.0, "other": 0.0}
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        if pid in stats:
+            seconds, cmdline = stats[pid]
+            totals["web" if any(name in cmdline for name in WEB_SERVERS) else "other"] += seconds
+    return totals
+
+
 # --- the client ---------------------------------------------------------------------------
 
 
@@ -387,18 +424,28 @@ def _stats(samples: list[Sample], elapsed: float) -> dict:
     }
 
 
-def phase(url: str, api_key: str, plan: Plan, *, concurrency: int, duration: float, seed: int) -> dict:
+def phase(
+    url: str, api_key: str, plan: Plan, *, concurrency: int, duration: float, seed: int, server_pids=()
+) -> dict:
     cpu = time.process_time()
+    server_before = process_tree_cpu(list(server_pids))
     samples, elapsed = asyncio.run(
         _drive(url, api_key, plan, concurrency=concurrency, duration=duration, seed=seed)
     )
+    server_after = process_tree_cpu(list(server_pids))
     cpu = time.process_time() - cpu
+    server = {role: round(server_after[role] - server_before.get(role, 0.0), 2) for role in server_after}
     endpoints: dict[str, list[Sample]] = {}
     for sample in samples:
         endpoints.setdefault(sample.endpoint, []).append(sample)
     return {
         "elapsed_s": round(elapsed, 2),
         "client_cpu_s": round(cpu, 2),
+        "server_cpu_s": server,
+        # the web processes' CPU time per answered request: the cost of serving, whatever the load
+        "web_cpu_ms_per_request": round(server["web"] * 1000 / len(samples), 2)
+        if server and samples
+        else None,
         **_stats(samples, elapsed),
         "endpoints": {name: _stats(rows, elapsed) for name, rows in sorted(endpoints.items())},
         "error_samples": [s.error for s in samples if not s.ok][:ERROR_SAMPLES],
@@ -458,6 +505,7 @@ def run(
             concurrency=concurrency,
             duration=duration,
             seed=seed_value,
+            server_pids=stack.pids(),
         )
         out(f"mixed: {context_share:.0%} context, the rest messages and responses, for {duration:g} s")
         phases["mixed"] = phase(
@@ -467,6 +515,7 @@ def run(
             concurrency=concurrency,
             duration=duration,
             seed=seed_value,
+            server_pids=stack.pids(),
         )
     return {
         "layout": layout,
@@ -495,6 +544,7 @@ def rows(summary: dict) -> Iterator[list]:
             result["p50"],
             result["p95"],
             result["p99"],
+            result["web_cpu_ms_per_request"],
         ]
         for endpoint, stats in result["endpoints"].items():
             yield [
@@ -506,6 +556,7 @@ def rows(summary: dict) -> Iterator[list]:
                 stats["p50"],
                 stats["p95"],
                 stats["p99"],
+                None,
             ]
 
 
@@ -514,13 +565,17 @@ def _cell(value):
 
 
 def render(summary: dict) -> str:
-    headers = ["phase", "endpoint", "requests", "errors", "req/s", "p50", "p95", "p99"]
-    cpu = ", ".join(f"{name} {p['client_cpu_s']:.1f} s" for name, p in summary["phases"].items())
+    headers = ["phase", "endpoint", "requests", "errors", "req/s", "p50", "p95", "p99", "web cpu/req"]
+    cpu = ", ".join(
+        f"{name}: client {p['client_cpu_s']:.1f} s, "
+        + ", ".join(f"{role} {seconds:.1f} s" for role, seconds in p["server_cpu_s"].items())
+        for name, p in summary["phases"].items()
+    )
     lines = [
         table(headers, [[_cell(c) for c in row] for row in rows(summary)]),
         f"(ms; {summary['layout']} layout, {summary['web_processes']} web process(es), {summary['database']}, "
         f"concurrency {summary['concurrency']}, {summary['duration_s']:g} s per phase, {summary['cores']} cores; "
-        f"the client's own CPU time: {cpu})",
+        f"web cpu/req = the web processes' CPU ms per request; CPU time per phase: {cpu})",
     ]
     for name, result in summary["phases"].items():
         for error in result["error_samples"]:
