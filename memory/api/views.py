@@ -18,7 +18,7 @@ from memory.services import (
     notes_mark_recalled,
     vote_cast,
 )
-from memoryweb.errors import InvalidInput
+from memoryweb.errors import InvalidInput, NotFound
 
 
 # --- output shapes ------------------------------------------------------------------------
@@ -96,11 +96,24 @@ class ContextApi(AppAPIView):
     )
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)
-        with transaction.atomic():  # a refused conversation leaves no new subject behind
-            subject = self.subject(data["subject"], create=True)
+        try:
+            # a known subject is only read: on SQLite transaction.atomic() takes the write lock at
+            # BEGIN, and every context build would queue behind the writers (ingest, reflection)
+            subject = self.subject(data["subject"])
+        except NotFound:
+            subject = None
+        if subject is not None:
             conversation = (
                 self.conversation(data["conversation"], subject=subject) if "conversation" in data else None
             )
+        else:
+            with transaction.atomic():  # a refused conversation leaves no new subject behind
+                subject = self.subject(data["subject"], create=True)
+                conversation = (
+                    self.conversation(data["conversation"], subject=subject)
+                    if "conversation" in data
+                    else None
+                )
         # built outside that transaction: on SQLite it would hold the write lock for the whole
         # build, and the LLM rewriter's worker thread (which counts its calls) would wait on it
         context = context_build(
