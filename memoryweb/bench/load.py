@@ -121,6 +121,8 @@ class Stack:
     env: dict = field(default_factory=dict)
     database: str = ""
     processes: list = field(default_factory=list)
+    keep_log: bool = False  # set when a request failed: the server's log says why
+    kept_log: str = ""
     _socket: object = None
     _log: object = None
 
@@ -298,6 +300,11 @@ class Stack:
             if self.database:
                 self._drop_database()
             if exc[0] is None:
+                if self.keep_log:
+                    fd, self.kept_log = tempfile.mkstemp(prefix="memoryweb-load-", suffix=".log")
+                    os.close(fd)
+                    shutil.copyfile(self.var_dir / "server.log", self.kept_log)
+                    self.out(f"requests failed: the server log is kept in {self.kept_log}")
                 shutil.rmtree(self.var_dir, ignore_errors=True)
             else:
                 self.out(f"server log kept in {self.var_dir / 'server.log'}")
@@ -517,6 +524,7 @@ def run(
             seed=seed_value,
             server_pids=stack.pids(),
         )
+        stack.keep_log = any(p["errors"] for p in phases.values())
     return {
         "layout": layout,
         "web_processes": web_processes,
@@ -529,6 +537,7 @@ def run(
         "context_share": context_share,
         "cores": os.cpu_count(),
         "errors": sum(p["errors"] for p in phases.values()),
+        "server_log": stack.kept_log or None,
         "phases": phases,
     }
 

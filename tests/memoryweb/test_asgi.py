@@ -63,3 +63,11 @@ def test_a_dashboard_post_without_a_csrf_token_is_refused(db):
 
     assert status == 403
     assert not AuditEvent.objects.filter(action__startswith="login").exists()
+
+
+@pytest.mark.postgres
+def test_the_web_process_closes_each_database_connection_at_the_end_of_its_request():
+    from django.db import connections
+
+    # a connection per request thread: kept open, each would linger until garbage collection
+    assert all(connections[alias].settings_dict["CONN_MAX_AGE"] == 0 for alias in connections)

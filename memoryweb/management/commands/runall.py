@@ -331,7 +331,7 @@ class Command(BaseCommand):
             sock = listen_socket(host, port)
             fd = sock.fileno()
             for n in range(1, web_processes + 1):
-                children.append(ChildSpec(f"web-{n}", web_argv(host, port, fd=fd), pass_fds=[fd]))
+                children.append(ChildSpec(f"web{n}", web_argv(host, port, fd=fd), pass_fds=[fd]))
         if not no_worker:
             children.append(ChildSpec("worker", worker_argv()))
 
