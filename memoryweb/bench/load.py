@@ -30,13 +30,15 @@ import random
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import httpx
 from django.conf import settings
@@ -123,8 +125,8 @@ class Stack:
     processes: list = field(default_factory=list)
     keep_log: bool = False  # set when a request failed: the server's log says why
     kept_log: str = ""
-    _socket: object = None
-    _log: object = None
+    _socket: socket.socket | None = None
+    _log: IO[bytes] | None = None
 
     def __enter__(self) -> "Stack":
         if not loopback(self.host):
@@ -203,7 +205,7 @@ class Stack:
         line = next(line for line in output.splitlines() if line.startswith("SEED "))
         return json.loads(line.removeprefix("SEED "))
 
-    def _spawn(self, name: str, argv: list[str], **kwargs) -> None:
+    def _spawn(self, name: str, argv: list[str], *, pass_fds: Sequence[int] = ()) -> None:
         process = subprocess.Popen(
             argv,
             cwd=settings.BASE_DIR,
@@ -211,7 +213,7 @@ class Stack:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            **kwargs,
+            pass_fds=pass_fds,
         )
         self.processes.append((name, process))
 
