@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from memory.config import MemoryConfig
@@ -368,22 +369,25 @@ def context_build(
     )
     context.latency_ms = (time.perf_counter() - started) * 1000
     if record:
-        if conversation is not None:
-            blocks = [stable_prefix, *sections]
-            unchanged = context_deliveries_update(
-                conversation=conversation, digests={b.name: b.digest for b in blocks}
+        # one transaction for the build's writes: on SQLite each write outside one takes the
+        # write lock on its own, and under load a build queued for it four times
+        with transaction.atomic():
+            if conversation is not None:
+                blocks = [stable_prefix, *sections]
+                unchanged = context_deliveries_update(
+                    conversation=conversation, digests={b.name: b.digest for b in blocks}
+                )
+                for block in blocks:
+                    block.unchanged = unchanged[block.name]
+            notes_mark_recalled(note_ids=[int(i.id[2:]) for i in note_items if i.section == "recalled"])
+            event = retrieval_event_record(
+                subject=subject,
+                conversation=conversation,
+                query=query,
+                rewritten_query=rewritten if rewritten != query else "",
+                items=[i.as_dict() for i in context.items],
+                tokens=context.tokens(),
+                latency_ms=context.latency_ms,
             )
-            for block in blocks:
-                block.unchanged = unchanged[block.name]
-        notes_mark_recalled(note_ids=[int(i.id[2:]) for i in note_items if i.section == "recalled"])
-        event = retrieval_event_record(
-            subject=subject,
-            conversation=conversation,
-            query=query,
-            rewritten_query=rewritten if rewritten != query else "",
-            items=[i.as_dict() for i in context.items],
-            tokens=context.tokens(),
-            latency_ms=context.latency_ms,
-        )
-        context.retrieval_event_id = event.pk
+            context.retrieval_event_id = event.pk
     return context

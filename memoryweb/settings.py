@@ -91,6 +91,8 @@ def sqlite_database(name: Path) -> dict:
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000",
+            # open connections kept per process for the next request (memoryweb/db/sqlite)
+            "pool_size": env_int("MEMORYWEB_SQLITE_POOL", 8),
         },
         "TEST": {"NAME": None},
     }

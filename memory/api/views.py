@@ -39,7 +39,7 @@ from memory.services import (
     vote_cast,
 )
 from memory.services.facts import KEY_MESSAGE, KEY_RE
-from memoryweb.errors import InvalidInput
+from memoryweb.errors import InvalidInput, NotFound
 
 
 # --- output shapes ------------------------------------------------------------------------
@@ -194,11 +194,24 @@ class ContextApi(AppAPIView):
     )
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)
-        with transaction.atomic():  # a refused conversation leaves no new subject behind
-            subject = self.subject(data["subject"], create=True)
+        try:
+            # a known subject is only read: on SQLite transaction.atomic() takes the write lock at
+            # BEGIN, and every context build would queue behind the writers (ingest, reflection)
+            subject = self.subject(data["subject"])
+        except NotFound:
+            subject = None
+        if subject is not None:
             conversation = (
                 self.conversation(data["conversation"], subject=subject) if "conversation" in data else None
             )
+        else:
+            with transaction.atomic():  # a refused conversation leaves no new subject behind
+                subject = self.subject(data["subject"], create=True)
+                conversation = (
+                    self.conversation(data["conversation"], subject=subject)
+                    if "conversation" in data
+                    else None
+                )
         # built outside that transaction: on SQLite it would hold the write lock for the whole
         # build, and the LLM rewriter's worker thread (which counts its calls) would wait on it
         context = context_build(

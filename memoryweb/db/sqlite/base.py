@@ -11,7 +11,9 @@ with a known hang (`AFFECTED_SQLITE_VERSIONS`).
 import datetime
 import decimal
 import logging
+import os
 import sqlite3 as stdlib_sqlite3
+import threading
 from collections.abc import Mapping
 from itertools import tee
 
@@ -112,16 +114,71 @@ def load_sqlite_vec(conn) -> str | None:
         return None
 
 
+class ConnectionPool:
+    """Open connections to SQLite files, kept for the next request of this process.
+
+    Under ASGI every request runs in a thread of its own, so Django opens a new connection per
+    request whatever CONN_MAX_AGE says; opening one (functions, pragmas, sqlite-vec) costs about
+    2 ms, a third of a small request. A closed connection waits here instead, outside any
+    transaction, and the next request of any thread takes it (Django opens SQLite connections
+    with check_same_thread off and lets one thread at a time use a connection). A connection
+    is never handed across fork(): a child process starts with an empty pool and leaves its
+    parent's connections alone.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pid = os.getpid()
+        self.idle: dict[str, list] = {}
+
+    def _this_process(self) -> None:
+        if self.pid != os.getpid():
+            # the parent's connections are not ours to use or to close
+            _INHERITED.extend(conn for conns in self.idle.values() for conn in conns)
+            self.idle, self.pid = {}, os.getpid()
+
+    def take(self, name: str):
+        with self.lock:
+            self._this_process()
+            conns = self.idle.get(name)
+            return conns.pop() if conns else None
+
+    def give(self, name: str, conn, *, size: int) -> bool:
+        with self.lock:
+            self._this_process()
+            conns = self.idle.setdefault(name, [])
+            if len(conns) >= size:
+                return False
+            conns.append(conn)
+            return True
+
+
+POOL = ConnectionPool()
+_INHERITED: list = []
+
+
 class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     Database = Database
+    pool_size = 0  # OPTIONS["pool_size"]: connections kept open per database file; 0 closes them
+    connection_pid = None  # the process that opened (or took) the current connection
 
     def get_connection_params(self):
         params = super().get_connection_params()
         params["detect_types"] = Database.PARSE_DECLTYPES | Database.PARSE_COLNAMES
+        self.pool_size = int(params.pop("pool_size", 0) or 0)
         return params
+
+    def _pooled(self) -> bool:
+        return self.pool_size > 0 and not self.is_in_memory_db()
 
     @async_unsafe
     def get_new_connection(self, conn_params):
+        self.connection_pid = os.getpid()
+        if self._pooled() and (conn := POOL.take(self.settings_dict["NAME"])) is not None:
+            # a schema change may have turned these off on the connection's last use
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA legacy_alter_table = OFF")
+            return conn
         conn = Database.connect(**conn_params)
         register_functions(conn)
         conn.execute("PRAGMA foreign_keys = ON")
@@ -131,6 +188,19 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
                 conn.execute(init_command)
         EXTENSION_STATUS["vec"] = load_sqlite_vec(conn)
         return conn
+
+    @async_unsafe
+    def _close(self):
+        conn = self.connection
+        if (
+            conn is not None
+            and self._pooled()
+            and self.connection_pid == os.getpid()
+            and not conn.in_transaction
+            and POOL.give(self.settings_dict["NAME"], conn, size=self.pool_size)
+        ):
+            return
+        super()._close()
 
     def create_cursor(self, name=None):
         return self.connection.cursor(factory=SQLiteCursorWrapper)

@@ -1,6 +1,7 @@
-"""`manage.py bench context|locomo|consolidate`: the project's benchmarks (DESIGN §9).
+"""`manage.py bench context|locomo|consolidate|load`: the project's benchmarks (DESIGN §9).
 
-They write to the configured database. Run them against a scratch one:
+`bench load` builds a temporary stack of its own (var dir, database, server processes on a
+loopback port). The others write to the configured database. Run them against a scratch one:
 
     export MEMORYWEB_VAR_DIR=$(mktemp -d)
     .venv/bin/python manage.py migrate
@@ -10,6 +11,8 @@ They write to the configured database. Run them against a scratch one:
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --json locomo.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --reflect --json r.json
     .venv/bin/python manage.py bench consolidate --notes 10000,100000 --json consolidate.json
+    .venv/bin/python manage.py bench load --concurrency 8 --duration 20 --json load.json
+    .venv/bin/python manage.py bench load --layout production --web-processes 4 --json load-prod.json
 """
 
 import argparse
@@ -19,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memoryweb.bench import consolidate as consolidate_bench
 from memoryweb.bench import context as context_bench
+from memoryweb.bench import load as load_bench
 from memoryweb.bench import locomo as locomo_bench
 from memoryweb.bench.report import write_json
 from memoryweb.celery import app as celery_app
@@ -59,6 +63,26 @@ def context_mode_list(text: str) -> list[str]:
     return modes
 
 
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
     value = int_list(text)
     if len(value) != 1:
@@ -69,12 +93,12 @@ def positive_int(text: str) -> int:
 class Command(BaseCommand):
     help = (
         "Benchmarks: context latency and ingest throughput (context), LoCoMo retrieval recall (locomo), "
-        "consolidation ticks (consolidate)."
+        "consolidation ticks (consolidate), the real server under mixed traffic (load)."
     )
 
     def add_arguments(self, parser):
         subparsers = parser.add_subparsers(
-            dest="bench", required=True, metavar="{context,locomo,consolidate}"
+            dest="bench", required=True, metavar="{context,locomo,consolidate,load}"
         )
 
         ctx = subparsers.add_parser(
@@ -170,7 +194,56 @@ class Command(BaseCommand):
         con.add_argument("--seed", type=int, default=1)
         con.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
 
+        load = subparsers.add_parser(
+            "load",
+            help="req/s and p50/p95/p99 of the real server under mixed context/ingest traffic",
+            description="Start memoryweb the way it is deployed, on a loopback port with its own temporary "
+            "var dir and database, seed one App, then keep --concurrency requests in flight for --duration "
+            "seconds: a trivial GET as the baseline, then context builds mixed with posted turns. It never "
+            "touches the configured database.",
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        load.add_argument(
+            "--layout",
+            choices=load_bench.LAYOUTS,
+            default="embedded",
+            help="embedded: manage.py runall on SQLite; production: N daphne processes, a Celery worker "
+            "and beat on PostgreSQL with Redis as broker and channel layer",
+        )
+        load.add_argument(
+            "--web-processes", type=positive_int, default=1, help="daphne processes sharing the port"
+        )
+        load.add_argument("--concurrency", type=positive_int, default=8, help="requests kept in flight")
+        load.add_argument("--duration", type=positive_float, default=10.0, help="seconds per phase")
+        load.add_argument("--notes", type=positive_int, default=2000, help="notes seeded in the App")
+        load.add_argument(
+            "--subjects", type=positive_int, default=8, help="subjects the notes are spread over"
+        )
+        load.add_argument(
+            "--context-share",
+            type=share,
+            default=0.7,
+            help="fraction of the mixed phase that is POST /context (the rest: messages and responses)",
+        )
+        load.add_argument("--seed", type=int, default=1)
+        load.add_argument("--host", default="127.0.0.1", help="loopback address to serve on")
+        load.add_argument(
+            "--postgres",
+            default="postgresql://postgres@127.0.0.1:5432/postgres",
+            help="production layout: a PostgreSQL URL allowed to create and drop the run's database",
+        )
+        load.add_argument(
+            "--redis", default="redis://127.0.0.1:6379/13", help="production layout: broker and channel layer"
+        )
+        load.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
+
     def handle(self, *args, bench, **options):
+        if bench == "load":
+            summary = self._load(options)
+            if options["json"]:
+                write_json(options["json"], summary)
+                self.stdout.write(f"wrote {options['json']}")
+            return
 
         # Background work that a store starts (linking a new note to its neighbours) runs
         # inline here: it is part of the measured ingest, and nothing piles up in a broker
@@ -246,6 +319,32 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write("")
         self.stdout.write(locomo_bench.render(summary, ks))
+        return summary
+
+    def _load(self, options) -> dict:
+        if not load_bench.loopback(options["host"]):
+            raise CommandError(
+                f"--host {options['host']} is not a loopback address: bench load only runs locally"
+            )
+        try:
+            summary = load_bench.run(
+                layout=options["layout"],
+                web_processes=options["web_processes"],
+                concurrency=options["concurrency"],
+                duration=options["duration"],
+                notes=options["notes"],
+                subjects=options["subjects"],
+                seed_value=options["seed"],
+                context_share=options["context_share"],
+                host=options["host"],
+                postgres_url=options["postgres"],
+                redis_url=options["redis"],
+                out=self._out,
+            )
+        except load_bench.BenchError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write("")
+        self.stdout.write(load_bench.render(summary))
         return summary
 
     def _consolidate(self, options) -> dict:

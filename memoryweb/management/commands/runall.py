@@ -11,6 +11,7 @@ runs beat, so one host never runs two.
 import fcntl
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -92,7 +93,7 @@ class ChildSpec:
     argv: Sequence[str]
     liveness_url: str | None = None
     parent_death_signal: int = signal.SIGTERM
-    pass_fds: Sequence[int] = ()
+    pass_fds: Sequence[int] = ()  # descriptors the child inherits (a shared listening socket, the beat lock)
 
 
 @dataclass
@@ -399,10 +400,27 @@ class BeatLock:
             self.fd = None
 
 
-def web_argv(host: str, port: int) -> list[str]:
+def web_argv(host: str, port: int, *, fd: int | None = None) -> list[str]:
     # memoryweb.webserver is daphne answering an over-long request line or header with a JSON
     # 414/431. daphne's own access log writes each raw URL, query string and all, to stdout:
     # off. The app writes the access line itself, redacted (logger memoryweb.access).
+    where = ["--fd", str(fd)] if fd is not None else ["-b", host, "-p", str(port)]
+    return [
+        *(sys.executable, "-m", "memoryweb.webserver", *where),
+        *("--access-log", os.devnull, "memoryweb.asgi:application"),
+    ]
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening socket that several daphne processes accept on (`daphne --fd`): the kernel
+    hands each connection to one of them, and a restarted process takes the same socket."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    return sock
     return [
         *(sys.executable, "-m", "memoryweb.webserver", "-b", host, "-p", str(port)),
         *("--access-log", os.devnull, "memoryweb.asgi:application"),
@@ -422,6 +440,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1", help="address daphne binds (default 127.0.0.1)")
         parser.add_argument("--port", type=int, default=8000, help="port daphne listens on (default 8000)")
+        parser.add_argument(
+            "--web-processes",
+            type=int,
+            default=1,
+            help="daphne processes sharing the port (default 1)",
+        )
         parser.add_argument("--no-worker", action="store_true", help="run the web server only")
         parser.add_argument("--no-web", action="store_true", help="run the Celery worker only")
         parser.add_argument(
@@ -438,10 +462,22 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, host, port, no_worker, no_web, liveness_interval, liveness_failures, verbosity, **options
+        self,
+        *args,
+        host,
+        port,
+        web_processes,
+        no_worker,
+        no_web,
+        liveness_interval,
+        liveness_failures,
+        verbosity,
+        **options,
     ):
         if no_web and no_worker:
             raise CommandError("--no-web and --no-worker together leave nothing to run")
+        if web_processes < 1:
+            raise CommandError("--web-processes must be at least 1")
         if liveness_interval < 0 or liveness_failures < 1:
             raise CommandError("--liveness-interval must be >= 0 and --liveness-failures >= 1")
         call_command("migrate", interactive=False, verbosity=verbosity, stdout=self.stdout)
@@ -453,16 +489,30 @@ class Command(BaseCommand):
         base = f"http://{shown}:{port}"
 
         children = []
-        if not no_web:
+        # a web process has nothing to finish, and a hung one handles no SIGTERM: SIGKILL
+        if not no_web and web_processes == 1:
             children.append(
                 ChildSpec(
                     "web",
                     web_argv(host, port),
                     liveness_url=f"{base}/api/v1/live" if liveness_interval > 0 else None,
-                    # a web process has nothing to finish, and a hung one handles no SIGTERM
                     parent_death_signal=signal.SIGKILL,
                 )
             )
+        elif not no_web:
+            # one socket, several processes: a probe of the port reaches whichever accepts it,
+            # so it cannot tell which one hangs; these are not probed (deployment.md)
+            sock = listen_socket(host, port)
+            fd = sock.fileno()
+            for n in range(1, web_processes + 1):
+                children.append(
+                    ChildSpec(
+                        f"web{n}",
+                        web_argv(host, port, fd=fd),
+                        pass_fds=[fd],
+                        parent_death_signal=signal.SIGKILL,
+                    )
+                )
         beat_lock = BeatLock(Path(settings.VAR_DIR) / "beat.lock")
         if not no_worker:
             if beat_lock.acquire():
