@@ -1,37 +1,87 @@
-"""The embedded task broker: kombu's filesystem transport, made safe for several processes.
+"""The embedded task broker: kombu's filesystem transport, made safe for several processes,
+acknowledged late, and fast.
 
-The stock transport writes a message straight into the queue folder, so a worker polling that
-folder can pick up a file that is still being written and fail to decode it. Here a message is
-written under a name no queue matches, flushed to disk, then renamed into place (a rename is
-atomic within a folder). A worker claims a message by renaming it into the processed folder,
-which sits on the same filesystem, so two workers never both get the same message.
+Writing. The stock transport writes a message straight into the queue folder, so a worker
+polling that folder can pick up a file that is still being written and fail to decode it. Here a
+message is written under a name no queue matches, flushed to disk, then renamed into place (a
+rename is atomic within a folder). Names start with the wall-clock time in nanoseconds and a
+per-process sequence number, so one producer's messages come out in the order it put them (the
+stock millisecond stamp leaves messages of the same millisecond in random order), and messages
+left in the folder across a reboot still sort before new ones (a monotonic clock restarts at
+boot).
 
-The routing table in the control folder gets the same care. The stock transport creates it
-with an open-for-writing that truncates before it takes its lock, so a second process binding
-the same queue at that moment read an empty file and failed with a JSON error (seen in CI with
-one producer and two consumers starting together). Here every change to the table is made
-under a lock on a separate lock file and lands by rename, so a reader sees the old table or
+Claiming and acknowledging. A consumer claims a message by renaming it into the processed
+folder under `<owner>~<name>`, so two consumers never both get it. The claimed file stays there
+until the message is acknowledged (`basic_ack`: Celery's `acks_late` acks when the task has
+ended), then it is deleted. A rejected message with requeue, and every unacknowledged one when
+the channel closes (a warm shutdown), is renamed back into the queue folder under its old name,
+so it sorts where it was. The stock transport deleted the file the moment it was read: a worker
+killed mid-task lost the task.
+
+Owners and recovery. `<owner>` is a token for the consuming process; it holds an exclusive
+`flock` on `control/owners/<owner>.lock` for its whole life (the kernel lets go when the process
+dies, however it dies; the worker's forked pool processes inherit it, so a task still running in
+an orphaned child is not handed out twice). A consumer recovers on its first poll and then every
+`recover_interval` seconds: each owner file it can lock belongs to a dead process, and that
+owner's claims go back into the queue folder. A claim whose owner file is missing altogether
+goes back once it is older than `visibility_timeout` (the redis transport's name for its
+redelivery delay; here a live owner's claims never time out, however long its task runs).
+
+Speed. kombu's virtual transport sleeps `polling_interval` (1 s by default) whenever a poll comes
+back empty, and also when the channel may not take more (the worker's prefetch limit, reached
+while every pool process is busy): with `acks_late` every task waited for that sleep, about two
+tasks a second on two processes. Here an acknowledgement wakes the sleeping consumer at once,
+and an idle poll sleeps `polling_interval` from the options (0.1 s in the settings). One listing
+of the folder serves every queue a poll asks about.
+
+Priority. A poll takes from the queues in `queue_order` (a transport option) first, in that
+order, then from the others: the settings put `reflect` before `background`, so a reflection
+waits for the tasks already running, never for the backlog queued ahead of it.
+
+The routing table in the control folder gets the same care as the messages. The stock transport
+creates it with an open-for-writing that truncates before it takes its lock, so a second process
+binding the same queue at that moment read an empty file and failed with a JSON error (seen in
+CI with one producer and two consumers starting together). Here every change to the table is
+made under a lock on a separate lock file and lands by rename, so a reader sees the old table or
 the new one, never a part.
-
-Names start with the wall-clock time in nanoseconds and a per-process sequence number, so one
-producer's messages come out in the order it put them (the stock millisecond stamp leaves
-messages of the same millisecond in random order), and messages left in the folder across a
-reboot still sort before new ones (a monotonic clock restarts at boot).
 """
 
 import fcntl
 import itertools
+import logging
 import os
+import threading
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 from queue import Empty
 
-from kombu.transport import filesystem
+from kombu.transport import filesystem, virtual
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
 from kombu.utils.json import dumps, loads
 
+logger = logging.getLogger(__name__)
+
 _sequence = itertools.count()
+
+CLAIM = "~"  # `<owner>~<message name>`: a claimed message in the processed folder
+DEFAULT_VISIBILITY_TIMEOUT = 3600.0
+DEFAULT_RECOVER_INTERVAL = 30.0
+
+
+def folder_options(root: Path) -> dict:
+    """The transport options that put the broker's folders under `root` (and create them)."""
+    for sub in ("in", "processed", "control"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        # in and out are the same folder: producers drop files, workers pick them up
+        "data_folder_in": str(root / "in"),
+        "data_folder_out": str(root / "in"),
+        "processed_folder": str(root / "processed"),
+        "control_folder": str(root / "control"),
+        "store_processed": False,
+    }
 
 
 def _write_atomically(partial, final, text: str, *, what: str) -> None:
@@ -51,7 +101,143 @@ def _write_atomically(partial, final, text: str, *, what: str) -> None:
         raise filesystem.ChannelError(f"Cannot write {what}") from exc
 
 
+class _Owner:
+    """This process's identity on its claims: a token, and the lock on its owner file, held until
+    the process ends. The file is made and locked under a temporary name, then renamed into
+    place, so nobody ever finds it unlocked while its owner lives."""
+
+    _lock = threading.Lock()
+    _mine: dict[tuple[int, str], "_Owner"] = {}
+
+    def __init__(self, owners_dir: Path):
+        owners_dir.mkdir(parents=True, exist_ok=True)
+        self.token = f"{os.getpid()}-{uuid.uuid4().hex}"
+        final = owners_dir / f"{self.token}.lock"
+        partial = owners_dir / f".{self.token}.lock.part"
+        self.file = open(partial, "a+b")  # noqa: SIM115 - held open (and locked) for the process's life
+        fcntl.flock(self.file.fileno(), fcntl.LOCK_EX)
+        os.replace(partial, final)
+
+    @classmethod
+    def of(cls, owners_dir: Path) -> "_Owner":
+        key = (os.getpid(), str(owners_dir))  # a forked child gets an owner of its own
+        with cls._lock:
+            owner = cls._mine.get(key)
+            if owner is None:
+                owner = cls._mine[key] = cls(owners_dir)
+            return owner
+
+
+def recover(*, queue_folder: str, processed_folder: str, owners_dir: Path, visibility_timeout: float) -> int:
+    """Put the claims of dead owners back into the queue folder; returns how many.
+
+    Dead: the owner file can be locked (its process is gone), or there is no owner file and
+    the claim is older than `visibility_timeout` seconds. Several processes may recover at
+    once: a claim goes back by one rename, so only one of them moves it.
+    """
+    restored = 0
+    try:
+        owner_files = [name for name in os.listdir(owners_dir) if name.endswith(".lock")]
+    except FileNotFoundError:
+        owner_files = []
+    for name in owner_files:
+        token = name.removesuffix(".lock")
+        try:
+            f = open(owners_dir / name, "rb")  # noqa: SIM115 - closed in the finally below
+        except FileNotFoundError:
+            continue  # recovered by another process meanwhile
+        try:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # alive (this process's own owner file answers the same)
+            # Dead, and it stays dead: every claim it made is in the folder by now.
+            restored += _restore_claims(queue_folder, processed_folder, lambda t, _c, dead=token: t == dead)
+            try:
+                os.remove(owners_dir / name)
+            except FileNotFoundError:
+                pass
+        finally:
+            f.close()
+
+    try:
+        present = {name.removesuffix(".lock") for name in os.listdir(owners_dir)}
+    except FileNotFoundError:
+        present = set()
+    horizon = time.time() - visibility_timeout
+
+    def ownerless_and_old(token: str, claimed: str) -> bool:
+        if token in present:
+            return False
+        try:
+            return os.stat(claimed).st_ctime < horizon  # a rename sets ctime: the claim's age
+        except FileNotFoundError:
+            return False
+
+    restored += _restore_claims(queue_folder, processed_folder, ownerless_and_old)
+    if restored:
+        logger.warning(
+            "broker: %d message(s) claimed by a process that is gone put back in the queue", restored
+        )
+    return restored
+
+
+def _restore_claims(queue_folder: str, processed_folder: str, wanted) -> int:
+    restored = 0
+    try:
+        names = os.listdir(processed_folder)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        token, sep, original = name.partition(CLAIM)
+        if not sep or name.startswith("."):
+            continue
+        claimed = os.path.join(processed_folder, name)
+        if not wanted(token, claimed):
+            continue
+        try:
+            os.rename(claimed, os.path.join(queue_folder, original))
+            restored += 1
+        except FileNotFoundError:
+            pass  # another process put it back first
+    return restored
+
+
+class ClaimQoS(virtual.QoS):
+    """Acknowledging settles the claimed file; rejecting deletes it or, with requeue, puts it back
+    (through `Channel._restore`, which the base class also uses for what is unacknowledged when
+    the channel closes)."""
+
+    def ack(self, delivery_tag):
+        self.channel._settle(delivery_tag)
+        super().ack(delivery_tag)
+
+    def reject(self, delivery_tag, requeue=False):
+        if not requeue:
+            self.channel._settle(delivery_tag)
+        super().reject(delivery_tag, requeue=requeue)
+
+
 class AtomicFilesystemChannel(filesystem.Channel):
+    QoS = ClaimQoS
+
+    def __init__(self, connection, **kwargs):
+        super().__init__(connection, **kwargs)
+        self._claims: dict[str, str] = {}  # delivery tag -> claimed file
+        self._no_ack_queues: set[str] = set()
+
+    # --- options --------------------------------------------------------------------------
+
+    @property
+    def owners_dir(self) -> Path:
+        return self.control_folder / "owners"
+
+    def _option(self, name, default):
+        value = self.transport_options.get(name)
+        return default if value is None else value
+
+    # --- routing table --------------------------------------------------------------------
+
     def queue_bind(self, queue, exchange=None, routing_key="", arguments=None, **kwargs):
         # kombu remembers bindings per process and writes the routing table in the control
         # folder only the first time. The folder is what producers in other processes read,
@@ -97,30 +283,81 @@ class AtomicFilesystemChannel(filesystem.Channel):
             if entry in queues:
                 self._write_table(exchange, [q for q in queues if q != entry])
 
+    # --- putting --------------------------------------------------------------------------
+
     def _put(self, queue, payload, **kwargs):
         name = f"{time.time_ns():020d}_{next(_sequence):012d}_{uuid.uuid4().hex}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.part")
         _write_atomically(partial, final, dumps(payload), what=f"message {final!r} to the broker folder")
 
+    # --- getting --------------------------------------------------------------------------
+
+    def basic_consume(self, queue, no_ack, callback, consumer_tag, **kwargs):
+        # Messages of a no-ack consumer (Celery's remote-control replies) are never
+        # acknowledged: their claims are settled as soon as they are read.
+        if no_ack:
+            self._no_ack_queues.add(queue)
+        return super().basic_consume(queue, no_ack, callback, consumer_tag, **kwargs)
+
+    def basic_cancel(self, consumer_tag):
+        queue = self._tag_to_queue.get(consumer_tag)
+        super().basic_cancel(consumer_tag)
+        if queue is not None and queue not in self._tag_to_queue.values():
+            self._no_ack_queues.discard(queue)
+
+    def basic_get(self, queue, no_ack=False, **kwargs):
+        message = super().basic_get(queue, no_ack=no_ack, **kwargs)
+        if message is not None and no_ack:
+            self._settle(message.delivery_tag)
+        return message
+
+    def _poll(self, cycle, callback, timeout=None):
+        # One listing for all the consumed queues, taken in priority order (module docstring)
+        # instead of the stock one-queue-per-call round robin.
+        message, queue = self._get_first(self._active_queues)
+        callback(message, queue)
+
     def _get(self, queue):
-        wanted = f"{queue}.msg"
-        claim_dir = self.processed_folder
-        for name in sorted(os.listdir(self.data_folder_in)):
-            if name.startswith(".") or name.partition(".")[2] != wanted:
-                continue
-            source = os.path.join(self.data_folder_in, name)
-            claimed = os.path.join(claim_dir, f"{os.getpid()}-{name}")
-            if not self._claim(source, claimed, claim_dir):
-                continue  # another consumer claimed it first
-            try:
-                with open(claimed, "rb") as f:
-                    payload = f.read()
-            finally:
-                if not self.store_processed:
-                    os.remove(claimed)
-            return loads(bytes_to_str(payload))
+        return self._get_first([queue])[0]
+
+    def _ordered(self, queues) -> list[str]:
+        first = list(self._option("queue_order", ()))
+        rank = {name: i for i, name in enumerate(first)}
+        return sorted(dict.fromkeys(queues), key=lambda q: rank.get(q, len(first)))
+
+    def _get_first(self, queues) -> tuple[dict, str]:
+        """Claim and read the oldest message of the first of `queues` (priority order) that has one."""
+        self._maybe_recover()
+        buckets: dict[str, list[str]] = {f"{queue}.msg": [] for queue in self._ordered(queues)}
+        for name in os.listdir(self.data_folder_in):
+            bucket = buckets.get(name.partition(".")[2])
+            if bucket is not None and not name.startswith("."):
+                bucket.append(name)
+        owner = None
+        for wanted, names in buckets.items():
+            queue = wanted.removesuffix(".msg")
+            for name in sorted(names):
+                owner = owner or _Owner.of(self.owners_dir)
+                source = os.path.join(self.data_folder_in, name)
+                claimed = os.path.join(self.processed_folder, f"{owner.token}{CLAIM}{name}")
+                if not self._claim(source, claimed, self.processed_folder):
+                    continue  # another consumer claimed it first
+                return self._read_claim(claimed, queue), queue
         raise Empty()
+
+    def _read_claim(self, claimed: str, queue: str) -> dict:
+        try:
+            with open(claimed, "rb") as f:
+                payload = loads(bytes_to_str(f.read()))
+        except (OSError, ValueError) as exc:
+            raise filesystem.ChannelError(f"Cannot read file {claimed!r} from queue.") from exc
+        tag = payload.get("properties", {}).get("delivery_tag") if isinstance(payload, dict) else None
+        if tag is None or queue in self._no_ack_queues:
+            self._settle_file(claimed)
+        else:
+            self._claims[tag] = claimed
+        return payload
 
     @staticmethod
     def _claim(source, claimed, claim_dir):
@@ -143,9 +380,92 @@ class AtomicFilesystemChannel(filesystem.Channel):
         except FileNotFoundError:
             return False
 
+    # --- settling -------------------------------------------------------------------------
+
+    def _settle(self, delivery_tag) -> None:
+        """The message is done with (acknowledged, or rejected for good): its claim goes."""
+        claimed = self._claims.pop(delivery_tag, None)
+        if claimed is not None:
+            self._settle_file(claimed)
+        self._wake()
+
+    def _settle_file(self, claimed: str) -> None:
+        try:
+            if self.store_processed:  # kept, under its own name, where recovery never looks
+                name = os.path.basename(claimed).partition(CLAIM)[2]
+                os.replace(claimed, os.path.join(self.processed_folder, name))
+            else:
+                os.remove(claimed)
+        except FileNotFoundError:
+            pass
+
+    def _restore(self, message):
+        """Redeliver: a claimed message goes back to the queue folder under its own name (so it
+        sorts where it was); anything else is put again as in kombu."""
+        claimed = self._claims.pop(message.delivery_tag, None)
+        if claimed is None:
+            return super()._restore(message)
+        try:
+            original = os.path.basename(claimed).partition(CLAIM)[2]
+            os.rename(claimed, os.path.join(self.data_folder_in, original))
+        except FileNotFoundError:
+            pass  # settled or recovered meanwhile
+        finally:
+            self._wake()
+
+    def _wake(self) -> None:
+        transport = self.connection
+        if transport is not None and hasattr(transport, "wakeup"):
+            transport.wakeup.set()
+
+    def _maybe_recover(self) -> None:
+        key = (os.getpid(), str(self.processed_folder))
+        interval = float(self._option("recover_interval", DEFAULT_RECOVER_INTERVAL))
+        now = time.monotonic()
+        with _recovered_lock:
+            last = _recovered_at.get(key)
+            if last is not None and now - last < interval:
+                return
+            _recovered_at[key] = now
+        recover(
+            queue_folder=self.data_folder_in,
+            processed_folder=self.processed_folder,
+            owners_dir=self.owners_dir,
+            visibility_timeout=float(self._option("visibility_timeout", DEFAULT_VISIBILITY_TIMEOUT)),
+        )
+
+
+_recovered_lock = threading.Lock()
+_recovered_at: dict[tuple[int, str], float] = {}
+
 
 class AtomicFilesystemTransport(filesystem.Transport):
     Channel = AtomicFilesystemChannel
     # folders, not a host: without this kombu warns "No hostname was supplied" on every new
     # producer connection of a `filesystem://` URL
     default_connection_params: dict = {}
+
+    def __init__(self, client, **kwargs):
+        super().__init__(client, **kwargs)
+        self.wakeup = threading.Event()  # set by an ack or requeue (any thread): poll again now
+
+    def drain_events(self, connection, timeout=None):
+        """kombu's loop (deliver one message or time out), except that an empty poll waits on
+        `wakeup` rather than sleeping through `polling_interval` regardless."""
+        started = time.monotonic()
+        interval = self.polling_interval
+        while True:
+            self.wakeup.clear()
+            try:
+                self.cycle.get(self._deliver, timeout=timeout)
+                return
+            except Empty:
+                pass
+            wait = interval
+            if timeout is not None:
+                left = timeout - (time.monotonic() - started)
+                if left <= 0:
+                    raise TimeoutError()  # socket.timeout, as kombu raises it
+                wait = left if wait is None else min(wait, left)
+            if wait is not None:
+                self.wakeup.wait(wait)

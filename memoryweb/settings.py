@@ -258,17 +258,27 @@ SPECTACULAR_SETTINGS = {
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("in", "processed", "control"):
-        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    from memoryweb.broker import folder_options
+
     CELERY_BROKER_TRANSPORT = "memoryweb.broker:AtomicFilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        # in and out are the same folder: producers drop files, workers pick them up
-        "data_folder_in": str(BROKER_DIR / "in"),
-        "data_folder_out": str(BROKER_DIR / "in"),
-        "processed_folder": str(BROKER_DIR / "processed"),
-        "control_folder": str(BROKER_DIR / "control"),
-        "store_processed": False,
+        **folder_options(BROKER_DIR),
+        # an idle worker looks for new messages this often (s); an ack wakes it at once
+        "polling_interval": 0.1,
+        # taken first, in this order, whenever they hold messages
+        "queue_order": ["reflect", "background", "celery"],
+        # a claim whose owner file is gone goes back to the queue after this long (s); a live
+        # worker's claims never time out
+        "visibility_timeout": 3600,
+        # how often (s) a worker looks for claims of dead workers (also when it starts)
+        "recover_interval": 30,
     }
+# Two queues, taken in priority order by the worker (which consumes every queue below): a
+# reflection never waits behind a backlog of background work. "celery", the queue before
+# there were two, is still consumed, last, for messages queued before an upgrade.
+CELERY_TASK_QUEUES = {"reflect": {}, "background": {}, "celery": {}}
+CELERY_TASK_DEFAULT_QUEUE = "background"
+CELERY_TASK_ROUTES = {"chat.turn_reflect": {"queue": "reflect"}}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
