@@ -53,9 +53,10 @@ import os
 import threading
 import time
 import uuid
+from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
-from queue import Empty
+from queue import Empty, Queue
 
 from kombu.transport import filesystem, virtual
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
@@ -66,6 +67,7 @@ logger = logging.getLogger(__name__)
 _sequence = itertools.count()
 
 CLAIM = "~"  # `<owner>~<message name>`: a claimed message in the processed folder
+SETTLED = ".done"  # `.<owner>~<message name>.done`: acknowledged, about to be removed
 DEFAULT_VISIBILITY_TIMEOUT = 3600.0
 DEFAULT_RECOVER_INTERVAL = 30.0
 
@@ -183,24 +185,65 @@ def recover(*, queue_folder: str, processed_folder: str, owners_dir: Path, visib
 
 
 def _restore_claims(queue_folder: str, processed_folder: str, wanted) -> int:
+    """Put back the claims `wanted(owner, path)` picks, and remove its settled files (the owner
+    died before its remover got to them)."""
     restored = 0
     try:
         names = os.listdir(processed_folder)
     except FileNotFoundError:
         return 0
     for name in names:
-        token, sep, original = name.partition(CLAIM)
-        if not sep or name.startswith("."):
+        settled = name.startswith(".") and name.endswith(SETTLED)
+        token, sep, original = (name[1:] if settled else name).partition(CLAIM)
+        if not sep or (name.startswith(".") and not settled):
             continue
-        claimed = os.path.join(processed_folder, name)
-        if not wanted(token, claimed):
+        path = os.path.join(processed_folder, name)
+        if not wanted(token, path):
             continue
         try:
-            os.rename(claimed, os.path.join(queue_folder, original))
-            restored += 1
+            if settled:
+                os.remove(path)
+            else:
+                os.rename(path, os.path.join(queue_folder, original))
+                restored += 1
         except FileNotFoundError:
-            pass  # another process put it back first
+            pass  # another process got to it first
     return restored
+
+
+class _Remover:
+    """One thread per process that removes settled files, so that no ack waits for a removal."""
+
+    _lock = threading.Lock()
+    _mine: dict[int, "_Remover"] = {}
+
+    def __init__(self):
+        self.paths: Queue[str] = Queue()
+        threading.Thread(target=self._run, name="broker-remover", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> "_Remover":
+        with cls._lock:  # one per process: a forked child starts its own thread
+            remover = cls._mine.get(os.getpid())
+            if remover is None:
+                remover = cls._mine[os.getpid()] = cls()
+            return remover
+
+    def remove(self, path: str) -> None:
+        self.paths.put(path)
+
+    def wait(self) -> None:
+        self.paths.join()
+
+    def _run(self) -> None:
+        while True:
+            path = self.paths.get()
+            try:
+                os.remove(path)
+            except OSError:
+                pass  # gone already (a recovery removes the settled files of dead owners)
+            finally:
+                self.paths.task_done()
 
 
 class ClaimQoS(virtual.QoS):
@@ -209,13 +252,13 @@ class ClaimQoS(virtual.QoS):
     the channel closes)."""
 
     def ack(self, delivery_tag):
+        super().ack(delivery_tag)  # first: frees the prefetch slot for the consumer it wakes
         self.channel._settle(delivery_tag)
-        super().ack(delivery_tag)
 
     def reject(self, delivery_tag, requeue=False):
+        super().reject(delivery_tag, requeue=requeue)
         if not requeue:
             self.channel._settle(delivery_tag)
-        super().reject(delivery_tag, requeue=requeue)
 
 
 class AtomicFilesystemChannel(filesystem.Channel):
@@ -225,6 +268,8 @@ class AtomicFilesystemChannel(filesystem.Channel):
         super().__init__(connection, **kwargs)
         self._claims: dict[str, str] = {}  # delivery tag -> claimed file
         self._no_ack_queues: set[str] = set()
+        self._listing: dict[str, deque[str]] = {}  # queue -> names not yet tried, oldest first
+        self._listing_at: float | None = None
 
     # --- options --------------------------------------------------------------------------
 
@@ -327,24 +372,49 @@ class AtomicFilesystemChannel(filesystem.Channel):
         return sorted(dict.fromkeys(queues), key=lambda q: rank.get(q, len(first)))
 
     def _get_first(self, queues) -> tuple[dict, str]:
-        """Claim and read the oldest message of the first of `queues` (priority order) that has one."""
-        self._maybe_recover()
-        buckets: dict[str, list[str]] = {f"{queue}.msg": [] for queue in self._ordered(queues)}
+        """Claim and read the oldest message of the first of `queues` (priority order) that has one.
+
+        Listing a folder of a few thousand messages takes milliseconds, so one listing serves
+        the polls that follow it for up to `polling_interval` seconds (a message queued meanwhile
+        on a higher-priority queue waits that long at most), and until it runs out.
+        """
+        if self._maybe_recover():
+            self._listing_at = None
+        order = self._ordered(queues)
+        interval = self.connection.polling_interval or 0.0
+        fresh = False
+        if (
+            self._listing_at is None
+            or time.monotonic() - self._listing_at >= interval
+            or not any(self._listing.get(queue) for queue in order)
+        ):
+            self._list()
+            fresh = True
+        while True:
+            for queue in order:
+                names = self._listing.get(queue)
+                while names:
+                    name = names.popleft()
+                    owner = _Owner.of(self.owners_dir)
+                    source = os.path.join(self.data_folder_in, name)
+                    claimed = os.path.join(self.processed_folder, f"{owner.token}{CLAIM}{name}")
+                    if self._claim(source, claimed, self.processed_folder):
+                        return self._read_claim(claimed, queue), queue
+                    # else another consumer claimed it first
+            if fresh:
+                raise Empty()
+            self._list()
+            fresh = True
+
+    def _list(self) -> None:
+        """List the queue folder: each queue's messages, oldest first."""
+        buckets: dict[str, list[str]] = {}
         for name in os.listdir(self.data_folder_in):
-            bucket = buckets.get(name.partition(".")[2])
-            if bucket is not None and not name.startswith("."):
-                bucket.append(name)
-        owner = None
-        for wanted, names in buckets.items():
-            queue = wanted.removesuffix(".msg")
-            for name in sorted(names):
-                owner = owner or _Owner.of(self.owners_dir)
-                source = os.path.join(self.data_folder_in, name)
-                claimed = os.path.join(self.processed_folder, f"{owner.token}{CLAIM}{name}")
-                if not self._claim(source, claimed, self.processed_folder):
-                    continue  # another consumer claimed it first
-                return self._read_claim(claimed, queue), queue
-        raise Empty()
+            if name.startswith(".") or not name.endswith(".msg"):
+                continue
+            buckets.setdefault(name.partition(".")[2].removesuffix(".msg"), []).append(name)
+        self._listing = {queue: deque(sorted(names)) for queue, names in buckets.items()}
+        self._listing_at = time.monotonic()
 
     def _read_claim(self, claimed: str, queue: str) -> dict:
         try:
@@ -385,19 +455,30 @@ class AtomicFilesystemChannel(filesystem.Channel):
     def _settle(self, delivery_tag) -> None:
         """The message is done with (acknowledged, or rejected for good): its claim goes."""
         claimed = self._claims.pop(delivery_tag, None)
+        # Wake first: removing a file can take milliseconds (a filesystem mounted with
+        # `discard` trims its blocks there and then), and the consumer need not wait for it.
+        self._wake()
         if claimed is not None:
             self._settle_file(claimed)
-        self._wake()
 
     def _settle_file(self, claimed: str) -> None:
+        folder, name = os.path.split(claimed)
         try:
             if self.store_processed:  # kept, under its own name, where recovery never looks
-                name = os.path.basename(claimed).partition(CLAIM)[2]
-                os.replace(claimed, os.path.join(self.processed_folder, name))
+                os.replace(claimed, os.path.join(folder, name.partition(CLAIM)[2]))
             else:
-                os.remove(claimed)
+                # A rename takes microseconds; removing a file whose blocks are on disk can take
+                # milliseconds (a filesystem mounted with `discard` trims them there and then),
+                # so the removal is left to a thread, and a settled file is never redelivered.
+                settled = os.path.join(folder, f".{name}{SETTLED}")
+                os.rename(claimed, settled)
+                _Remover.get().remove(settled)
         except FileNotFoundError:
             pass
+
+    def close(self):
+        super().close()
+        _Remover.get().wait()  # what this channel settled is gone when it has closed
 
     def _restore(self, message):
         """Redeliver: a claimed message goes back to the queue folder under its own name (so it
@@ -411,6 +492,7 @@ class AtomicFilesystemChannel(filesystem.Channel):
         except FileNotFoundError:
             pass  # settled or recovered meanwhile
         finally:
+            self._listing_at = None  # it goes before what the last listing found
             self._wake()
 
     def _wake(self) -> None:
@@ -418,16 +500,17 @@ class AtomicFilesystemChannel(filesystem.Channel):
         if transport is not None and hasattr(transport, "wakeup"):
             transport.wakeup.set()
 
-    def _maybe_recover(self) -> None:
+    def _maybe_recover(self) -> bool:
+        """Recover dead owners' claims when it is time to (module docstring); True if any came back."""
         key = (os.getpid(), str(self.processed_folder))
         interval = float(self._option("recover_interval", DEFAULT_RECOVER_INTERVAL))
         now = time.monotonic()
         with _recovered_lock:
             last = _recovered_at.get(key)
             if last is not None and now - last < interval:
-                return
+                return False
             _recovered_at[key] = now
-        recover(
+        return 0 < recover(
             queue_folder=self.data_folder_in,
             processed_folder=self.processed_folder,
             owners_dir=self.owners_dir,

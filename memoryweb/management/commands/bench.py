@@ -1,7 +1,8 @@
-"""`manage.py bench context|locomo|consolidate|load`: the project's benchmarks (DESIGN §9).
+"""`manage.py bench context|locomo|consolidate|load|tasks`: the project's benchmarks (DESIGN §9).
 
 `bench load` builds a temporary stack of its own (var dir, database, server processes on a
-loopback port). The others write to the configured database. Run them against a scratch one:
+loopback port); `bench tasks` runs a real worker on a temporary broker folder and touches no
+database. The others write to the configured database. Run them against a scratch one:
 
     export MEMORYWEB_VAR_DIR=$(mktemp -d)
     .venv/bin/python manage.py migrate
@@ -13,6 +14,7 @@ loopback port). The others write to the configured database. Run them against a 
     .venv/bin/python manage.py bench consolidate --notes 10000,100000 --json consolidate.json
     .venv/bin/python manage.py bench load --concurrency 8 --duration 20 --json load.json
     .venv/bin/python manage.py bench load --layout production --web-processes 4 --json load-prod.json
+    .venv/bin/python manage.py bench tasks --tasks 2000 --behind 200 --json tasks.json
 """
 
 import argparse
@@ -24,6 +26,7 @@ from memoryweb.bench import consolidate as consolidate_bench
 from memoryweb.bench import context as context_bench
 from memoryweb.bench import load as load_bench
 from memoryweb.bench import locomo as locomo_bench
+from memoryweb.bench import tasks as tasks_bench
 from memoryweb.bench.report import write_json
 from memoryweb.celery import app as celery_app
 
@@ -93,12 +96,13 @@ def positive_int(text: str) -> int:
 class Command(BaseCommand):
     help = (
         "Benchmarks: context latency and ingest throughput (context), LoCoMo retrieval recall (locomo), "
-        "consolidation ticks (consolidate), the real server under mixed traffic (load)."
+        "consolidation ticks (consolidate), the real server under mixed traffic (load), task throughput "
+        "and priority on the embedded broker (tasks)."
     )
 
     def add_arguments(self, parser):
         subparsers = parser.add_subparsers(
-            dest="bench", required=True, metavar="{context,locomo,consolidate,load}"
+            dest="bench", required=True, metavar="{context,locomo,consolidate,load,tasks}"
         )
 
         ctx = subparsers.add_parser(
@@ -237,9 +241,40 @@ class Command(BaseCommand):
         )
         load.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
 
+        tsk = subparsers.add_parser(
+            "tasks",
+            help="tasks/s through a real worker on the embedded broker, and reflection-priority latency",
+            description="Start a real Celery worker on a temporary broker folder, time trivial tasks queued "
+            "ahead of it, then time a reflect-queue task queued behind background work (and the same task "
+            "on the background queue). No database is touched.",
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        tsk.add_argument("--tasks", type=positive_int, default=2000, help="trivial tasks to time")
+        tsk.add_argument(
+            "--behind", type=positive_int, default=200, help="background tasks ahead of the probe"
+        )
+        tsk.add_argument(
+            "--work-ms", type=float, default=50.0, help="what each background task costs (sleeps)"
+        )
+        tsk.add_argument(
+            "--concurrency", type=positive_int, default=2, help="worker processes (runall uses 2)"
+        )
+        tsk.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
+
     def handle(self, *args, bench, **options):
         if bench == "load":
             summary = self._load(options)
+        elif bench == "tasks":
+            summary = tasks_bench.run(
+                tasks=options["tasks"],
+                behind=options["behind"],
+                work_ms=max(options["work_ms"], 0.0),
+                concurrency=options["concurrency"],
+                out=self._out,
+            )
+            self.stdout.write("")
+            self.stdout.write(tasks_bench.render(summary))
+        if bench in ("load", "tasks"):
             if options["json"]:
                 write_json(options["json"], summary)
                 self.stdout.write(f"wrote {options['json']}")
