@@ -50,14 +50,15 @@ def note_link_task(note_ids: int | list[int]) -> dict:
 class LinkBatcher:
     """Notes stored close together are linked by one task: the first id starts a `window`-second
     wait, the ids that come meanwhile join it, and the batch goes as one `note_link_task` when
-    the wait ends or it holds `size` ids. Storing 2,000 notes queued one task per note before,
-    and a reflection queued behind them waited for them all.
+    the wait ends or it holds `size` ids. Storing 2,000 notes queued one task per note before.
+    `size` bounds a batch's run time too: a reflection (its own queue, taken first) waits at
+    most for the batches already running.
 
     The ids wait in this process: one that dies within the window (kill -9, power loss) leaves
     those notes unlinked (the notes themselves are committed). A normal exit sends what waits.
     """
 
-    def __init__(self, *, window: float = 0.5, size: int = 100):
+    def __init__(self, *, window: float = 0.5, size: int = 50):
         self.window, self.size = window, size
         self._lock = threading.Lock()
         self._ids: list[int] = []

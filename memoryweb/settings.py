@@ -276,7 +276,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 # Two queues, taken in priority order by the worker (which consumes every queue below): a
 # reflection never waits behind a backlog of background work. "celery", the queue before
 # there were two, is still consumed, last, for messages queued before an upgrade.
-CELERY_TASK_QUEUES = {"reflect": {}, "background": {}, "celery": {}}
+CELERY_TASK_QUEUES: dict[str, dict] = {"reflect": {}, "background": {}, "celery": {}}
 CELERY_TASK_DEFAULT_QUEUE = "background"
 CELERY_TASK_ROUTES = {"chat.turn_reflect": {"queue": "reflect"}}
 CELERY_RESULT_BACKEND = None

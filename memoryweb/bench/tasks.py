@@ -142,7 +142,7 @@ def run(*, tasks: int, behind: int, work_ms: float, concurrency: int, out: Calla
             worker = _start_worker(var_dir, log, concurrency)
             try:
                 # CPU from the first task's end to the last's: the worker's start-up left out
-                _wait_for(lambda: _count(throughput_dir), timeout=300, what="the first task", log=log)
+                _wait_for(lambda: _count(throughput_dir) > 0, timeout=300, what="the first task", log=log)
                 cpu_start = _cpu_seconds(worker.pid)
                 _wait_for(lambda: _count(throughput_dir) == tasks, timeout=1200, what="the tasks", log=log)
                 cpu_end = _cpu_seconds(worker.pid)
