@@ -232,8 +232,13 @@ class _Remover:
     def remove(self, path: str) -> None:
         self.paths.put(path)
 
-    def wait(self) -> None:
-        self.paths.join()
+    @classmethod
+    def wait(cls) -> None:
+        """Return when what this process settled so far is removed (at once if it settled nothing)."""
+        with cls._lock:
+            remover = cls._mine.get(os.getpid())
+        if remover is not None:
+            remover.paths.join()
 
     def _run(self) -> None:
         while True:
@@ -478,7 +483,7 @@ class AtomicFilesystemChannel(filesystem.Channel):
 
     def close(self):
         super().close()
-        _Remover.get().wait()  # what this channel settled is gone when it has closed
+        _Remover.wait()  # what this channel settled is gone when it has closed
 
     def _restore(self, message):
         """Redeliver: a claimed message goes back to the queue folder under its own name (so it
