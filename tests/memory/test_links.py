@@ -10,6 +10,7 @@ from memory.models import NoteLink
 from memory.services import note_store
 from memory.services.conversations import conversation_get_or_create
 from memory.services.links import note_link
+from memory.tasks import note_link_task
 from memoryweb.errors import ConfigError
 from memoryweb.models import Counter
 from tests.factories import AppFactory, NoteFactory, SubjectFactory
@@ -527,3 +528,18 @@ def test_the_links_section_has_its_defaults_and_suggests_misspelt_keys(config):
 
     with pytest.raises(ConfigError, match="did you mean expansionDepth"):
         config.with_overrides({"links": {"depth": 2}})
+
+
+def test_a_link_task_links_every_note_of_its_batch_and_still_takes_one_id(subject, actor, config):
+    texts = [
+        "Alice's favourite restaurant is Taberna do Mar in Lisbon",
+        "Alice had sushi with Bob at a Lisbon restaurant in May",
+        "Alice ate at a seafood restaurant in Lisbon",
+    ]
+    notes = [note_store(subject=subject, content=t, actor=actor, config=config)[0] for t in texts]
+    assert not NoteLink.objects.exists()  # the test's transaction never commits: no task ran
+
+    result = note_link_task([notes[1].pk, notes[2].pk])
+    linked = set(NoteLink.objects.values_list("src_id", flat=True))
+    assert result["notes"] == 2 and linked == {notes[1].pk, notes[2].pk}
+    assert note_link_task(notes[0].pk)["notes"] == 1  # eager runs, and messages queued before batching

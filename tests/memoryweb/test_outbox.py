@@ -7,14 +7,17 @@ from pathlib import Path
 
 import pytest
 import time_machine
+from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 from kombu import Connection
 
 from chat.models import ReflectionRun
+from memory.services import note_store
 from memoryweb.celery import app as celery_app
 from memoryweb.models import Counter, TaskIntent
-from memoryweb.outbox import backoff, enqueue, intent_dispatch, outbox_dispatch
+from memoryweb.outbox import BATCHED, SENT, backoff, batch_dispatch, enqueue, intent_dispatch, outbox_dispatch
+from tests.support import wait_until
 
 TRANSPORT = "memoryweb.broker:AtomicFilesystemTransport"
 
@@ -45,16 +48,17 @@ class FolderBroker:
         (self.root / "in").mkdir()
 
     def take(self) -> list[tuple[str, list, dict]]:
-        """The task messages waiting in the queue, taken off it (name, args, kwargs)."""
+        """The task messages waiting in the queues, taken off them (name, args, kwargs)."""
         taken = []
         with Connection(transport=TRANSPORT, transport_options=self.options) as conn:
-            queue = conn.SimpleQueue("celery")
-            while queue.qsize():
-                message = queue.get(timeout=1)
-                args, kwargs, _ = message.payload
-                taken.append((message.headers["task"], args, kwargs))
-                message.ack()
-            queue.close()
+            for name in settings.CELERY_TASK_QUEUES:
+                queue = conn.SimpleQueue(name)
+                while queue.qsize():
+                    message = queue.get(timeout=1)
+                    args, kwargs, _ = message.payload
+                    taken.append((message.headers["task"], args, kwargs))
+                    message.ack()
+                queue.close()
         return taken
 
 
@@ -204,3 +208,50 @@ def test_the_outbox_is_listed_read_only_in_the_admin(admin_client):
     assert listed.status_code == 200 and "chat.turn_reflect" in listed.content.decode()
     assert shown.status_code == 200 and changed.status_code == 403
     assert TaskIntent.objects.get().task == "chat.turn_reflect"
+
+
+# --- batched tasks: the link rows of notes stored close together go as one message ------
+
+SIZE = BATCHED["memory.note_link"]
+
+
+def link_batches(broker) -> list[list[int]]:
+    return [args[0] for name, args, _ in broker.take() if name == "memory.note_link"]
+
+
+def test_due_link_rows_go_as_one_message_of_at_most_the_batch_size(
+    db, broker, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks():  # not run: the test sends them itself
+        for note_id in range(1, SIZE + 4):
+            enqueue("memory.note_link", note_id)
+
+    assert batch_dispatch("memory.note_link") == (SENT, SIZE)
+    assert batch_dispatch("memory.note_link") == (SENT, 3)
+    assert batch_dispatch("memory.note_link")[1] == 0
+    assert link_batches(broker) == [list(range(1, SIZE + 1)), list(range(SIZE + 1, SIZE + 4))]
+    assert not TaskIntent.objects.filter(sent_at__isnull=True).exists()
+
+
+def test_the_dispatcher_sends_link_rows_batched_and_the_others_one_by_one(
+    db, broker, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks():
+        for note_id in (7, 8, 9):
+            enqueue("memory.note_link", note_id)
+        enqueue("memory.note_embed", 7)
+
+    assert outbox_dispatch()["sent"] == 4
+    taken = broker.take()
+    assert sorted(taken) == [("memory.note_embed", [7], {}), ("memory.note_link", [[7, 8, 9]], {})]
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_notes_stored_one_after_another_queue_one_link_task(subject, actor, config, broker):
+    texts = [f"Alice visited restaurant number {i} in Lisbon" for i in range(5)]
+    notes = [note_store(subject=subject, content=t, actor=actor, config=config)[0] for t in texts]
+
+    got = []
+    assert wait_until(lambda: got.extend(link_batches(broker)) or got)
+    assert got == [[note.pk for note in notes]]
+    assert not TaskIntent.objects.filter(task="memory.note_link", sent_at__isnull=True).exists()
