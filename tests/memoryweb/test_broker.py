@@ -326,7 +326,16 @@ def stop_worker(worker: subprocess.Popen) -> None:
         pass
 
 
-def test_a_real_worker_runs_a_task_sent_through_the_filesystem_broker(tmp_path):
+@pytest.fixture
+def through_the_broker():
+    """Tasks sent here go through the broker, whatever an earlier test left in eager mode."""
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = False
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+def test_a_real_worker_runs_a_task_sent_through_the_filesystem_broker(tmp_path, through_the_broker):
     var_dir = tmp_path / "var"
     env = _run_env(var_dir)
     subprocess.run(
@@ -355,7 +364,9 @@ def test_a_real_worker_runs_a_task_sent_through_the_filesystem_broker(tmp_path):
 
 
 @pytest.mark.slow  # real workers, one killed with SIGKILL mid-task
-def test_a_task_whose_worker_is_killed_mid_task_runs_again_on_the_next_worker_exactly_once(tmp_path):
+def test_a_task_whose_worker_is_killed_mid_task_runs_again_on_the_next_worker_exactly_once(
+    tmp_path, through_the_broker
+):
     from tests.memoryweb.worker_tasks import gated
 
     var_dir = tmp_path / "var"
