@@ -12,7 +12,7 @@ numbers come from the worker's own clock, not from polling here.
 - priority: with the worker idle, `behind` background tasks of `work_ms` each are queued, then one
   trivial task on the reflect queue; its latency is from just before it was sent to its finish,
   `waiting` counts the background tasks not yet finished when it was sent and `ran_meanwhile` those
-  that finished between its send and its own finish. The same probe sent to the background queue
+  that finished between its send and its own finish, `overtook` those that finished after it. The same probe sent to the background queue
   instead shows what a single FIFO queue would make it wait.
 - CPU per task: the CPU time of the worker's processes (Linux /proc) over the throughput run,
   divided by the tasks: a number a busy machine changes less than tasks/s.
@@ -103,6 +103,7 @@ def _probe(conn, folder: Path, *, behind: int, work_ms: float, queue: str, log: 
         "latency_ms": round((probe - sent) * 1000, 1),
         "waiting": waiting,
         "ran_meanwhile": sum(1 for t in stamps.values() if sent <= t < probe),
+        "overtook": sum(1 for t in stamps.values() if t > probe),
     }
 
 
