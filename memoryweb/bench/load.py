@@ -52,7 +52,11 @@ CONTEXT = "POST context"
 MESSAGES = "POST messages"
 RESPONSES = "POST responses"
 ERROR_SAMPLES = 5
-WEB_SERVERS = ("memoryweb.webserver", "daphne", "uvicorn")  # how a web process is told from the others in /proc
+WEB_SERVERS = (
+    "memoryweb.webserver",
+    "daphne",
+    "uvicorn",
+)  # how a web process is told from the others in /proc
 
 
 class BenchError(Exception):

@@ -283,16 +283,22 @@ class Command(BaseCommand):
         # Background work that a store starts (linking a new note to its neighbours) runs
         # inline here: it is part of the measured ingest, and nothing piles up in a broker
         # that no worker reads during a benchmark.
+        # Put back as it was afterwards: a bench run from a test (or any caller in the same
+        # process) would otherwise leave every later task running inline.
+        eager = celery_app.conf.task_always_eager
         celery_app.conf.task_always_eager = True
         logging.getLogger("celery.app.trace").setLevel(logging.WARNING)  # one line per task otherwise
         self.stdout.write(f"database: {context_bench.describe_db()}")
         self.stdout.write("background tasks run inline (eager), so ingest includes linking")
-        if bench == "context":
-            summary = self._context(options)
-        elif bench == "consolidate":
-            summary = self._consolidate(options)
-        else:
-            summary = self._locomo(options)
+        try:
+            if bench == "context":
+                summary = self._context(options)
+            elif bench == "consolidate":
+                summary = self._consolidate(options)
+            else:
+                summary = self._locomo(options)
+        finally:
+            celery_app.conf.task_always_eager = eager
         if options["json"]:
             write_json(options["json"], summary)
             self.stdout.write(f"wrote {options['json']}")

@@ -82,3 +82,12 @@ def test_many_subjects_spread_the_notes_and_every_subject_is_asked(tmp_path):
 def test_an_unknown_mode_is_refused():
     with pytest.raises(CommandError, match="expected modes among"):
         call_command("bench", "context", "--mode", "fts,turbo", stdout=StringIO())
+
+
+@pytest.mark.django_db
+def test_a_bench_run_leaves_celery_eager_mode_as_it_found_it(tmp_path):
+    from memoryweb.celery import app as celery_app
+
+    before = celery_app.conf.task_always_eager
+    bench(tmp_path, "--notes", "40", "--queries", "6", "--ingest-sample", "4")
+    assert celery_app.conf.task_always_eager == before
