@@ -50,6 +50,9 @@ def live(port: int) -> httpx.Response | None:
 def test_live_answers_503_while_the_database_is_locked_and_200_once_it_is_free(migrated_var_dir, tmp_path):
     env = stack_env(migrated_var_dir)
     env["MEMORYWEB_LIVENESS_TIMEOUT"] = "1"
+    # no idle connection kept between probes: one held open (even idle, in WAL mode) would keep
+    # the test's exclusive lock below from being taken at all
+    env["MEMORYWEB_SQLITE_POOL"] = "0"
     port = free_port()
     log_path = tmp_path / "daphne.log"
     with open(log_path, "wb") as log:
