@@ -379,6 +379,7 @@ class MemoryConfig:
 
     def __init__(self, tree: dict):
         self.tree = tree
+        self._derived: dict[str, MemoryConfig] = {}  # with_overrides(), by its overrides
 
     def __getitem__(self, dotted: str) -> Any:
         node: Any = self.tree
@@ -390,8 +391,13 @@ class MemoryConfig:
         return {"memory": copy.deepcopy(self.tree)}
 
     def with_overrides(self, tree: dict) -> "MemoryConfig":
-        """A copy with some keys replaced (checked like any other layer)."""
-        return MemoryConfig(merge(self.tree, tree))
+        """A copy with some keys replaced (checked like any other layer); the same overrides
+        of the same configuration give the same copy (the context builder asks every build)."""
+        key = json.dumps(tree, sort_keys=True)
+        derived = self._derived.get(key)
+        if derived is None:
+            derived = self._derived[key] = MemoryConfig(merge(self.tree, tree))
+        return derived
 
 
 def validate_app_config(document: Any) -> dict:
@@ -402,11 +408,22 @@ def validate_app_config(document: Any) -> dict:
 
 
 def get_config(app=None) -> MemoryConfig:
+    """The App's configuration: the base layers, then the App's own document. Cached per process
+    by that document's content (an edited App config is a new key), so each request does not
+    merge and check the tree again."""
+    if app is None or not app.config:
+        return _config_for(None, "")
+    return _config_for(app.name, json.dumps(app.config, sort_keys=True))
+
+
+@lru_cache(maxsize=256)
+def _config_for(app_name: str | None, document: str) -> MemoryConfig:
     tree = base_config()
-    if app is not None and app.config:
-        tree = check_values(merge(tree, unwrap(app.config, source=f"app {app.name}")))
+    if document:
+        tree = check_values(merge(tree, unwrap(json.loads(document), source=f"app {app_name}")))
     return MemoryConfig(tree)
 
 
 def reset_cache() -> None:
     base_config.cache_clear()
+    _config_for.cache_clear()

@@ -26,7 +26,7 @@ from memory.api.fields import (
 )
 from memory.api.schema import error_response
 from memory.context import context_build
-from memory.models import Signal
+from memory.models import Conversation, Signal
 from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
 from memory.services import (
@@ -194,24 +194,38 @@ class ContextApi(AppAPIView):
     )
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)
-        try:
-            # a known subject is only read: on SQLite transaction.atomic() takes the write lock at
-            # BEGIN, and every context build would queue behind the writers (ingest, reflection)
-            subject = self.subject(data["subject"])
-        except NotFound:
-            subject = None
-        if subject is not None:
-            conversation = (
-                self.conversation(data["conversation"], subject=subject) if "conversation" in data else None
-            )
+        # the common case, a known conversation of a known subject, in one query (its subject
+        # comes with it); anything else takes the lookups below, which name what is missing
+        conversation = (
+            Conversation.objects.select_related("subject")
+            .filter(pk=data["conversation"], subject__app=self.app, subject__external_id=data["subject"])
+            .first()
+            if "conversation" in data
+            else None
+        )
+        if conversation is not None:
+            subject = conversation.subject
         else:
-            with transaction.atomic():  # a refused conversation leaves no new subject behind
-                subject = self.subject(data["subject"], create=True)
+            try:
+                # a known subject is only read: on SQLite transaction.atomic() takes the write lock
+                # at BEGIN, and every context build would queue behind the writers (ingest, reflection)
+                subject = self.subject(data["subject"])
+            except NotFound:
+                subject = None
+            if subject is not None:
                 conversation = (
                     self.conversation(data["conversation"], subject=subject)
                     if "conversation" in data
                     else None
                 )
+            else:
+                with transaction.atomic():  # a refused conversation leaves no new subject behind
+                    subject = self.subject(data["subject"], create=True)
+                    conversation = (
+                        self.conversation(data["conversation"], subject=subject)
+                        if "conversation" in data
+                        else None
+                    )
         # built outside that transaction: on SQLite it would hold the write lock for the whole
         # build, and the LLM rewriter's worker thread (which counts its calls) would wait on it
         context = context_build(

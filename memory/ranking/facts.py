@@ -2,6 +2,8 @@
 keywords the message hits (with `profile.contextualKeywordGate` false, then the other
 contextual facts too, newest first)."""
 
+from django.db.models import Q
+
 from memory.config import MemoryConfig
 from memory.models import ProfileFact, Subject
 from memory.search.lexical import fact_keyword_search
@@ -12,11 +14,14 @@ def rank_facts(
 ) -> list[tuple[ProfileFact, float, str]]:
     """The subject's active facts for a message of `terms`, in placing order, as (fact, score,
     reason)."""
-    pinned = list(
-        ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=True).order_by("key", "id")
-    )
     keyword_hits = fact_keyword_search(subject.pk, terms)
-    contextual = ProfileFact.objects.in_bulk([h.id for h in keyword_hits])
+    hit_ids = {h.id for h in keyword_hits}
+    # the pinned facts and the keyword hits (active facts of the subject, as the search found
+    # them) in one query
+    wanted = Q(pinned=True) | Q(pk__in=hit_ids) if hit_ids else Q(pinned=True)
+    active = list(ProfileFact.objects.filter(wanted, subject=subject, valid_to=None).order_by("key", "id"))
+    pinned = [f for f in active if f.pinned]
+    contextual = {f.pk: f for f in active if f.pk in hit_ids}
     chosen: list[tuple[ProfileFact, float, str]] = [(f, 1.0, "pinned") for f in pinned]
     terms_set = set(terms)
     for hit in keyword_hits:

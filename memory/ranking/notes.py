@@ -260,6 +260,25 @@ def _source_counts(note_ids: list[int]) -> dict[int, int]:
 
 # --- ranking ---------------------------------------------------------------------------------
 
+# what ranking and the context builder read of a candidate (a third of the columns: loading
+# all of them for the 40-odd candidates of each build cost more than the ranking itself)
+RANKED_FIELDS = (
+    "id",
+    "subject_id",
+    "content",
+    "tags",
+    "scope",
+    "conversation_id",
+    "source_message_id",
+    "occurred_at",
+    "created_at",
+    "vote_score",
+)
+
+
+def _ranked_notes():
+    return Note.objects.only(*RANKED_FIELDS)
+
 
 def _vector_hits(subject_id: int, query: str, *, limit: int, filters: NoteFilter, config) -> list[Hit] | None:
     """The nearest notes to the message's embedding; None when embeddings are off or failing
@@ -311,7 +330,7 @@ def rank_notes(
         )
     if not relevance:
         return []
-    notes = Note.objects.in_bulk(list(relevance))
+    notes = _ranked_notes().in_bulk(list(relevance))
     candidates = {
         pk: Candidate(note=notes[pk], relevance=value) for pk, value in relevance.items() if pk in notes
     }
@@ -326,7 +345,7 @@ def rank_notes(
         lifts = _neighbour_lifts(candidates, subject_id=subject_id, filters=filters, config=config)
         # notes that are no candidate join with their lift alone: the strongest few suffice
         new = sorted((pk for pk in lifts if pk not in candidates), key=lambda pk: -lifts[pk][0])
-        reached = Note.objects.in_bulk(new[:limit])
+        reached = _ranked_notes().in_bulk(new[:limit])
         lifts = {pk: lift for pk, lift in lifts.items() if pk in candidates or pk in reached}
         for pk, note in reached.items():
             candidates[pk] = Candidate(note=note)

@@ -112,14 +112,36 @@ def _fts5_counts(cursor, expressions: list[str]) -> list[int]:
     return [int(n) for n in cursor.fetchone()]
 
 
-def _note_plan(cursor, subject_id: int, terms: list[str], *, budget: int, rarest: int | None) -> _Plan:
+def _fts5_counts_narrowed(cursor, everything: str, subject: str, *, above: int) -> tuple[int, int | None]:
+    """Rows of the index matching `everything`, and, only when those are more than `above`,
+    the rows of the subject among them: one statement (SQLite runs the CASE's subquery only
+    when it is asked for)."""
+    count = "(SELECT count(*) FROM memory_note_fts WHERE memory_note_fts MATCH %s)"
+    cursor.execute(
+        f"SELECT g, CASE WHEN g > %s THEN {count} END FROM (SELECT {count} AS g)",
+        [above, f"{subject} AND {everything}", everything],
+    )
+    global_rows, subject_rows = cursor.fetchone()
+    return int(global_rows), None if subject_rows is None else int(subject_rows)
+
+
+def _first_depth(limit: int) -> int:
+    """How many of bm25's best rows the ranked query's first pass joins (_fts5_ranked)."""
+    return max(limit * 2, 50)
+
+
+def _note_plan(
+    cursor, subject_id: int, terms: list[str], *, budget: int, rarest: int | None, depth: int
+) -> _Plan:
     """Choose how to run a note search so that bm25 ranks at most about `budget` rows.
 
     bm25 costs a few microseconds per matching row, and an OR of common words matches tens of
     thousands of a large subject's notes. So:
     1. when the whole index, or else the subject alone, has at most `budget` matches, the plain
        OR runs (the subject phrase `subject_id : "N"` narrows MATCH to the subject when the
-       subject is a small part of the index, else the join filters it): exact;
+       subject is a small part of the index, else the join filters it; the subject is not
+       counted when the whole index has at most `depth` matches (the first pass's) and at
+       most `budget`): exact;
     2. otherwise the rarest terms (by document frequency) whose matches fit the budget pick
        the candidates, and every candidate is ranked by all the terms: the expression
        `E AND (E OR C OR C)` repeats every phrase exactly twice, so its bm25 is exactly twice
@@ -141,15 +163,16 @@ def _note_plan(cursor, subject_id: int, terms: list[str], *, budget: int, rarest
         return _Plan(_any_of([terms[i] for i in sorted(order[: max(rarest, 1)])]))
     everything = _any_of(terms)
     subject = f'subject_id : "{int(subject_id)}"'
-    (global_rows,) = _fts5_counts(cursor, [everything])
-    if global_rows <= budget:
+    global_rows, subject_rows = _fts5_counts_narrowed(cursor, everything, subject, above=min(depth, budget))
+    if subject_rows is None:  # every match fits the budget and the ranked query's first pass
         return _Plan(everything, rows=global_rows)
-    (subject_rows,) = _fts5_counts(cursor, [f"{subject} AND {everything}"])
     # the subject phrase pays off when it drops most rows; for a subject that holds most of
-    # the index, the join is cheaper than intersecting with its (long) subject doclist
+    # the index, the join is cheaper than intersecting with its (long) subject doclist. Its
+    # column weighs 0 in NOTE_BM25, so it changes no score: the plan stays exact, and the
+    # ranked query's first pass sees only the subject's rows (not a pass that comes short)
     narrow = subject_rows * 2 < global_rows
     prefix = f"{subject} AND " if narrow else ""
-    if subject_rows <= budget:
+    if global_rows <= budget or subject_rows <= budget:
         return _Plan(prefix + everything, rows=subject_rows if narrow else global_rows)
     rows_per_match = subject_rows / global_rows if narrow else 1.0
     frequency = _fts5_counts(cursor, [f'{NOTE_TEXT_COLUMNS} : "{t}"' for t in terms])
@@ -226,7 +249,9 @@ def note_search(
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             budget = RANK_BUDGET if budget is None else max(budget, 1)
-            plan = _note_plan(cursor, subject_id, terms, budget=budget, rarest=rarest)
+            plan = _note_plan(
+                cursor, subject_id, terms, budget=budget, rarest=rarest, depth=_first_depth(limit)
+            )
             rows = _fts5_ranked(cursor, plan, subject_id, where, params, limit)
             if len(rows) < limit and plan.rest is not None:
                 rest = _Plan(plan.rest, min_rowid=_newest_bound(cursor, plan.rest, budget))
@@ -298,7 +323,7 @@ def _fts5_ranked(cursor, plan: _Plan, subject_id: int, where: list[str], params:
     bound = " AND memory_note_fts.rowid >= %s" if plan.min_rowid is not None else ""
     bound_params = [plan.min_rowid] if plan.min_rowid is not None else []
     extra = "".join(f" AND {w}" for w in where)
-    depth: int | None = max(limit * 2, 50)
+    depth: int | None = _first_depth(limit)
     while True:
         if depth is not None and plan.rows is not None and plan.rows <= depth:
             depth = None  # every match fits: one pass

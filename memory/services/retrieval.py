@@ -22,27 +22,34 @@ def retrieval_event_record(
     )
 
 
-@transaction.atomic
 def context_deliveries_update(*, conversation, digests: dict[str, str]) -> dict[str, bool]:
     """Record which block digests the conversation now holds.
 
     Returns {block: unchanged} — whether the conversation already held that exact block.
     Repeating it with the same digests answers "unchanged" for all and writes nothing new.
+    Two statements whatever the number of blocks: the read, and one UPSERT of the blocks that
+    are new or changed (inside the caller's transaction, no savepoint of its own).
     """
-    held = {
-        d.block: d for d in ContextDelivery.objects.filter(conversation=conversation, block__in=list(digests))
-    }
-    unchanged = {}
-    now = timezone.now()
-    for block, digest in digests.items():
-        current = held.get(block)
-        unchanged[block] = current is not None and current.digest == digest
-        if current is None:
-            ContextDelivery.objects.create(
-                conversation=conversation, block=block, digest=digest, updated_at=now
+    with transaction.atomic(savepoint=False):
+        held = dict(
+            ContextDelivery.objects.filter(conversation=conversation, block__in=list(digests)).values_list(
+                "block", "digest"
             )
-        elif current.digest != digest:
-            ContextDelivery.objects.filter(pk=current.pk).update(digest=digest, updated_at=now)
+        )
+        unchanged = {block: held.get(block) == digest for block, digest in digests.items()}
+        now = timezone.now()
+        written = [
+            ContextDelivery(conversation=conversation, block=block, digest=digest, updated_at=now)
+            for block, digest in digests.items()
+            if not unchanged[block]
+        ]
+        if written:
+            ContextDelivery.objects.bulk_create(
+                written,
+                update_conflicts=True,
+                unique_fields=["conversation", "block"],
+                update_fields=["digest", "updated_at"],
+            )
     return unchanged
 
 

@@ -1,0 +1,84 @@
+"""How many SQL statements one context build costs: a regression here is a slower hot read.
+
+The build below touches every section (a pinned and a contextual fact, recalled and indexed
+notes, a linked note, a lesson and a procedure) in a conversation that already holds blocks,
+so a new query per section, per item or per changed block shows up as a higher count.
+"""
+
+import pytest
+
+from memory.context import context_build
+from memory.models import Lesson, NoteLink, Procedure
+from memory.services import fact_set, note_store
+from memory.services.conversations import conversation_get_or_create, message_add
+
+# through POST /api/v1/context (retrieve.mode full, no embeddings): the key, the conversation
+# with its subject, the rewriter's history, the fact search and the facts, the note count and
+# ranking, the notes, their turn neighbours, their sources, their links, the live reached
+# notes and their rows, the lesson search and rows, the procedure search and rows; then BEGIN,
+# the deliveries read, the changed one written, the recalls, the event, COMMIT
+API_STATEMENTS = 23
+# context_build for a message that finds notes but no fact, lesson or procedure
+BUILD_STATEMENTS = 18
+
+
+@pytest.fixture
+def world(subject, actor, config):
+    fact_set(subject=subject, key="name", value="Alice", actor=actor)
+    fact_set(
+        subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["restaurant"], actor=actor
+    )
+    notes = [
+        note_store(subject=subject, content=text, actor=actor, config=config)[0]
+        for text in [
+            "Alice's favourite restaurant is Taberna do Mar in Lisbon",
+            "Alice had sushi with Bob at a Lisbon restaurant in May",
+            "Lisbon trip: Alice booked the flight for March 3rd",
+            "The team restaurant outing was cancelled because of rain",
+            "Alice's cat Miso hates the vacuum cleaner",
+        ]
+    ]
+    NoteLink.objects.create(src=notes[0], dst=notes[4], kind="related")
+    Lesson.objects.create(subject=subject, text="Alice prefers restaurants with a terrace.")
+    Procedure.objects.create(
+        subject=subject, title="Booking a restaurant", steps=["Call the restaurant.", "Mention the allergy."]
+    )
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="c1", actor=actor)
+    message_add(conversation=conversation, role="user", text="I'm in Lisbon next week", actor=actor)
+    return conversation
+
+
+def _sections(context):
+    return {block["name"]: block["text"] for block in context["blocks"]}
+
+
+def test_one_context_build_over_the_api_costs_a_fixed_number_of_statements(
+    client, world, actor, django_assert_max_num_queries
+):
+    body = {"subject": "alice", "message": "Any Lisbon restaurant tips?", "conversation": world.pk}
+    client.post("/api/v1/context", body, format="json")  # the deliveries exist from here on
+    # the next build's profile block differs: its delivery is written again
+    fact_set(subject=world.subject, key="city", value="Porto", actor=actor)
+
+    with django_assert_max_num_queries(API_STATEMENTS):
+        response = client.post("/api/v1/context", {**body, "full": True}, format="json")
+
+    assert response.status_code == 200
+    sections = _sections(response.json())
+    # every section had something to place: the count covers each one's queries
+    assert all(sections[name] for name in ("profile", "recalled", "lessons", "procedures"))
+    assert any(item["expanded"] for item in response.json()["items"])
+
+
+def test_context_build_costs_a_fixed_number_of_statements(
+    subject, world, config, django_assert_max_num_queries
+):
+    context_build(subject=subject, message="Any Lisbon restaurant tips?", config=config, conversation=world)
+
+    with django_assert_max_num_queries(BUILD_STATEMENTS):
+        context = context_build(
+            subject=subject, message="Where did Alice eat sushi?", config=config, conversation=world
+        )
+
+    assert any(not block.unchanged for block in context.sections)
+    assert context.retrieval_event_id is not None
