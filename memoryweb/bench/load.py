@@ -154,6 +154,9 @@ class Stack:
             DJANGO_SETTINGS_MODULE="memoryweb.settings",
             PYTHONUNBUFFERED="1",
             LOG_LEVEL="WARNING",  # no log line per task or request
+            # the per-key limiter still counts every request (its cost is measured) but never
+            # refuses one: the default 600/minute would turn most of the load into 429s
+            MEMORYWEB_API_RATE_LIMIT="100000000/minute",
         )
         if self.layout == "embedded":
             env["DATABASE_URL"] = f"sqlite:///{self.var_dir / 'memoryweb.sqlite3'}"
