@@ -43,6 +43,7 @@ from typing import IO
 import httpx
 from django.conf import settings
 
+from memoryweb import procfs
 from memoryweb.bench.report import percentile, table
 from memoryweb.bench.server import free_port
 
@@ -326,32 +327,21 @@ def process_tree_cpu(roots: list[int]) -> dict[str, float]:
     CPU time per request moves much less than wall-clock latency on a machine shared with other
     work, so it is the figure to compare between two runs on a busy machine.
     """
-    proc = Path("/proc")
-    if not proc.is_dir():
+    if not procfs.available():
         return {}
     children: dict[int, list[int]] = {}
-    stats: dict[int, tuple[float, str]] = {}
-    tick = os.sysconf("SC_CLK_TCK")
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        pid, ppid = int(entry.name), int(fields[1])
-        children.setdefault(ppid, []).append(pid)
-        stats[pid] = ((int(fields[11]) + int(fields[12])) / tick, cmdline)
+    seconds: dict[int, float] = {}
+    for p in procfs.processes():
+        children.setdefault(p.ppid, []).append(p.pid)
+        seconds[p.pid] = p.cpu_seconds
     totals = {"web": 0.0, "other": 0.0}
     todo = list(roots)
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, []))
-        if pid in stats:
-            seconds, cmdline = stats[pid]
-            totals["web" if any(name in cmdline for name in WEB_SERVERS) else "other"] += seconds
+        if pid in seconds:
+            command = procfs.cmdline(pid)
+            totals["web" if any(name in command for name in WEB_SERVERS) else "other"] += seconds[pid]
     return totals
 
 

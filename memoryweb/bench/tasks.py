@@ -30,6 +30,7 @@ from pathlib import Path
 from django.conf import settings
 from kombu import Connection
 
+from memoryweb import procfs
 from memoryweb.bench.task_kinds import stamp
 from memoryweb.broker import folder_options
 
@@ -109,21 +110,9 @@ def _probe(conn, folder: Path, *, behind: int, work_ms: float, queue: str, log: 
 
 def _cpu_seconds(pgid: int) -> float | None:
     """CPU time used so far by the live processes of a process group (Linux; None elsewhere)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
+    if not procfs.available():
         return None
-    ticks = 0
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()  # "pid (comm) state ppid pgrp ... utime stime"
-        if int(fields[2]) == pgid:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return sum(p.cpu_seconds for p in procfs.processes() if p.pgrp == pgid)
 
 
 def run(*, tasks: int, behind: int, work_ms: float, concurrency: int, out: Callable[[str], None]) -> dict:

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from memoryweb import procfs
 from memoryweb.supervised import ORPHAN_GRACE, parent_death_preexec, supervised_env
 
 
@@ -40,8 +41,7 @@ def group_members(pgid: int) -> list[int]:
     Zombies are left out on purpose: an orphaned grandchild is reaped by PID 1, and in a
     container PID 1 may never do it, yet a zombie holds no resources and needs no signal.
     """
-    proc = Path("/proc")
-    if not proc.is_dir():  # not Linux: ask the kernel whether anything is left in the group
+    if not procfs.available():  # not Linux: ask the kernel whether anything is left in the group
         try:
             os.killpg(pgid, 0)
         except ProcessLookupError:
@@ -49,19 +49,7 @@ def group_members(pgid: int) -> list[int]:
         except PermissionError:
             pass
         return [pgid]
-    members = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # exited while we looked
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+    return [p.pid for p in procfs.processes() if p.pgrp == pgid and p.state != "Z"]
 
 
 def _signal_group(pgid: int, signum: int) -> None:
