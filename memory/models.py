@@ -180,6 +180,8 @@ class JobRun(models.Model):
         indexes = [
             models.Index(fields=["kind", "started_at"], name="jobrun_recent"),
             models.Index(fields=["key", "status"], name="jobrun_key_status"),
+            # the sweepers and flush look for running/queued runs by how old their heartbeat is
+            models.Index(fields=["status", "heartbeat_at"], name="jobrun_status_heartbeat"),
         ]
 
     def __str__(self):
