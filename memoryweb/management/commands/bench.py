@@ -265,26 +265,21 @@ class Command(BaseCommand):
         if bench == "load":
             summary = self._load(options)
         elif bench == "tasks":
-            summary = tasks_bench.run(
-                tasks=options["tasks"],
-                behind=options["behind"],
-                work_ms=max(options["work_ms"], 0.0),
-                concurrency=options["concurrency"],
-                out=self._out,
-            )
-            self.stdout.write("")
-            self.stdout.write(tasks_bench.render(summary))
-        if bench in ("load", "tasks"):
-            if options["json"]:
-                write_json(options["json"], summary)
-                self.stdout.write(f"wrote {options['json']}")
-            return
+            summary = self._tasks(options)
+        else:
+            summary = self._in_process(bench, options)
+        if options["json"]:
+            write_json(options["json"], summary)
+            self.stdout.write(f"wrote {options['json']}")
 
-        # Background work that a store starts (linking a new note to its neighbours) runs
-        # inline here: it is part of the measured ingest, and nothing piles up in a broker
-        # that no worker reads during a benchmark.
-        # Put back as it was afterwards: a bench run from a test (or any caller in the same
-        # process) would otherwise leave every later task running inline.
+    def _in_process(self, bench: str, options) -> dict:
+        """The benches that run in this process (context, consolidate, locomo).
+
+        Background work that a store starts (linking a new note to its neighbours) runs
+        inline here: it is part of the measured ingest, and nothing piles up in a broker
+        that no worker reads during a benchmark. Put back as it was afterwards: a bench run
+        from a test (or any caller in the same process) would otherwise leave every later
+        task running inline."""
         eager = celery_app.conf.task_always_eager
         celery_app.conf.task_always_eager = True
         logging.getLogger("celery.app.trace").setLevel(logging.WARNING)  # one line per task otherwise
@@ -292,16 +287,24 @@ class Command(BaseCommand):
         self.stdout.write("background tasks run inline (eager), so ingest includes linking")
         try:
             if bench == "context":
-                summary = self._context(options)
-            elif bench == "consolidate":
-                summary = self._consolidate(options)
-            else:
-                summary = self._locomo(options)
+                return self._context(options)
+            if bench == "consolidate":
+                return self._consolidate(options)
+            return self._locomo(options)
         finally:
             celery_app.conf.task_always_eager = eager
-        if options["json"]:
-            write_json(options["json"], summary)
-            self.stdout.write(f"wrote {options['json']}")
+
+    def _tasks(self, options) -> dict:
+        summary = tasks_bench.run(
+            tasks=options["tasks"],
+            behind=options["behind"],
+            work_ms=max(options["work_ms"], 0.0),
+            concurrency=options["concurrency"],
+            out=self._out,
+        )
+        self.stdout.write("")
+        self.stdout.write(tasks_bench.render(summary))
+        return summary
 
     def _out(self, line: str) -> None:
         self.stdout.write(line)
