@@ -9,7 +9,7 @@ import pytest
 
 from memory.context import context_build
 from memory.models import Lesson, NoteLink, Procedure
-from memory.services import fact_set, note_store
+from memory.services import fact_set
 from memory.services.conversations import conversation_get_or_create, message_add
 
 # through POST /api/v1/context (retrieve.mode full, no embeddings): the key, the conversation
@@ -23,21 +23,10 @@ BUILD_STATEMENTS = 18
 
 
 @pytest.fixture
-def world(subject, actor, config):
-    fact_set(subject=subject, key="name", value="Alice", actor=actor)
-    fact_set(
-        subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["restaurant"], actor=actor
-    )
-    notes = [
-        note_store(subject=subject, content=text, actor=actor, config=config)[0]
-        for text in [
-            "Alice's favourite restaurant is Taberna do Mar in Lisbon",
-            "Alice had sushi with Bob at a Lisbon restaurant in May",
-            "Lisbon trip: Alice booked the flight for March 3rd",
-            "The team restaurant outing was cancelled because of rain",
-            "Alice's cat Miso hates the vacuum cleaner",
-        ]
-    ]
+def world(subject, actor, memories):
+    """The memories of tests/memory/conftest.py, plus a link, a lesson, a procedure and a
+    conversation that already holds a turn."""
+    notes = memories
     NoteLink.objects.create(src=notes[0], dst=notes[4], kind="related")
     Lesson.objects.create(subject=subject, text="Alice prefers restaurants with a terrace.")
     Procedure.objects.create(
