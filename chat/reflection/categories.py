@@ -1,12 +1,27 @@
-"""Consent categories (DESIGN §3): which sensitive kind of personal data a text is about.
+"""Consent categories (DESIGN §3): which sensitive kinds of personal data a text is about.
 
-The slugs match the ConsentCategory rows seeded by the data migration. One text gets one
-category: the most sensitive one it mentions, in CATEGORY_PRIORITY order.
+The slugs match the ConsentCategory rows seeded by memory/migrations/0005. This is a safety
+check, not a nicety: a false positive costs the person one question, a miss stores a secret
+without asking. So the lexicons are broad and lean toward asking, and they work on any text —
+a fact's value, a note, or a whole chat message that produced neither.
+
+Contract:
+
+* ``categories(text)`` — the set of every category the text mentions (empty when none);
+* ``classify_category(text)`` — the most sensitive one, in CATEGORY_PRIORITY order, or "".
+
+How a text is read: lower-cased, apostrophes straightened, and the phrases that only look
+sensitive ("code review", "child process", "sick of", "bank holiday" …) blanked out; then each
+category's patterns are searched, and single words of six letters or more that are one typo away
+from a category's keyword ("passwrod", "docter", "girlfirend") count as that keyword. A family
+word next to another sensitive category (someone else's illness, debt or coming out) is also
+relationships: other people's private lives are.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 CATEGORY_PRIORITY = (
     "credentials",
@@ -21,53 +36,509 @@ CATEGORY_PRIORITY = (
     "relationships",
 )
 
-_WORDS: dict[str, str] = {
-    "credentials": r"passwords?|passcodes?|passphrases?|pin code|pin number|my pin|api[ _-]?keys?|access tokens?|"
-    r"auth tokens?|secret keys?|private keys?|ssh keys?|2fa|recovery codes?|seed phrase|login details|"
-    r"credentials|\[REDACTED:(?!credit_card|iban|ssn)\w+\]",
-    "government_ids": r"ssn|social security(?: number)?|passport (?:number|no\.?)|national id|id number|"
-    r"driver'?s licen[cs]e(?: number)?|tax id|tin number|nino|national insurance number|visa number|"
-    r"green card|residence permit|\d{3}-\d{2}-\d{4}|\[REDACTED:ssn\]",
-    "health": r"allerg\w*|asthma\w*|diabet\w*|adhd|autis\w*|anxiety|depress\w*|ptsd|ocd|bipolar|"
-    r"schizophreni\w*|epilep\w*|migraines?|cancer|tumou?r|chemo\w*|diagnos\w*|therap(?:y|ist)|"
-    r"psychiatr\w*|medication|meds|prescri\w*|surgery|hospital\w*|doctor|dentist|clinic|illness|"
-    r"disease|disorder|syndrome|chronic|pregnan\w*|expecting a baby|miscarriage|ivf|infertil\w*|"
-    r"intoleran\w*|celiac|coeliac|crohn'?s|ibs|arthritis|hiv|sexually transmitted|covid|injur\w*|broke my (?:arm|leg|wrist|ankle|foot|hand|finger|toe|nose|ribs?|collarbone|back|neck|hip)|"
-    r"sprained|fracture\w*|rehab|sober|sobriety|addict\w*|eating disorder|anorexi\w*|bulimi\w*|"
-    r"insulin|blood pressure|hypertension|sertraline|prozac|zoloft|lexapro|adderall|ritalin|"
-    r"antidepressants?|mental health|panic attacks?|suicid\w*|self[- ]harm|wheelchair|disabilit\w*",
-    "sexual_life": r"gay|lesbian|bisexual|queer|lgbtq?\+?|homosexual|heterosexual|asexual|"
-    r"pansexual|transgender|trans (?:man|woman)|non-binary|com(?:e|ing) out (?:as|to)|came out (?:as|to)|sex life|sexual\w*|"
-    r"hook(?:ed)? up|one-night stand|kink\w*|libido|erectile|contracepti\w*|condoms?|birth control",
-    "minors": r"kids?|child(?:ren)?|sons?|daughters?|toddler|baby|babies|infant|teen(?:ager)?s?|"
-    r"kindergarten|preschool|elementary school|primary school|daycare|nursery|my boy|my girl|"
-    r"\d{1,2}[- ]year[- ]old|stepson|stepdaughter|grandson|granddaughter",
-    "finances": r"salary|income|earn(?:s|ing)?|paid \$?\d|debt|loans?|mortgage|credit score|bank account|"
-    r"savings|invest\w*|stocks?|crypto|bitcoin|401k|pension|bankrupt\w*|tax(?:es)? return|"
-    r"rent is|net worth|budget|(?:i'm|am|so|flat) broke|overdraft|iban|credit card|[$€£]\s?\d[\d,.]*k?|"
-    r"\d+k a year|\[REDACTED:(?:credit_card|iban)\]",
-    "religion": r"muslim|islam\w*|christian\w*|catholic\w*|protestant|jewish|judaism|hindu\w*|buddhis\w*|"
-    r"sikh\w*|mormon|atheis\w*|agnostic|church|mosque|synagogue|temple|pray\w*|bible|quran|koran|"
-    r"torah|ramadan|halal|kosher|sabbath|shabbat|baptis\w*|faith|religio\w*|spiritual",
-    "politics": r"vot(?:e|ed|ing|er)|election|democrats?|republicans?|labou?r party|tory|tories|"
-    r"conservatives?|liberals?|socialis\w*|communis\w*|libertarian|progressives?|left[- ]wing|"
-    r"right[- ]wing|political|politics|greens\b|green party|union member|protest\w*|activis\w*|maga|"
-    r"trump|biden|parliament|senator|congress\w*",
-    "precise_location": r"home address|my address|apartment \d+|"
-    r"apt\.? \d+|flat \d+|zip code|postcode|post code|gps|coordinates|latitude|longitude|"
-    r"\d{1,3}\.\d{4,},\s*-?\d{1,3}\.\d{4,}",
-    "relationships": r"wife|husband|spouse|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|married|"
-    r"marriage|divorc\w*|separated|dating|date night|breakup|broke up|my ex|ex-wife|ex-husband|"
-    r"affair|cheat(?:ed|ing) on|wedding|engaged|tinder|hinge|bumble|crush on|in love",
+# --- what only looks sensitive -------------------------------------------------------------------
+
+_NEUTRAL = re.compile(
+    r"(?<![\w-])(?:"
+    # code that is not a secret
+    r"(?:error|status|exit|return|response|http|promo|discount|coupon|"
+    r"voucher|referral|gift|source|qr|bar|dress|morse|colou?r|product|airport|iata|tracking|"
+    r"language|country|sample|example|test|legacy|machine|byte|op|unicode|ascii|emoji) ?codes?|"
+    r"codes? (?:review|reviews|reviewer|base|bases|name|names|smell|freeze|owner|owners|style|"
+    r"block|blocks|snippet|snippets|path|paths|coverage|quality|golf)|codebase|"
+    r"pin(?:ned|ning)?(?= (?:this|that|it|the|a|my|our|your|them|these|those)\b)|pins? (?:diode|diodes|header|headers|"
+    r"out|layout|drop)|map pin|pinned|pinning|pin ?tab|"
+    r"login (?:page|form|screen|button|flow|bug|endpoint|api|issue|issues|error|redirect|route|view|modal)|"
+    r"password (?:manager|managers|policy|policies|reset flow|field|fields|hashing|strength)|"
+    r"(?:child|parent)[ -](?:process|processes|node|nodes|element|elements|class|classes|theme|themes|"
+    r"component|components|table|tables|row|rows|task|tasks|thread|threads|window|widget|view|views|"
+    r"span|spans|item|items|ticket|tickets|issue|issues|page|pages|directory|dir|folder)|"
+    r"kids these days|kid you not|"
+    r"doctor who|dr\.? who|"
+    r"sick of|sick and tired|that'?s sick|"
+    r"intermittent fasting|"
+    r"killing it|health ?checks?|health endpoint|healthcheck\w*|sanity check|"
+    r"(?:business|trading|sparring|dance|tennis|squash|lab|coding|pairing|pair|channel|integration|"
+    r"technology|tech|delivery|strategic|implementation|launch|reseller|cloud) partners?|"
+    r"partners? in crime|partners? (?:on|in|at) (?:the|this|that|a|our|my) (?:paper|project|firm|"
+    r"company|startup|repo|study|deal|assignment)|partner (?:api|apis|program|programme|portal|team|"
+    r"teams|company|companies|integration|network|account|accounts)|"
+    r"bank holidays?|budget (?:airline|airlines|hotel|hotels|option|options|phone|laptop|pick|build)|"
+    r"(?:we|they|the team|everyone) (?:took a |had a |held a )?vot(?:e|ed) (?:to|on)|"
+    r"(?:take|took|have|had|hold|held) a vote|up ?vot\w*|down ?vot\w*|"
+    r"stroke of (?:luck|genius)|brush ?strokes?|keystrokes?|"
+    r"oh my god|omg|thank god|god knows|for god'?s sake|"
+    r"church scene|temple run"
+    r")(?![\w-])"
+)
+
+# --- lexicons ------------------------------------------------------------------------------------
+# Each entry is a regular expression over the lower-cased text, matched as a whole word.
+
+_DIGITS = r"\d[\d\s#*-]{2,}"  # a code as people type it: "4471", "12-34-56", "1984#"
+_SECRET_THINGS = (
+    r"door|front door|back door|gate|locker|alarm|safe|garage|building|entry|entrance|access|lock|"
+    r"padlock|bike lock|keypad|storage|storage unit|unit|mailbox|letterbox|lockbox|key ?box|wifi|"
+    r"wi-fi|security|verification|confirmation|2fa|mfa|otp|one[- ]time|backup|recovery|unlock|"
+    r"phone|sim|voicemail|atm|card|bank|vault|office|apartment|flat|house|home|server|router"
+)
+_BODY = (
+    r"back|lower back|knees?|head|neck|shoulders?|stomach|tummy|belly|chest|tooth|teeth|hips?|"
+    r"ankles?|wrists?|legs?|arms?|foot|feet|eyes?|ears?|throat|jaw|elbows?|fingers?|toes?|ribs?|"
+    r"spine|heart|lungs?|skin|joints?|muscles?|hamstring|achilles|bladder|kidneys?|liver|bowels?|gut"
+)
+_FAMILY = (
+    r"mum|mom|mommy|mummy|mother|dad|daddy|father|parents?|brother|sister|siblings?|bro|sis|"
+    r"aunt|auntie|uncle|cousin|grandma|grandpa|granny|grandad|granddad|grandmother|grandfather|"
+    r"nan|nana|nonna|oma|opa|abuela|abuelo|in-laws?|mother-in-law|father-in-law|stepmom|stepmum|"
+    r"stepdad|best friend|bff|friend|friends|roommate|flatmate|neighbou?r|colleague|coworker|boss|"
+    r"wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|family"
+)
+
+_LEXICON: dict[str, str] = {
+    "credentials": (
+        r"passwords?|passwd|pwd|pw|pass ?codes?|pass ?phrases?|pass ?words?|pins?(?= (?:is|was|number|code|for|:)\b)|"
+        r"(?:my|the|your|our|his|her|new|old|card|bank|sim|phone|atm|debit|credit) pin(?: number| code)?|pin codes?|"
+        r"pin numbers?|pin:? ?\d{3,}|"
+        rf"(?:{_SECRET_THINGS}) (?:codes?|combos?|combinations?|pins?|keys? ?codes?|passwords?|pw)|"
+        r"combos? (?:for|to|on|of|is)|combination (?:for|to|on|of|is)|combinations? lock|keypads?|"
+        rf"(?:combos?|combinations?|pins?|passwords?|pw|passcodes?)\b[^.!?\n]{{0,25}}?(?<!\w){_DIGITS}|"
+        rf"(?<!zip )(?<!area )(?<!postal )(?<!post )(?<!country )codes?(?: is| was| are|:| =|'s)"
+        rf"(?: (?:now|still|just|star|hash))? ?{_DIGITS}|"
+        r"logins?(?= (?:is|are|was|details|info|for|:|\w+ ?/))|(?:my|the|new|our|his|her) (?:\w+ )?login|"
+        r"log-?in details|sign[- ]?in details|user ?names? and passwords?|credentials|"
+        r"api[ _-]?keys?|access tokens?|auth tokens?|bearer tokens?|secret keys?|private keys?|ssh keys?|"
+        r"2fa|mfa|otp|one[- ]time (?:code|password)|verification codes?|backup codes?|recovery (?:codes?|"
+        r"phrases?|keys?)|seed phrases?|mnemonic|security (?:questions?|answers?)|maiden name|"
+        r"mot de passe|mdp|contrase[ñn]as?|passwort|kennwort|geheimzahl|senha|clave|codice pin|"
+        r"\[redacted:(?!credit_card|iban|ssn)\w+\]"
+    ),
+    "government_ids": (
+        r"passports?|ssn|social security|my social(?! (?:media|life|skills|worker|circle|anxiety|battery|"
+        r"life))|national insurance|ni number|nino|national id|id cards?|id numbers?|identity (?:card|number)|"
+        r"(?:my|her|his|their) id\b|driv(?:er'?s?|ing) licen[cs]es?|licen[cs]e (?:no\.?|number|#)|"
+        r"tax (?:id|number|no\.?|code)|tin number|steuer-?id|steuernummer|personalausweis|reisepass|"
+        r"dni|nie number|nif|aadhaar|pan card|sin number|bsn|nhs number|medicare number|"
+        r"residence permit|residency permit|green card|work permit|(?:work|student|tourist|my|her|his) visa|"
+        r"visa (?:number|application|status|interview)|citizenship|naturali[sz]ation|"
+        r"\d{3}[ -]\d{2}[ -]\d{4}|\[redacted:ssn\]"
+    ),
+    "health": (
+        r"physio\w*|physical therap\w*|therap(?:y|ies|ist|ists|eutic)|counsell?(?:ing|or|ors)|"
+        r"psycholog(?:ist|ists)|psychiatr\w*|my shrink|doctors?|docs? (?:said|says|told|appointment)|"
+        r"(?:my|the|our|a|her|his) gp|gp (?:appointment|said|says|surgery)|dentists?|dental|orthodontist|"
+        r"nurses?|clinic|hospitals?|hospitali[sz]ed|a&e|emergency room|urgent care|icu|ambulance|"
+        r"surgery|surgeries|operated on|op(?:eration)? on my|appointment with (?:the|my) \w+ist|"
+        r"diagnos\w*|symptoms?|prognosis|"
+        r"pains?|painful|aches?|aching|headaches?|migraines?|fever|feverish|temperature of|cough\w*|"
+        r"sore|nause\w*|threw up|throwing up|vomit\w*|puk(?:e|ed|ing)|dizz\w*|faint(?:ed|ing)|rash|bleeding|"
+        r"swollen|swelling|inflamm\w*|infection|infected|flu|covid|corona|(?:caught|have|got|had|with) a cold|"
+        r"chickenpox|"
+        r"measles|mumps|strep|tonsillitis|bronchitis|pneumonia|eczema|psoriasis|acne|lice|"
+        r"(?:i'?m|i am|been|got|getting|feel|feeling|felt|was|off|calling in|called in|home) (?:so |really |very |"
+        r"quite |pretty )?(?:sick|ill|unwell|poorly)|sick (?:day|leave|note)|illness|illnesses|"
+        r"(?:son|daughter|kid|baby|mum|mom|dad|wife|husband|partner|he|she|they)(?:'s| is| was| are| has been| got)"
+        r"(?: \w+)? (?:sick|ill|unwell|poorly)|"
+        r"allerg\w*|intoleran\w*|asthma\w*|inhaler|epipen|diabet\w*|blood (?:sugar|pressure|tests?|work|"
+        r"count)|bloodwork|cholesterol|iron (?:is |levels? )?(?:low|high)|low iron|vitamin d|thyroid|"
+        r"adhd|autis\w*|asperger\w*|anxiety|anxious|depress\w*|burn(?:ed|t)? ?out|ptsd|ocd|"
+        r"bipolar|schizo\w*|epilep\w*|seizures?|cancer|tumou?rs?|chemo\w*|radiotherapy|biopsy|"
+        r"mri|ct scan|x-?rays?|ultrasound|scan results|stroke|heart attack|dementia|alzheimer\w*|"
+        r"parkinson\w*|multiple sclerosis|arthritis|celiac|coeliac|crohn'?s|ibs|hiv|stds?(?!:)|stis?|herpes|"
+        r"pregnan\w*|weeks pregnant|expecting a baby|miscarr\w*|ivf|fertility|infertil\w*|"
+        r"periods?(?= (?:pain|cramps|is|are|came|started|late))|my period|cramps|menopaus\w*|"
+        r"insomnia|can'?t sleep|trouble sleeping|sleeping pills|sleep apnea|nightmares|"
+        r"panic attacks?|mental health|suicid\w*|self[- ]harm\w*|eating disorder|anorexi\w*|bulimi\w*|"
+        r"rehab|sober|sobriety|relapse\w*|addict\w*|alcoholi\w*|"
+        r"injur\w*|sprain\w*|fractur\w*|broken (?:arm|leg|wrist|ankle|foot|hand|finger|toe|nose|ribs?)|"
+        r"slipped disc|herniated|concussion|stitches|crutches|cast on|wheelchair|disabilit\w*|disabled|"
+        r"hearing aids?|"
+        r"medications?|medicines?|meds|pills|prescri\w*|dose|doses|dosage|\d+ ?mg|"
+        r"jabs?|vaccin\w*|booster|flu shot|covid shot|antibiotics?|antihistamines?|painkillers?|"
+        r"antidepressants?|sertraline|ibuprofen|naproxen|paracetamol|acetaminophen|tylenol|advil|"
+        r"aspirin|metformin|insulin|statins?|amoxicillin|prozac|zoloft|lexapro|citalopram|"
+        r"escitalopram|fluoxetine|venlafaxine|bupropion|wellbutrin|adderall|ritalin|methylphenidate|"
+        r"vyvanse|xanax|valium|diazepam|lorazepam|melatonin|levothyroxine|hrt|"
+        rf"(?:broke|broken|sprained|twisted|pulled|injured|hurt|dislocated|tore|torn) (?:my|his|her|their) (?:{_BODY})|"
+        rf"(?:my|his|her|their) (?:{_BODY})(?:'s| is| has| keeps| was)?(?: been| still| really| so)?"
+        r" (?:killing|hurting|hurts|hurt|aching|aches|sore|throbbing|swollen|bleeding|numb|playing up|acting up)|"
+        r"krankenhaus|arzt|ärztin|médico|medico|médecin|enfermo|krank"
+    ),
+    "sexual_life": (
+        r"gay|lesbian|bisexual|queer|lgbt\w*|homosexual|heterosexual|straight (?:guy|man|woman|girl)|"
+        r"asexual|ace spectrum|pansexual|demisexual|"
+        r"(?:i'?m|i am|am|she'?s|he'?s|they'?re|is|as|being) (?:also )?(?:bi|pan|trans|enby)(?![\w-])|"
+        r"transgender|trans (?:man|woman|guy|girl|kid|person)|non-?binary|enby|genderqueer|"
+        r"gender (?:identity|dysphoria|transition)|"
+        r"(?:came|come|coming) out (?:to|as)|came out (?:last|this|in \d|at \d|when)|(?:my|her|his) coming out|"
+        r"in the closet|closeted|"
+        r"sex|sexual\w*|sexually|intimate|intimacy|hook(?:ed|ing)? up|hookups?|one[- ]night stands?|"
+        r"(?:slept|sleep|sleeping) with (?:him|her|them|someone|my ex|a guy|a girl|a man|a woman|a stranger)|kink\w*|fetish\w*|libido|erectile|"
+        r"contracepti\w*|condoms?|birth control|the pill|morning[- ]after pill|iud|"
+        r"trying for a baby|trying to conceive|ttc|grindr|onlyfans|nudes|sexting|threesome|"
+        r"stds?(?!:)|stis?|herpes|hiv"
+    ),
+    "minors": (
+        r"kids?|kiddos?|child|children|childcare|sons?|daughters?|stepsons?|stepdaughters?|stepkids?|"
+        r"toddlers?|bab(?:y|ies)|newborn|infant|teens?|teenagers?|tween|twins|triplets|little ones?|"
+        r"nephews?|nieces?|grand(?:son|daughter|kid|child|children)s?|godson|goddaughter|godchild|"
+        r"kindergarten|preschool|pre-k|elementary school|primary school|middle school|nursery|"
+        r"daycare|day care|kita|crèche|creche|babysitter|nanny|school run|playdate|play date|"
+        r"homework|diapers?|nappies|nappy|stroller|pram|teething|potty|bedtime stor\w*|"
+        r"\w+'s (?:school|teacher|class|kindergarten|nursery|primary)|"
+        r"\d{1,2} ?(?:yo|y/o|yrs? old|years? old|year-old|month-old|months old)|"
+        r"\d{1,2}-year-olds?|turns? (?:1[0-7]|[1-9]|one|two|three|four|five|six|seven|eight|nine|ten)\b|"
+        r"(?:she|he)(?:'s| is) (?:1[0-7]|[1-9]) (?:and|now|already|next)|"
+        r"mein sohn|meine tochter|mi hij[oa]|mis hijos|mon fils|ma fille"
+    ),
+    "finances": (
+        r"salar(?:y|ies)|income|wages?|paycheck|pay ?check|payslip|payday|pay ?day|paid \$?\d|"
+        r"(?:got|get|getting|asked for|ask for|a) (?:a )?(?:pay )?(?:raise|rise)|pay (?:raise|rise|cut)|bonus|"
+        r"debts?|in debt|owe|owes|owed|owing|loans?|mortgage\w*|credit (?:score|rating|card|cards|limit)|"
+        r"debit card|card number|cvv|sort code|account number|routing number|iban|"
+        r"bank (?:account|balance|statement|transfer|loan|details|app)|my bank|savings|saved up|"
+        r"invest\w*|index funds?|etf|stocks?|shares in|portfolio|crypto\w*|bitcoin|btc|401k|roth ira|isa|"
+        r"pension|retirement fund|bankrupt\w*|insolven\w*|tax(?:es)?|tax return|rent|overdraft|overdrawn|"
+        r"broke(?! (?:my|his|her|their|up|the|it|down|into|in|out|a|an|our|your|through|off|free|even))|"
+        r"budget\w*|can'?t afford|afford|bills|payments?|paid off|pay off|inheritance|net worth|"
+        r"financ\w*|money|cash|\d+ grand|a grand|quid|bucks|dollars|euros|\d+(?:[.,]\d+)? ?(?:usd|eur|gbp|chf)|"
+        r"[$€£¥]\s?\d[\d,.]*k?|\d[\d,.]*\s?[$€£]|"
+        r"\d+(?:[.,]\d+)?k(?! (?:run|race|steps|resolution|monitor|monitors|tv|video|display|screen|stars|"
+        r"followers|views|subs|subscribers|lines|words|tokens|context|rows|users|requests))|"
+        r"\d{3,}(?:[.,]\d+)? ?(?:a|per|/) ?(?:month|year|week|hour|yr|mo|hr)|\d+ ?% (?:more|less|raise|cut)|"
+        r"\[redacted:(?:credit_card|iban)\]|"
+        r"gehalt|schulden|sueldo|salaire|deudas?|dettes?"
+    ),
+    "religion": (
+        r"muslims?|islam\w*|christian\w*|catholic\w*|protestant\w*|evangelical\w*|orthodox (?:jew|christian|"
+        r"church)|jewish|jews?|judaism|hindu\w*|buddhis\w*|sikh\w*|mormon\w*|lds|jehovah'?s?|atheis\w*|"
+        r"agnostic\w*|pagan\w*|wicca\w*|religio\w*|spiritual\w*|my faith|(?:of|our|their|her|his) faith|"
+        r"believe in god|god'?s plan|"
+        r"(?:to|at|my|our|from|after|before|in) church|church (?:on|every|service|services|group|choir|camp|"
+        r"youth|family|community|retreat)|churchgoer|mosque|synagogue|shul|(?:to|at|my|our) (?:the )?temple|"
+        r"gurdwara|pray\w*|prayers?|bible|quran|koran|torah|scripture\w*|ramadan|eid|iftar|suhoor|sehri|"
+        r"(?:for|during|in|of) lent|lent (?:starts|is|begins)|passover|yom kippur|rosh hashanah|hanukk?ah|chanukah|diwali|shabbat|sabbath|kosher|halal|"
+        r"(?:to|at|sunday|go to|went to|attend) mass|mass (?:on|every)|rosary|pastor|priest|"
+        r"imam|rabbi|monk|nuns?|baptis\w*|baptiz\w*|christening|communion|bar mitzvah|bat mitzvah|"
+        r"hijab|niqab|burqa|turban|yarmulke|kippah|fasting|"
+        r"gläubig|iglesia|église|eglise|kirche|moschee"
+    ),
+    "politics": (
+        r"(?:i|i've|i have|i'll|i will|i'm|i am|i was|gonna|going to|never|always|didn'?t|don'?t|won'?t|"
+        r"will|to|and|also|first time) vot(?:e|ed|ing)|voter|voters|voting (?:for|against|green|left|"
+        r"right)|vot(?:e|ed|ing) (?:for|against) (?:the )?(?:[a-z]+ )?(?:party|candidate|president|mayor|"
+        r"senator|greens?|labou?r|tor(?:y|ies)|conservatives?|liberals?|democrats?|republicans?|left|"
+        r"right)|elections?|electoral|ballot|polling station|referendum|postal vote|caucus|"
+        r"democrats?|democratic party|republicans?|gop|labou?r party|labou?r voter|voted labou?r|tory|"
+        r"tories|conservatives|conservative (?:party|voter|voters|government|mp|candidate)|liberals|"
+        r"liberal (?:party|voter|voters|democrats?|government|mp|candidate)|lib ?dems?|socialis\w*|communis\w*|marxis\w*|anarchis\w*|"
+        r"libertarian\w*|progressives|left[- ]wing|right[- ]wing|far[- ](?:left|right)|leftists?|"
+        r"left[- ]leaning|right[- ]leaning|centrist|greens|green party|voted green|snp|ukip|reform uk|"
+        r"afd|spd|cdu|csu|fdp|die linke|grüne|political\w*|politically|politics|politician\w*|"
+        r"(?:the|this|our|current|new|their) (?:government|govt|administration|regime)|"
+        r"union members?|member of (?:the|a|my) union|trade unions?|(?:the|my|our) union|unioni[sz]\w*|"
+        r"on strike|going on strike|picket\w*|protest\w*|march(?:ed|ing)|rall(?:y|ies)|demonstration\w*|"
+        r"petition\w*|activis\w*|activists?|campaign(?:ing|ed)? for|canvass\w*|party members?|"
+        r"member of the \w+ party|joined the \w+ party|maga|trump|biden|obama|brexit|"
+        r"parliament|senators?|congress\w*|prime minister|the president|mayor"
+    ),
+    "precise_location": (
+        r"home address|my address|(?:our|her|his|their) address|address is|i live at|we live at|"
+        r"lives? at \d|(?:apartment|apt|flat|unit|suite|room|house) (?:no\.? |number |#)?\d+\w?|"
+        r"zip (?:code )?is|my zip|postcode is|my postcode|post code is|gps|coordinates|latitude|longitude|"
+        r"\d{1,3}\.\d{4,},\s*-?\d{1,3}\.\d{4,}|"
+        r"(?:on|at|off|in) (?!the |a |my |this |that )(?:[\w'-]+ ){1,2}(?:street|road|rd|lane|avenue|ave|"
+        r"boulevard|blvd|crescent|terrace)|\d+(?:st|nd|rd|th) (?:and|&) \w+|"
+        r"(?:rue|calle|avenida|rua) (?:de |des |del |du |la |le |da |do )?[\w'-]+|"
+        r"\w+(?:straße|strasse|str\.|weg|platz|gasse|laan|straat|gade|vej) ?\d+|"
+        r"home alone|(?:i'?m|i am|we'?re|we are) (?:currently |still |now )?(?:at|in) (?:the |a )?[\w'-]+"
+        r"(?: [\w'-]+)?(?: on| near| next to| across from| opposite| by| right now| rn| till| until)|"
+        r"(?:i|we) live (?:right )?(?:next to|across from|opposite|above|below|behind|near|around the corner"
+        r" from|on|in (?:flat|apartment|apt|unit|number))|(?:our|my) (?:place|house|flat|apartment|home) is "
+        r"(?:the|on|at|next|above|right|across|opposite|behind|near)|"
+        r"where i live|my location|my whereabouts|hotel room|room number"
+    ),
+    "relationships": (
+        r"wife|wifey|husband|hubby|spouse|partner|partners(?= (?:and|&) i)|life partners?|girlfriend|"
+        r"boyfriend|gf|bf|bae|fianc[ée]e?|fiance|other half|significant other|my so|the missus|missus|"
+        r"missis|the mrs|my man|my lady|(?:my|an|the|her|his) ex|exes|ex-(?:wife|husband|girlfriend|boyfriend|partner)|"
+        r"married|marriage|marry|wedding|(?:got|are|is|we'?re|i'?m|just|recently|newly) engaged|engaged to|"
+        r"engagement|proposed to (?:me|her|him)|(?:she|he) proposed|divorc\w*|separat(?:ed|ing|ion)|"
+        r"split up|splitting up|broke up|break ?up|breaking up|dumped|cheat(?:ed|ing|s)? on|cheating|"
+        r"affair|dating|date with|first date|date night|on a date|going out with|"
+        r"seeing someone|started seeing|been seeing|crush on|a crush|my crush|in love|fell for|anniversary|"
+        r"hinge|tinder|bumble|okcupid|match\.com|"
+        r"novi[oa]|marido|espos[ao]|freundin|mein freund|mein mann|meine frau|ma femme|mon mari|"
+        r"mon copain|ma copine|ragazz[ao]|namorad[ao]"
+    ),
 }
+
 _PATTERNS = {
-    slug: re.compile(rf"(?<![\w-])(?:{words})(?![\w])", re.IGNORECASE) for slug, words in _WORDS.items()
+    slug: re.compile(rf"(?<![\w-])(?:{words})(?![\w])")
+    for slug, words in _LEXICON.items()
 }
 # Street addresses need their capital letters, or "a 10 minute drive" would be an address.
 _STREET = re.compile(
-    r"\b\d+[A-Za-z]?\s+(?:[A-Z][\w'-]*\s+){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|"
-    r"Boulevard|Blvd|Way|Court|Ct|Place|Pl|Terrace|Close|Square|Sq)\b"
+    r"\b\d+[A-Za-z]?,?\s+(?:[A-Z][\w'-]*\s+){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|"
+    r"Boulevard|Blvd|Way|Court|Ct|Place|Pl|Terrace|Close|Square|Sq|Crescent|Gardens|Grove|Hill|Row|Mews)\b"
 )
+# UK postcodes and "75011 Paris": a postal code beside a place name.
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b\d{5}\s+[A-Z][a-zé]+\b")
+_FAMILY_WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])")
+# A quarrel or estrangement in the family or among friends.
+_CONFLICT = re.compile(
+    r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
+    r"fell out|not speaking|haven'?t spoken|don'?t speak|stopped talking|not talking|estranged|cut off|"
+    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other))(?![\w])"
+)
+# Categories that are also someone else's private life when said of a family member or friend.
+_ABOUT_SOMEONE = {"health", "sexual_life", "finances"}
+
+# One typo away counts: the words people misspell, by category (six letters or more, so that a
+# typo cannot turn a short everyday word into one of them).
+_TYPO_WORDS = {
+    "credentials": ("password", "passwords", "passcode", "combination", "credentials", "keypad"),
+    "government_ids": ("passport", "licence", "license"),
+    "health": (
+        "physio",
+        "physiotherapy",
+        "therapy",
+        "therapist",
+        "doctor",
+        "hospital",
+        "diagnosed",
+        "surgery",
+        "medication",
+        "prescription",
+        "pregnant",
+        "anxiety",
+        "depression",
+        "depressed",
+        "allergic",
+        "allergy",
+        "migraine",
+        "insomnia",
+        "diabetes",
+        "diabetic",
+        "cancer",
+        "asthma",
+        "dentist",
+        "counselling",
+        "counseling",
+        "psychologist",
+        "psychiatrist",
+        "antidepressants",
+        "symptoms",
+        "infection",
+        "headache",
+    ),
+    "sexual_life": ("bisexual", "lesbian", "transgender", "contraception"),
+    "minors": ("daughter", "daughters", "children", "toddler", "kindergarten", "nursery", "stepdaughter"),
+    "finances": ("salary", "mortgage", "savings", "overdraft", "overdrawn", "invested", "paycheck", "budget"),
+    "religion": ("religion", "religious", "christian", "catholic", "muslim", "ramadan", "church", "synagogue"),
+    "politics": ("election", "politics", "political", "conservative", "liberal", "protest", "referendum"),
+    "precise_location": ("address", "apartment", "postcode"),
+    "relationships": (
+        "girlfriend",
+        "boyfriend",
+        "husband",
+        "fiancee",
+        "divorce",
+        "divorced",
+        "married",
+        "wedding",
+        "engaged",
+        "partner",
+        "cheating",
+    ),
+}
+# Real words one letter away from a keyword above, which must not count as its typo.
+_NOT_TYPOS = frozenset(
+    "laughter slaughter licensed enraged encaged marred marries carried harried parried tarried welding "
+    "wedging weeding bedding wadding wending heating repressed inflection sayings ravings inverted "
+    "infested budged selection ejection erection literal protect pretest muslin cancel canter lancer "
+    "dancer canker adders physic keypads".split()
+)
+_WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])")
+# A quarrel or estrangement in the family or among friends.
+_CONFLICT = re.compile(
+    r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
+    r"fell out|not speaking|haven'?t spoken|don'?t speak|stopped talking|not talking|estranged|cut off|"
+    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other))(?![\w])"
+)
+# Categories that are also someone else's private life when said of a family member or friend.
+_ABOUT_SOMEONE = {"health", "sexual_life", "finances"}
+
+# One typo away counts: the words people misspell, by category (six letters or more, so that a
+# typo cannot turn a short everyday word into one of them).
+_TYPO_WORDS = {
+    "credentials": ("password", "passwords", "passcode", "combination", "credentials", "keypad"),
+    "government_ids": ("passport", "licence", "license"),
+    "health": (
+        "physio",
+        "physiotherapy",
+        "therapy",
+        "therapist",
+        "doctor",
+        "hospital",
+        "diagnosed",
+        "surgery",
+        "medication",
+        "prescription",
+        "pregnant",
+        "anxiety",
+        "depression",
+        "depressed",
+        "allergic",
+        "allergy",
+        "migraine",
+        "insomnia",
+        "diabetes",
+        "diabetic",
+        "cancer",
+        "asthma",
+        "dentist",
+        "counselling",
+        "counseling",
+        "psychologist",
+        "psychiatrist",
+        "antidepressants",
+        "symptoms",
+        "infection",
+        "headache",
+    ),
+    "sexual_life": ("bisexual", "lesbian", "transgender", "contraception"),
+    "minors": ("daughter", "daughters", "children", "toddler", "kindergarten", "nursery", "stepdaughter"),
+    "finances": ("salary", "mortgage", "savings", "overdraft", "overdrawn", "invested", "paycheck", "budget"),
+    "religion": ("religion", "religious", "christian", "catholic", "muslim", "ramadan", "church", "synagogue"),
+    "politics": ("election", "politics", "political", "conservative", "liberal", "protest", "referendum"),
+    "precise_location": ("address", "apartment", "postcode"),
+    "relationships": (
+        "girlfriend",
+        "boyfriend",
+        "husband",
+        "fiancee",
+        "divorce",
+        "divorced",
+        "married",
+        "wedding",
+        "engaged",
+        "partner",
+        "cheating",
+    ),
+}
+# Real words one letter away from a keyword above, which must not count as its typo.
+_NOT_TYPOS = frozenset(
+    {
+        "laughter",
+        "slaughter",
+        "daughterboard",
+        "passport",
+        "licensed",
+        "licenses",
+        "licences",
+        "partners",
+        "parser",
+        "partner",
+        "budgets",
+        "budgeted",
+        "lesbians",
+        "married",
+        "marries",
+        "carried",
+        "harried",
+        "parried",
+        "tarried",
+        "engage",
+        "engager",
+        "divorce",
+        "doctors",
+        "doctored",
+        "dentists",
+        "therapy",
+        "church",
+        "churn",
+        "churches",
+        "cancer",
+        "cancel",
+        "canter",
+        "canker",
+        "lancer",
+        "dancer",
+        "answer",
+        "address",
+        "adders",
+        "protest",
+        "protect",
+        "liberals",
+        "savings",
+        "savings",
+        "earnings",
+        "symptom",
+        "nursery",
+        "nursers",
+        "muslin",
+        "muslims",
+        "salami",
+        "salaries",
+        "headache",
+        "allergen",
+        "keypads",
+        "physics",
+        "passwd",
+        "overdrawn",
+    }
+)
+_WORD = re.compile(r"[a-zà-ÿ]{6,}")
+
+
+def _normalise(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    return _NEUTRAL.sub(" ", text)
+
+
+def _one_typo(word: str, target: str) -> bool:
+    """True when `word` is one insertion, deletion, substitution or swap of neighbours from `target`."""
+    if word == target or abs(len(word) - len(target)) > 1:
+        return False
+    if len(word) == len(target):
+        diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == target[diff[1]] and word[diff[1]] == target[diff[0]]
+    short, long = (word, target) if len(word) < len(target) else (target, word)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+@lru_cache(maxsize=4096)
+def _typo_category(word: str) -> str:
+    if word in _NOT_TYPOS:
+        return ""
+    for slug, targets in _TYPO_WORDS.items():
+        if any(_one_typo(word, target) for target in targets):
+            return slug
+    return ""
+
+
+def categories(text: str) -> set[str]:
+    """Every consent category `text` mentions: a set of slugs, empty when it mentions none."""
+    if not text or not text.strip():
+        return set()
+    lowered = _normalise(text)
+    found = {slug for slug, pattern in _PATTERNS.items() if pattern.search(lowered)}
+    if _STREET.search(text) or _POSTCODE.search(text):
+        found.add("precise_location")
+    found |= {slug for word in _WORD.findall(lowered) if (slug := _typo_category(word))}
+    if (found & _ABOUT_SOMEONE or _CONFLICT.search(lowered)) and _FAMILY_WORD.search(lowered):
+        found.add("relationships")
+    return found
+
+
+def classify_category(text: str) -> str:
+    """The most sensitive consent category `text` mentions (CATEGORY_PRIORITY order), or ""."""
+    found = categories(text)
+    return next((slug for slug in CATEGORY_PRIORITY if slug in found), "")
+
 
 # What a fact's key says about its category, whatever the words in the value.
 KEY_CATEGORIES = {
@@ -81,16 +552,6 @@ KEY_CATEGORIES = {
     "address": "precise_location",
     "income": "finances",
 }
-
-
-def classify_category(text: str) -> str:
-    """The consent category slug for `text`, or "" when it mentions nothing sensitive."""
-    if not text:
-        return ""
-    for slug in CATEGORY_PRIORITY:
-        if _PATTERNS[slug].search(text) or (slug == "precise_location" and _STREET.search(text)):
-            return slug
-    return ""
 
 
 def fact_category(key: str, value: str) -> str:
