@@ -68,7 +68,8 @@ _NEUTRAL = re.compile(
     r"(?:take|took|have|had|hold|held) a vote|up ?vot\w*|down ?vot\w*|"
     r"stroke of (?:luck|genius)|brush ?strokes?|keystrokes?|"
     r"oh my god|omg|thank god|god knows|for god'?s sake|"
-    r"church scene|temple run"
+    r"church scene|temple run|(?:work|working|job|jobs|career|degree) in finance|finance (?:team|teams|department|dept|"
+    r"job|role|sector|industry|ministry|minister)|nurse practitioner program"
     r")(?![\w-])"
 )
 
@@ -102,6 +103,10 @@ _LEXICON: dict[str, str] = {
         r"pin numbers?|pin:? ?\d{3,}|"
         rf"(?:{_SECRET_THINGS}) (?:codes?|combos?|combinations?|pins?|keys? ?codes?|passwords?|pw)|"
         r"combos? (?:for|to|on|of|is)|combination (?:for|to|on|of|is)|combinations? lock|keypads?|"
+        r"codes? (?:to|for) (?:get in|get into|the|my|our|his|her|their) \w+|(?:buzzer|intercom|entry|lockbox) ?\w*|"
+        r"(?:four|4|five|5|six|6|eight|8)[- ]digit (?:code|pin|number|combo|combination)|"
+        r"pin(?:'s| is| was| number| code| for|:)|wi-?fi (?:is|:|=) ?\S*\d\S*|"
+        r"spare keys?(?: is| are)? (?:under|in|behind|above|inside|with)|key (?:is )?under the (?:mat|pot|plant|rock)|"
         rf"(?:combos?|combinations?|pins?|passwords?|pw|passcodes?)\b[^.!?\n]{{0,25}}?(?<!\w){_DIGITS}|"
         rf"(?<!zip )(?<!area )(?<!postal )(?<!post )(?<!country )codes?(?: is| was| are|:| =|'s)"
         rf"(?: (?:now|still|just|star|hash))? ?{_DIGITS}|"
@@ -119,6 +124,8 @@ _LEXICON: dict[str, str] = {
         r"(?:my|her|his|their) id\b|driv(?:er'?s?|ing) licen[cs]es?|licen[cs]e (?:no\.?|number|#)|"
         r"tax (?:id|number|no\.?|code)|tin number|steuer-?id|steuernummer|personalausweis|reisepass|"
         r"dni|nie number|nif|aadhaar|pan card|sin number|bsn|nhs number|medicare number|"
+        r"voter id|birth certificate|tax file number|tfn|personnummer|codice fiscale|cpf|curp|"
+        r"sozialversicherungsnummer|num[ée]ro de s[ée]curit[ée] sociale|dl number|"
         r"residence permit|residency permit|green card|work permit|(?:work|student|tourist|my|her|his) visa|"
         r"visa (?:number|application|status|interview)|citizenship|naturali[sz]ation|"
         r"\d{3}[ -]\d{2}[ -]\d{4}|\[redacted:ssn\]"
@@ -127,7 +134,14 @@ _LEXICON: dict[str, str] = {
         r"physio\w*|physical therap\w*|therap(?:y|ies|ist|ists|eutic)|counsell?(?:ing|or|ors)|"
         r"psycholog(?:ist|ists)|psychiatr\w*|my shrink|doctors?|docs? (?:said|says|told|appointment)|"
         r"(?:my|the|our|a|her|his) gp|gp (?:appointment|said|says|surgery)|dentists?|dental|orthodontist|"
-        r"nurses?|clinic|hospitals?|hospitali[sz]ed|a&e|emergency room|urgent care|icu|ambulance|"
+        r"nurse (?:said|says|told|took|gave)|nhs|clinic|hospitals?|hospice|palliative|chiropract\w*|osteopath\w*|"
+        r"acupunctur\w*|pt (?:session|sessions|appointment)|(?:to|in|at) the er|check-?ups?|mammogram|colonoscopy|"
+        r"smear test|pap smear|wisdom teeth|root canal|ligaments?|tendon\w*|sciatica|hernia|scoliosis|acl|"
+        r"stomach bug|food poisoning|tested positive|test came back|pregnancy test|long covid|"
+        r"(?:lose|losing|lost) (?:some )?weight|lost \d+ ?(?:kg|kilos|lbs|pounds)|ozempic|wegovy|bmi|"
+        r"pms|endometriosis|pcos|nervous breakdown|mental breakdown|breakdown|stress leave|in recovery|"
+        r"aa meetings?|smok(?:e|es|ed|ing|er)|cigarettes?|vap(?:e|es|ed|ing)|nicotine|quit drinking|"
+        r"trying for a baby|lithium|hospitali[sz]ed|a&e|emergency room|urgent care|icu|ambulance|"
         r"surgery|surgeries|operated on|op(?:eration)? on my|appointment with (?:the|my) \w+ist|"
         r"diagnos\w*|symptoms?|prognosis|"
         r"pains?|painful|aches?|aching|headaches?|migraines?|fever|feverish|temperature of|cough\w*|"
@@ -176,11 +190,18 @@ _LEXICON: dict[str, str] = {
         r"(?:slept|sleep|sleeping) with (?:him|her|them|someone|my ex|a guy|a girl|a man|a woman|a stranger)|kink\w*|fetish\w*|libido|erectile|"
         r"contracepti\w*|condoms?|birth control|the pill|morning[- ]after pill|iud|"
         r"trying for a baby|trying to conceive|ttc|grindr|onlyfans|nudes|sexting|threesome|"
+        r"my sexuality|orientation|friends with benefits|fwb|sleeping together|celiba\w*|virgin|porn\w*|"
+        r"polyamor\w*|open relationship|"
         r"stds?(?!:)|stis?|herpes|hiv"
     ),
     "minors": (
         r"kids?|kiddos?|child|children|childcare|sons?|daughters?|stepsons?|stepdaughters?|stepkids?|"
-        r"toddlers?|bab(?:y|ies)|newborn|infant|teens?|teenagers?|tween|twins|triplets|little ones?|"
+        r"stepchildren|toddlers?|(?<!expecting a )(?<!trying for a )(?<!have a )(?<!having a )bab(?:y|ies)|"
+        r"my (?:little )?(?:boy|girl)(?!friend)|my little (?:one|guy|man|lady)|custody|p(?:a)?ediatrician|"
+        r"from school|after school|school pick ?up|drop(?:ping)? (?:\w+ )?off at school|parent[- ]teacher|"
+        r"\d(?:st|nd|rd|th) grade|grade \d|year \d at school|grounded me|my parents (?:won'?t|don'?t) let me|"
+        r"parents are (?:out|away)|(?:i'?m|i am) 1[0-7](?= ?(?:years|yrs|yo|y/o|,|\.|!|and\b|$))|baby shower|"
+        r"kinder|ni[ñn]os|enfants|bambin[io]|figli[oa]?|crian[çc]as|newborn|infant|teens?|teenagers?|tween|twins|triplets|little ones?|"
         r"nephews?|nieces?|grand(?:son|daughter|kid|child|children)s?|godson|goddaughter|godchild|"
         r"kindergarten|preschool|pre-k|elementary school|primary school|middle school|nursery|"
         r"daycare|day care|kita|crèche|creche|babysitter|nanny|school run|playdate|play date|"
@@ -194,11 +215,14 @@ _LEXICON: dict[str, str] = {
     "finances": (
         r"salar(?:y|ies)|income|wages?|paycheck|pay ?check|payslip|payday|pay ?day|paid \$?\d|"
         r"(?:got|get|getting|asked for|ask for|a) (?:a )?(?:pay )?(?:raise|rise)|pay (?:raise|rise|cut)|bonus|"
+        r"earn(?:s|ed|ing)? (?:about |around |like |over |under |only )?[$€£\d]|hourly rate|"
+        r"lost (?:my|his|her|their) job|laid off|got fired|unemploy\w*|redundan\w*|on benefits|universal credit|"
+        r"food stamps|welfare|maxed out|in the red|paycheck to paycheck|gambl\w*|"
         r"debts?|in debt|owe|owes|owed|owing|loans?|mortgage\w*|credit (?:score|rating|card|cards|limit)|"
-        r"debit card|card number|cvv|sort code|account number|routing number|iban|"
+        r"debit card|(?<!id )card number|cvv|sort code|account number|routing number|iban|"
         r"bank (?:account|balance|statement|transfer|loan|details|app)|my bank|savings|saved up|"
         r"invest\w*|index funds?|etf|stocks?|shares in|portfolio|crypto\w*|bitcoin|btc|401k|roth ira|isa|"
-        r"pension|retirement fund|bankrupt\w*|insolven\w*|tax(?:es)?|tax return|rent|overdraft|overdrawn|"
+        r"pension|retirement fund|bankrupt\w*|insolven\w*|tax(?:es)?(?! (?:id|number|no|code|file))|tax return|rent|overdraft|overdrawn|"
         r"broke(?! (?:my|his|her|their|up|the|it|down|into|in|out|a|an|our|your|through|off|free|even))|"
         r"budget\w*|can'?t afford|afford|bills|payments?|paid off|pay off|inheritance|net worth|"
         r"financ\w*|money|cash|\d+ grand|a grand|quid|bucks|dollars|euros|\d+(?:[.,]\d+)? ?(?:usd|eur|gbp|chf)|"
@@ -221,6 +245,8 @@ _LEXICON: dict[str, str] = {
         r"(?:to|at|sunday|go to|went to|attend) mass|mass (?:on|every)|rosary|pastor|priest|"
         r"imam|rabbi|monk|nuns?|baptis\w*|baptiz\w*|christening|communion|bar mitzvah|bat mitzvah|"
         r"hijab|niqab|burqa|turban|yarmulke|kippah|fasting|"
+        r"jesus|allah|hajj|umrah|pilgrimage|sermon|worship\w*|sunday school|born again|quaker|amish|shinto|"
+        r"tao(?:ism|ist)|zoroastrian|bah[aá]'?[ií]|scientolog\w*|rastafari\w*|deacon|vicar|reverend|believer|"
         r"gläubig|iglesia|église|eglise|kirche|moschee"
     ),
     "politics": (
@@ -240,7 +266,9 @@ _LEXICON: dict[str, str] = {
         r"on strike|going on strike|picket\w*|protest\w*|march(?:ed|ing)|rall(?:y|ies)|demonstration\w*|"
         r"petition\w*|activis\w*|activists?|campaign(?:ing|ed)? for|canvass\w*|party members?|"
         r"member of the \w+ party|joined the \w+ party|maga|trump|biden|obama|brexit|"
-        r"parliament|senators?|congress\w*|prime minister|the president|mayor"
+        r"parliament|senators?|congress\w*|prime minister|the president|mayor|feminis\w*|pro-life|pro-choice|"
+        r"abortion|gun control|second amendment|extinction rebellion|blm|black lives matter|woke|anti-?vax\w*|"
+        r"union rep|(?:my|our|local) mp|councillor|went on strike"
     ),
     "precise_location": (
         r"home address|my address|(?:our|her|his|their) address|address is|i live at|we live at|"
@@ -253,8 +281,10 @@ _LEXICON: dict[str, str] = {
         r"\w+(?:straße|strasse|str\.|weg|platz|gasse|laan|straat|gade|vej) ?\d+|"
         r"home alone|(?:i'?m|i am|we'?re|we are) (?:currently |still |now )?(?:at|in) (?:the |a )?[\w'-]+"
         r"(?: [\w'-]+)?(?: on| near| next to| across from| opposite| by| right now| rn| till| until)|"
-        r"(?:i|we) live (?:right )?(?:next to|across from|opposite|above|below|behind|near|around the corner"
-        r" from|on|in (?:flat|apartment|apt|unit|number))|(?:our|my) (?:place|house|flat|apartment|home) is "
+        r"(?:i|we) live (?:right )?(?:next to|next door to|across from|opposite|above|below|behind|around the corner"
+        r" from|in (?:flat|apartment|apt|unit|number))|\d+(?:st|nd|rd|th) floor|(?:my|our) street|house number|"
+        r"door number|(?:my|our) (?:hotel|airbnb|room) is|staying at the \w+|(?:i'?ll|i will|we'?ll|we will) be at "
+        r"(?:the )?[\w'-]+(?: [\w'-]+)? (?:at|from|until|till|between) \d|(?:our|my) (?:place|house|flat|apartment|home) is "
         r"(?:the|on|at|next|above|right|across|opposite|behind|near)|"
         r"where i live|my location|my whereabouts|hotel room|room number"
     ),
@@ -269,7 +299,11 @@ _LEXICON: dict[str, str] = {
         r"seeing someone|started seeing|been seeing|crush on|a crush|my crush|in love|fell for|anniversary|"
         r"hinge|tinder|bumble|okcupid|match\.com|"
         r"novi[oa]|marido|espos[ao]|freundin|mein freund|mein mann|meine frau|ma femme|mon mari|"
-        r"mon copain|ma copine|ragazz[ao]|namorad[ao]"
+        r"mon copain|ma copine|ragazz[ao]|namorad[ao]|"
+        r"i'?m single|newly single|single again|widow\w*|situationship|talking stage|ghost(?:ed|ing)|"
+        r"long[- ]distance|moved in together|living together|honeymoon|together (?:for )?\d+ (?:years|months)|"
+        r"and i are (?:together|dating|a thing|an item|official|exclusive)|made it official|met someone|"
+        r"she said yes|he said yes|love of my life|soul ?mate|valentine\w*|kissed|in-laws?|mother-in-law|father-in-law"
     ),
 }
 
@@ -285,11 +319,12 @@ _STREET = re.compile(
 # UK postcodes and "75011 Paris": a postal code beside a place name.
 _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b\d{5}\s+[A-Z][a-zé]+\b")
 _FAMILY_WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])")
-# A quarrel or estrangement in the family or among friends.
+# A quarrel, estrangement, loss or other private event in the family or among friends.
 _CONFLICT = re.compile(
     r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
     r"fell out|not speaking|haven'?t spoken|don'?t speak|stopped talking|not talking|estranged|cut off|"
-    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other))(?![\w])"
+    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other)|passed away|died|"
+    r"funeral|grie(?:f|ving)|pregnant|getting married|in jail|in prison|arrested)(?![\w])"
 )
 # Categories that are also someone else's private life when said of a family member or friend.
 _ABOUT_SOMEONE = {"health", "sexual_life", "finances"}
@@ -360,11 +395,12 @@ _NOT_TYPOS = frozenset(
     "dancer canker adders physic keypads".split()
 )
 _WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])")
-# A quarrel or estrangement in the family or among friends.
+# A quarrel, estrangement, loss or other private event in the family or among friends.
 _CONFLICT = re.compile(
     r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
     r"fell out|not speaking|haven'?t spoken|don'?t speak|stopped talking|not talking|estranged|cut off|"
-    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other))(?![\w])"
+    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other)|passed away|died|"
+    r"funeral|grie(?:f|ving)|pregnant|getting married|in jail|in prison|arrested)(?![\w])"
 )
 # Categories that are also someone else's private life when said of a family member or friend.
 _ABOUT_SOMEONE = {"health", "sexual_life", "finances"}
