@@ -68,7 +68,9 @@ _NEUTRAL = re.compile(
     r"(?:take|took|have|had|hold|held) a vote|up ?vot\w*|down ?vot\w*|"
     r"stroke of (?:luck|genius)|brush ?strokes?|keystrokes?|"
     r"oh my god|omg|thank god|god knows|for god'?s sake|"
-    r"church scene|temple run|(?:work|working|job|jobs|career|degree) in finance|finance (?:team|teams|department|dept|"
+    r"church scene|temple run|doctor strange|dr\.? strange|doctor of|son of a gun|leader election|"
+    r"election of a (?:new )?leader|(?:the|a) union of|union (?:type|types|find|all|query|select)|rent-a-\w+|"
+    r"(?:work|working|job|jobs|career|degree) in finance|finance (?:team|teams|department|dept|"
     r"job|role|sector|industry|ministry|minister)|nurse practitioner program"
     r")(?![\w-])"
 )
@@ -105,7 +107,8 @@ _LEXICON: dict[str, str] = {
         r"combos? (?:for|to|on|of|is)|combination (?:for|to|on|of|is)|combinations? lock|keypads?|"
         r"codes? (?:to|for) (?:get in|get into|the|my|our|his|her|their) \w+|(?:buzzer|intercom|entry|lockbox) ?\w*|"
         r"(?:four|4|five|5|six|6|eight|8)[- ]digit (?:code|pin|number|combo|combination)|"
-        r"pin(?:'s| is| was| number| code| for|:)|wi-?fi (?:is|:|=) ?\S*\d\S*|"
+        r"pin(?:'s| is| was| number| code| for|:)|key ?safe|(?:opens|unlocks) with (?:the )?(?:code )?\d{3,}|"
+        r"wi-?fi (?:is|:|=) ?\S*\d\S*|"
         r"spare keys?(?: is| are)? (?:under|in|behind|above|inside|with)|key (?:is )?under the (?:mat|pot|plant|rock)|"
         rf"(?:combos?|combinations?|pins?|passwords?|pw|passcodes?)\b[^.!?\n]{{0,25}}?(?<!\w){_DIGITS}|"
         rf"(?<!zip )(?<!area )(?<!postal )(?<!post )(?<!country )codes?(?: is| was| are|:| =|'s)"
@@ -124,7 +127,7 @@ _LEXICON: dict[str, str] = {
         r"(?:my|her|his|their) id\b|driv(?:er'?s?|ing) licen[cs]es?|licen[cs]e (?:no\.?|number|#)|"
         r"tax (?:id|number|no\.?|code)|tin number|steuer-?id|steuernummer|personalausweis|reisepass|"
         r"dni|nie number|nif|aadhaar|pan card|sin number|bsn|nhs number|medicare number|"
-        r"voter id|birth certificate|tax file number|tfn|personnummer|codice fiscale|cpf|curp|"
+        r"sin (?:is |number |#|no\.? )?\d+|voter id|birth certificate|tax file number|tfn|personnummer|codice fiscale|cpf|curp|"
         r"sozialversicherungsnummer|num[ée]ro de s[ée]curit[ée] sociale|dl number|"
         r"residence permit|residency permit|green card|work permit|(?:work|student|tourist|my|her|his) visa|"
         r"visa (?:number|application|status|interview)|citizenship|naturali[sz]ation|"
@@ -141,7 +144,16 @@ _LEXICON: dict[str, str] = {
         r"(?:lose|losing|lost) (?:some )?weight|lost \d+ ?(?:kg|kilos|lbs|pounds)|ozempic|wegovy|bmi|"
         r"pms|endometriosis|pcos|nervous breakdown|mental breakdown|breakdown|stress leave|in recovery|"
         r"aa meetings?|smok(?:e|es|ed|ing|er)|cigarettes?|vap(?:e|es|ed|ing)|nicotine|quit drinking|"
-        r"trying for a baby|lithium|hospitali[sz]ed|a&e|emergency room|urgent care|icu|ambulance|"
+        r"trying for a baby|lithium|utis?|yeast infection|remission|deaf|hard of hearing|tinnitus|blind in|"
+        r"on the spectrum|neurodivergent|neurodiverse|(?:hip|knee|joint) replacement|transplant|"
+        r"(?:cardio|dermato|neuro|onco|gastroentero|endocrino|gyn(?:a)?eco|uro|rheumato|ophthalmo|audio|haemato|"
+        r"hemato|nephro|pulmono|immuno|allergo)log(?:ist|ists|y)|podiatr\w*|optometr\w*|ob-?gyn|"
+        r"(?:saw|see|seeing|referred to|waiting for) (?:a|the) specialist|"
+        r"(?:pulled|strained|tore|torn) (?:a|my) (?:muscle|ligament|hamstring|calf|tendon)|pulled a muscle|"
+        r"(?:on|taking|take|took|prescribed|started|starting|switched to|switched from|stopped|off|dose of|mg of) "
+        r"(?:the |my |some )?\w{2,}(?:olol|pril|sartan|statin|azole|mycin|cillin|prazole|zepam|olam|sone|olone|"
+        r"tidine|oxetine|triptan|mab|profen|xaban|afil|gliptin|formin|thiazide|semide|dronate|parin|oxacin|"
+        r"cycline|navir|tadine|fenac|pine|amine|ipram|azine|apine|idone|odone|zolam)|hospitali[sz]ed|a&e|emergency room|urgent care|icu|ambulance|"
         r"surgery|surgeries|operated on|op(?:eration)? on my|appointment with (?:the|my) \w+ist|"
         r"diagnos\w*|symptoms?|prognosis|"
         r"pains?|painful|aches?|aching|headaches?|migraines?|fever|feverish|temperature of|cough\w*|"
@@ -174,7 +186,7 @@ _LEXICON: dict[str, str] = {
         r"escitalopram|fluoxetine|venlafaxine|bupropion|wellbutrin|adderall|ritalin|methylphenidate|"
         r"vyvanse|xanax|valium|diazepam|lorazepam|melatonin|levothyroxine|hrt|"
         rf"(?:broke|broken|sprained|twisted|pulled|injured|hurt|dislocated|tore|torn) (?:my|his|her|their) (?:{_BODY})|"
-        rf"(?:my|his|her|their) (?:{_BODY})(?:'s| is| has| keeps| was)?(?: been| still| really| so)?"
+        rf"(?:(?:my|his|her|their) )?(?:{_BODY})(?:'s| is| has| keeps| was)?(?: been| still| really| so)?"
         r" (?:killing|hurting|hurts|hurt|aching|aches|sore|throbbing|swollen|bleeding|numb|playing up|acting up)|"
         r"krankenhaus|arzt|ärztin|médico|medico|médecin|enfermo|krank"
     ),
@@ -184,14 +196,15 @@ _LEXICON: dict[str, str] = {
         r"(?:i'?m|i am|am|she'?s|he'?s|they'?re|is|as|being) (?:also )?(?:bi|pan|trans|enby)(?![\w-])|"
         r"transgender|trans (?:man|woman|guy|girl|kid|person)|non-?binary|enby|genderqueer|"
         r"gender (?:identity|dysphoria|transition)|"
-        r"(?:came|come|coming) out (?:to|as)|came out (?:last|this|in \d|at \d|when)|(?:my|her|his) coming out|"
+        r"(?:came|come|coming) out (?:to|as)|came out (?:last|this|in \d+|at \d+|when)|(?:my|her|his) coming out|"
         r"in the closet|closeted|"
         r"sex|sexual\w*|sexually|intimate|intimacy|hook(?:ed|ing)? up|hookups?|one[- ]night stands?|"
         r"(?:slept|sleep|sleeping) with (?:him|her|them|someone|my ex|a guy|a girl|a man|a woman|a stranger)|kink\w*|fetish\w*|libido|erectile|"
         r"contracepti\w*|condoms?|birth control|the pill|morning[- ]after pill|iud|"
         r"trying for a baby|trying to conceive|ttc|grindr|onlyfans|nudes|sexting|threesome|"
         r"my sexuality|orientation|friends with benefits|fwb|sleeping together|celiba\w*|virgin|porn\w*|"
-        r"polyamor\w*|open relationship|"
+        r"polyamor\w*|open relationship|(?:i'?m|we'?re|i am|we are) poly|"
+        r"(?:i'?m|i am) (?:only |mostly |also )?into (?:guys|girls|men|women|both|dudes)|"
         r"stds?(?!:)|stis?|herpes|hiv"
     ),
     "minors": (
@@ -199,7 +212,7 @@ _LEXICON: dict[str, str] = {
         r"stepchildren|toddlers?|(?<!expecting a )(?<!trying for a )(?<!have a )(?<!having a )bab(?:y|ies)|"
         r"my (?:little )?(?:boy|girl)(?!friend)|my little (?:one|guy|man|lady)|custody|p(?:a)?ediatrician|"
         r"from school|after school|school pick ?up|drop(?:ping)? (?:\w+ )?off at school|parent[- ]teacher|"
-        r"\d(?:st|nd|rd|th) grade|grade \d|year \d at school|grounded me|my parents (?:won'?t|don'?t) let me|"
+        r"\d+(?:st|nd|rd|th) grade|grade \d+|year \d+ at school|grounded me|my parents (?:won'?t|don'?t) let me|"
         r"parents are (?:out|away)|(?:i'?m|i am) 1[0-7](?= ?(?:years|yrs|yo|y/o|,|\.|!|and\b|$))|baby shower|"
         r"kinder|ni[ñn]os|enfants|bambin[io]|figli[oa]?|crian[çc]as|newborn|infant|teens?|teenagers?|tween|twins|triplets|little ones?|"
         r"nephews?|nieces?|grand(?:son|daughter|kid|child|children)s?|godson|goddaughter|godchild|"
@@ -213,11 +226,14 @@ _LEXICON: dict[str, str] = {
         r"mein sohn|meine tochter|mi hij[oa]|mis hijos|mon fils|ma fille"
     ),
     "finances": (
-        r"salar(?:y|ies)|income|wages?|paycheck|pay ?check|payslip|payday|pay ?day|paid \$?\d|"
+        r"salar(?:y|ies)|income|wages?|paycheck|pay ?check|payslip|payday|pay ?day|paid \$?\d+|"
         r"(?:got|get|getting|asked for|ask for|a) (?:a )?(?:pay )?(?:raise|rise)|pay (?:raise|rise|cut)|bonus|"
-        r"earn(?:s|ed|ing)? (?:about |around |like |over |under |only )?[$€£\d]|hourly rate|"
+        r"earn(?:s|ed|ing)? (?:about |around |like |over |under |only )?[$€£]?\d[\d,.]*k?|hourly rate|"
         r"lost (?:my|his|her|their) job|laid off|got fired|unemploy\w*|redundan\w*|on benefits|universal credit|"
-        r"food stamps|welfare|maxed out|in the red|paycheck to paycheck|gambl\w*|"
+        r"food stamps|welfare|maxed out|in the red|paycheck to paycheck|gambl\w*|(?:checking|current|savings) accounts?|"
+        r"account balance|(?:transferred|sent|wired|lent|borrowed|spent|paid|pay|owe|cost|costs) (?:him |her |them |"
+        r"me |my \w+ |about |around |like |over )?[$€£]?\d[\d,.]*k?(?! ?(?:hours?|hrs?|minutes?|mins?|days?|weeks?|"
+        r"months?|years?|times?|%|seconds?|secs?|h|m|s|am|pm|pages?|lines?|messages?|emails?|files?|points?))|"
         r"debts?|in debt|owe|owes|owed|owing|loans?|mortgage\w*|credit (?:score|rating|card|cards|limit)|"
         r"debit card|(?<!id )card number|cvv|sort code|account number|routing number|iban|"
         r"bank (?:account|balance|statement|transfer|loan|details|app)|my bank|savings|saved up|"
@@ -268,23 +284,26 @@ _LEXICON: dict[str, str] = {
         r"member of the \w+ party|joined the \w+ party|maga|trump|biden|obama|brexit|"
         r"parliament|senators?|congress\w*|prime minister|the president|mayor|feminis\w*|pro-life|pro-choice|"
         r"abortion|gun control|second amendment|extinction rebellion|blm|black lives matter|woke|anti-?vax\w*|"
+        r"(?:i'?m|i am|as|being) an? (?:\w+ )?(?:conservative|liberal|progressive|socialist|democrat|republican|tory|"
+        r"leftist|centrist|libertarian|anarchist|communist|green)(?! \w)|union (?:rep|steward|member|meeting|dues)|"
         r"union rep|(?:my|our|local) mp|councillor|went on strike"
     ),
     "precise_location": (
         r"home address|my address|(?:our|her|his|their) address|address is|i live at|we live at|"
-        r"lives? at \d|(?:apartment|apt|flat|unit|suite|room|house) (?:no\.? |number |#)?\d+\w?|"
+        r"lives? at \d+|(?:apartment|apt|flat|unit|suite|room|house) (?:no\.? |number |#)?\d+\w?|"
         r"zip (?:code )?is|my zip|postcode is|my postcode|post code is|gps|coordinates|latitude|longitude|"
         r"\d{1,3}\.\d{4,},\s*-?\d{1,3}\.\d{4,}|"
         r"(?:on|at|off|in) (?!the |a |my |this |that )(?:[\w'-]+ ){1,2}(?:street|road|rd|lane|avenue|ave|"
         r"boulevard|blvd|crescent|terrace)|\d+(?:st|nd|rd|th) (?:and|&) \w+|"
         r"(?:rue|calle|avenida|rua) (?:de |des |del |du |la |le |da |do )?[\w'-]+|"
         r"\w+(?:straße|strasse|str\.|weg|platz|gasse|laan|straat|gade|vej) ?\d+|"
-        r"home alone|(?:i'?m|i am|we'?re|we are) (?:currently |still |now )?(?:at|in) (?:the |a )?[\w'-]+"
+        r"home alone|(?:i'?m|i am|we'?re|we are) (?:currently |still |now )?(?:at|in) "
+        r"(?!(?:the |a |an )?(?:meeting|call|hurry|rush|bad|good|queue|zoom|standup|sprint|review|class|lecture)\b)(?:the |a )?[\w'-]+"
         r"(?: [\w'-]+)?(?: on| near| next to| across from| opposite| by| right now| rn| till| until)|"
         r"(?:i|we) live (?:right )?(?:next to|next door to|across from|opposite|above|below|behind|around the corner"
         r" from|in (?:flat|apartment|apt|unit|number))|\d+(?:st|nd|rd|th) floor|(?:my|our) street|house number|"
         r"door number|(?:my|our) (?:hotel|airbnb|room) is|staying at the \w+|(?:i'?ll|i will|we'?ll|we will) be at "
-        r"(?:the )?[\w'-]+(?: [\w'-]+)? (?:at|from|until|till|between) \d|(?:our|my) (?:place|house|flat|apartment|home) is "
+        r"(?:the )?[\w'-]+(?: [\w'-]+)? (?:at|from|until|till|between) \d+|(?:our|my) (?:place|house|flat|apartment|home) is "
         r"(?:the|on|at|next|above|right|across|opposite|behind|near)|"
         r"where i live|my location|my whereabouts|hotel room|room number"
     ),
@@ -303,7 +322,8 @@ _LEXICON: dict[str, str] = {
         r"i'?m single|newly single|single again|widow\w*|situationship|talking stage|ghost(?:ed|ing)|"
         r"long[- ]distance|moved in together|living together|honeymoon|together (?:for )?\d+ (?:years|months)|"
         r"and i are (?:together|dating|a thing|an item|official|exclusive)|made it official|met someone|"
-        r"she said yes|he said yes|love of my life|soul ?mate|valentine\w*|kissed|in-laws?|mother-in-law|father-in-law"
+        r"she said yes|he said yes|seeing each other|talking to (?:this|a) (?:girl|guy|woman|man)|"
+        r"met (?:this|a) (?:girl|guy|woman|man)|love of my life|soul ?mate|valentine\w*|kissed|in-laws?|mother-in-law|father-in-law"
     ),
 }
 
@@ -316,6 +336,11 @@ _STREET = re.compile(
     r"\b\d+[A-Za-z]?,?\s+(?:[A-Z][\w'-]*\s+){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|"
     r"Boulevard|Blvd|Way|Court|Ct|Place|Pl|Terrace|Close|Square|Sq|Crescent|Gardens|Grove|Hill|Row|Mews)\b"
 )
+# "on Maple Drive": a capitalised street name after a preposition, not a drive of software.
+_STREET_NAME = re.compile(
+    r"\b(?:on|at|in|off)\s+(?!(?:Google|One|Hard|Flash|Shared|Team|Disk|USB|My|The)\s)(?:[A-Z][\w'-]*\s+){1,2}"
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Way|Court|Ct|Place|Terrace|Close|Crescent)\b"
+)
 # UK postcodes and "75011 Paris": a postal code beside a place name.
 _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b\d{5}\s+[A-Z][a-zé]+\b")
 _FAMILY_WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])")
@@ -323,7 +348,7 @@ _FAMILY_WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{
 _CONFLICT = re.compile(
     r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
     r"fell out|not speaking|haven'?t spoken|don'?t speak|stopped talking|not talking|estranged|cut off|"
-    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other)|passed away|died|"
+    r"disowned|no contact|(?:don'?t|do not|never|didn'?t) get along|not getting along|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other)|passed away|died|"
     r"funeral|grie(?:f|ving)|pregnant|getting married|in jail|in prison|arrested)(?![\w])"
 )
 # Categories that are also someone else's private life when said of a family member or friend.
@@ -399,7 +424,7 @@ _WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY
 _CONFLICT = re.compile(
     r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
     r"fell out|not speaking|haven'?t spoken|don'?t speak|stopped talking|not talking|estranged|cut off|"
-    r"disowned|no contact|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other)|passed away|died|"
+    r"disowned|no contact|(?:don'?t|do not|never|didn'?t) get along|not getting along|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other)|passed away|died|"
     r"funeral|grie(?:f|ving)|pregnant|getting married|in jail|in prison|arrested)(?![\w])"
 )
 # Categories that are also someone else's private life when said of a family member or friend.
@@ -562,7 +587,7 @@ def categories(text: str) -> set[str]:
         return set()
     lowered = _normalise(text)
     found = {slug for slug, pattern in _PATTERNS.items() if pattern.search(lowered)}
-    if _STREET.search(text) or _POSTCODE.search(text):
+    if _STREET.search(text) or _STREET_NAME.search(text) or _POSTCODE.search(text):
         found.add("precise_location")
     found |= {slug for word in _WORD.findall(lowered) if (slug := _typo_category(word))}
     if (found & _ABOUT_SOMEONE or _CONFLICT.search(lowered)) and _FAMILY_WORD.search(lowered):
