@@ -107,11 +107,15 @@ _LEXICON: dict[str, str] = {
         r"combos? (?:for|to|on|of|is)|combination (?:for|to|on|of|is)|combinations? lock|keypads?|"
         r"codes? (?:to|for) (?:get in|get into|the|my|our|his|her|their) \w+|(?:buzzer|intercom|entry|lockbox) ?\w*|"
         r"(?:four|4|five|5|six|6|eight|8)[- ]digit (?:code|pin|number|combo|combination)|"
+        rf"(?:alarm|gate|locker|safe|keypad|padlock|door|garage|lockbox|storage unit|bike lock|lock)(?:'s| is| was|:| =)?"
+        rf" ?(?:code )?{_DIGITS}(?! ?(?:m|km|metres|meters|miles|ft|feet|minutes|mins|yards|euros|dollars|pounds|%)\b)|"
+        r"(?:the )?key (?:is|:|=) ?\S*\d\S*|lock ?screen (?:code|pattern|pin|password|is)|unlock pattern|"
+        r"key ?cards?|key ?fobs?|access cards?|secret (?:word|answer|question|phrase|code)|safe ?word|code ?word|"
         r"pin(?:'s| is| was| number| code| for|:)|key ?safe|(?:opens|unlocks) with (?:the )?(?:code )?\d{3,}|"
         r"wi-?fi (?:is|:|=) ?\S*\d\S*|"
         r"spare keys?(?: is| are)? (?:under|in|behind|above|inside|with)|key (?:is )?under the (?:mat|pot|plant|rock)|"
         rf"(?:combos?|combinations?|pins?|passwords?|pw|passcodes?)\b[^.!?\n]{{0,25}}?(?<!\w){_DIGITS}|"
-        rf"(?<!zip )(?<!area )(?<!postal )(?<!post )(?<!country )codes?(?: is| was| are|:| =|'s)"
+        rf"(?<!zip )(?<!area )(?<!postal )(?<!post )(?<!country )codes?(?: is| was| are|:| =|'s)?"
         rf"(?: (?:now|still|just|star|hash))? ?{_DIGITS}|"
         r"logins?(?= (?:is|are|was|details|info|for|:|\w+ ?/))|(?:my|the|new|our|his|her) (?:\w+ )?login|"
         r"log-?in details|sign[- ]?in details|user ?names? and passwords?|credentials|"
@@ -144,7 +148,12 @@ _LEXICON: dict[str, str] = {
         r"(?:lose|losing|lost) (?:some )?weight|lost \d+ ?(?:kg|kilos|lbs|pounds)|ozempic|wegovy|bmi|"
         r"pms|endometriosis|pcos|nervous breakdown|mental breakdown|breakdown|stress leave|in recovery|"
         r"aa meetings?|smok(?:e|es|ed|ing|er)|cigarettes?|vap(?:e|es|ed|ing)|nicotine|quit drinking|"
-        r"trying for a baby|lithium|utis?|yeast infection|remission|deaf|hard of hearing|tinnitus|blind in|"
+        r"trying for a baby|lithium|pt (?:today|tomorrow|for|at|again|on)|my psych|the psych|psych (?:appointment|"
+        r"session|ward|eval)|feel(?:ing)? (?:so |really |very |pretty |super )?(?:low|down|hopeless|empty|numb|"
+        r"worthless)|can'?t get out of bed|not coping|struggling mentally|hay ?fever|sugar levels?|glucose|a1c|"
+        r"hba1c|c-section|caesarean|cesarean|postpartum|post-?natal|breastfeed\w*|dr\.? (?:says|said|told|"
+        r"appointment|visit)|(?:my|the) dr|eyesight|drinking (?:again|problem|too much)|drinks too much|"
+        r"binge\w*|alcohol|hangover|hungover|utis?|yeast infection|remission|deaf|hard of hearing|tinnitus|blind in|"
         r"on the spectrum|neurodivergent|neurodiverse|(?:hip|knee|joint) replacement|transplant|"
         r"(?:cardio|dermato|neuro|onco|gastroentero|endocrino|gyn(?:a)?eco|uro|rheumato|ophthalmo|audio|haemato|"
         r"hemato|nephro|pulmono|immuno|allergo)log(?:ist|ists|y)|podiatr\w*|optometr\w*|ob-?gyn|"
@@ -185,6 +194,7 @@ _LEXICON: dict[str, str] = {
         r"aspirin|metformin|insulin|statins?|amoxicillin|prozac|zoloft|lexapro|citalopram|"
         r"escitalopram|fluoxetine|venlafaxine|bupropion|wellbutrin|adderall|ritalin|methylphenidate|"
         r"vyvanse|xanax|valium|diazepam|lorazepam|melatonin|levothyroxine|hrt|"
+        rf"for my (?:{_BODY})|(?:{_BODY}) (?:issues|problems|injury|injuries|trouble|surgery|pain|op)|"
         rf"(?:broke|broken|sprained|twisted|pulled|injured|hurt|dislocated|tore|torn) (?:my|his|her|their) (?:{_BODY})|"
         rf"(?:(?:my|his|her|their) )?(?:{_BODY})(?:'s| is| has| keeps| was)?(?: been| still| really| so)?"
         r" (?:killing|hurting|hurts|hurt|aching|aches|sore|throbbing|swollen|bleeding|numb|playing up|acting up)|"
@@ -213,7 +223,7 @@ _LEXICON: dict[str, str] = {
         r"my (?:little )?(?:boy|girl)(?!friend)|my little (?:one|guy|man|lady)|custody|p(?:a)?ediatrician|"
         r"from school|after school|school pick ?up|drop(?:ping)? (?:\w+ )?off at school|parent[- ]teacher|"
         r"\d+(?:st|nd|rd|th) grade|grade \d+|year \d+ at school|grounded me|my parents (?:won'?t|don'?t) let me|"
-        r"parents are (?:out|away)|(?:i'?m|i am) 1[0-7](?= ?(?:years|yrs|yo|y/o|,|\.|!|and\b|$))|baby shower|"
+        r"(?:my|our) (?:oldest|youngest|eldest|middle (?:one|child|kid))|parents are (?:out|away)|(?:i'?m|i am) 1[0-7](?= ?(?:years|yrs|yo|y/o|,|\.|!|and\b|$))|baby shower|"
         r"kinder|ni[ñn]os|enfants|bambin[io]|figli[oa]?|crian[çc]as|newborn|infant|teens?|teenagers?|tween|twins|triplets|little ones?|"
         r"nephews?|nieces?|grand(?:son|daughter|kid|child|children)s?|godson|goddaughter|godchild|"
         r"kindergarten|preschool|pre-k|elementary school|primary school|middle school|nursery|"
@@ -231,7 +241,7 @@ _LEXICON: dict[str, str] = {
         r"earn(?:s|ed|ing)? (?:about |around |like |over |under |only )?[$€£]?\d[\d,.]*k?|hourly rate|"
         r"lost (?:my|his|her|their) job|laid off|got fired|unemploy\w*|redundan\w*|on benefits|universal credit|"
         r"food stamps|welfare|maxed out|in the red|paycheck to paycheck|gambl\w*|(?:checking|current|savings) accounts?|"
-        r"account balance|(?:transferred|sent|wired|lent|borrowed|spent|paid|pay|owe|cost|costs) (?:him |her |them |"
+        r"account balance|joint account|(?:transferred|sent|wired|lent|borrowed|spent|paid|pay|owe|cost|costs) (?:him |her |them |"
         r"me |my \w+ |about |around |like |over )?[$€£]?\d[\d,.]*k?(?! ?(?:hours?|hrs?|minutes?|mins?|days?|weeks?|"
         r"months?|years?|times?|%|seconds?|secs?|h|m|s|am|pm|pages?|lines?|messages?|emails?|files?|points?))|"
         r"debts?|in debt|owe|owes|owed|owing|loans?|mortgage\w*|credit (?:score|rating|card|cards|limit)|"
@@ -240,7 +250,7 @@ _LEXICON: dict[str, str] = {
         r"invest\w*|index funds?|etf|stocks?|shares in|portfolio|crypto\w*|bitcoin|btc|401k|roth ira|isa|"
         r"pension|retirement fund|bankrupt\w*|insolven\w*|tax(?:es)?(?! (?:id|number|no|code|file))|tax return|rent|overdraft|overdrawn|"
         r"broke(?! (?:my|his|her|their|up|the|it|down|into|in|out|a|an|our|your|through|off|free|even))|"
-        r"budget\w*|can'?t afford|afford|bills|payments?|paid off|pay off|inheritance|net worth|"
+        r"budget\w*|can'?t afford|afford|bills|(?:car|loan|mortgage|rent|late|missed|monthly|minimum) payments?|paid off|pay off|inheritance|net worth|"
         r"financ\w*|money|cash|\d+ grand|a grand|quid|bucks|dollars|euros|\d+(?:[.,]\d+)? ?(?:usd|eur|gbp|chf)|"
         r"[$€£¥]\s?\d[\d,.]*k?|\d[\d,.]*\s?[$€£]|"
         r"\d+(?:[.,]\d+)?k(?! (?:run|race|steps|resolution|monitor|monitors|tv|video|display|screen|stars|"
@@ -286,11 +296,12 @@ _LEXICON: dict[str, str] = {
         r"abortion|gun control|second amendment|extinction rebellion|blm|black lives matter|woke|anti-?vax\w*|"
         r"(?:i'?m|i am|as|being) an? (?:\w+ )?(?:conservative|liberal|progressive|socialist|democrat|republican|tory|"
         r"leftist|centrist|libertarian|anarchist|communist|green)(?! \w)|union (?:rep|steward|member|meeting|dues)|"
-        r"union rep|(?:my|our|local) mp|councillor|went on strike"
+        r"independence (?:movement|referendum)|separatis\w*|nationalis\w*|(?:the|a) march (?:against|for)|"
+        r"march(?:ed|ing) (?:against|for)|union rep|(?:my|our|local) mp|councillor|went on strike"
     ),
     "precise_location": (
         r"home address|my address|(?:our|her|his|their) address|address is|i live at|we live at|"
-        r"lives? at \d+|(?:apartment|apt|flat|unit|suite|room|house) (?:no\.? |number |#)?\d+\w?|"
+        r"lives? at \d+|(?:apartment|apt|flat|unit|suite|room|house|door) (?:no\.? |number |#)?(?:is |: ?)?\d+\w?|"
         r"zip (?:code )?is|my zip|postcode is|my postcode|post code is|gps|coordinates|latitude|longitude|"
         r"\d{1,3}\.\d{4,},\s*-?\d{1,3}\.\d{4,}|"
         r"(?:on|at|off|in) (?!the |a |my |this |that )(?:[\w'-]+ ){1,2}(?:street|road|rd|lane|avenue|ave|"
@@ -322,7 +333,10 @@ _LEXICON: dict[str, str] = {
         r"i'?m single|newly single|single again|widow\w*|situationship|talking stage|ghost(?:ed|ing)|"
         r"long[- ]distance|moved in together|living together|honeymoon|together (?:for )?\d+ (?:years|months)|"
         r"and i are (?:together|dating|a thing|an item|official|exclusive)|made it official|met someone|"
-        r"she said yes|he said yes|seeing each other|talking to (?:this|a) (?:girl|guy|woman|man)|"
+        r"she said yes|he said yes|new (?:man|woman|guy|girl|lady|fella|bloke|partner|flame|squeeze|love|bf|gf)|"
+        r"my (?:fella|bloke|guy|lad|girl|man|woman)(?!friend)|been together|together since|got together|"
+        r"(?:i'?m|i am|i've been|been|started|we're|we are) seeing (?:someone|somebody|\w+ (?:now|for|since|again|"
+        r"lately|recently|officially|exclusively))|someone special|seeing each other|talking to (?:this|a) (?:girl|guy|woman|man)|"
         r"met (?:this|a) (?:girl|guy|woman|man)|love of my life|soul ?mate|valentine\w*|kissed|in-laws?|mother-in-law|father-in-law"
     ),
 }
@@ -416,145 +430,21 @@ _TYPO_WORDS = {
 _NOT_TYPOS = frozenset(
     "laughter slaughter licensed enraged encaged marred marries carried harried parried tarried welding "
     "wedging weeding bedding wadding wending heating repressed inflection sayings ravings inverted "
-    "infested budged selection ejection erection literal protect pretest muslin cancel canter lancer "
-    "dancer canker adders physic keypads".split()
-)
-_WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])")
-# A quarrel, estrangement, loss or other private event in the family or among friends.
-_CONFLICT = re.compile(
-    r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
-    r"fell out|not speaking|haven'?t spoken|don'?t speak|stopped talking|not talking|estranged|cut off|"
-    r"disowned|no contact|(?:don'?t|do not|never|didn'?t) get along|not getting along|toxic|abusive|abuse[sd]?|yell(?:ed|ing|s)? at|hate(?:s)? (?:me|each other)|passed away|died|"
-    r"funeral|grie(?:f|ving)|pregnant|getting married|in jail|in prison|arrested)(?![\w])"
-)
-# Categories that are also someone else's private life when said of a family member or friend.
-_ABOUT_SOMEONE = {"health", "sexual_life", "finances"}
-
-# One typo away counts: the words people misspell, by category (six letters or more, so that a
-# typo cannot turn a short everyday word into one of them).
-_TYPO_WORDS = {
-    "credentials": ("password", "passwords", "passcode", "combination", "credentials", "keypad"),
-    "government_ids": ("passport", "licence", "license"),
-    "health": (
-        "physio",
-        "physiotherapy",
-        "therapy",
-        "therapist",
-        "doctor",
-        "hospital",
-        "diagnosed",
-        "surgery",
-        "medication",
-        "prescription",
-        "pregnant",
-        "anxiety",
-        "depression",
-        "depressed",
-        "allergic",
-        "allergy",
-        "migraine",
-        "insomnia",
-        "diabetes",
-        "diabetic",
-        "cancer",
-        "asthma",
-        "dentist",
-        "counselling",
-        "counseling",
-        "psychologist",
-        "psychiatrist",
-        "antidepressants",
-        "symptoms",
-        "infection",
-        "headache",
-    ),
-    "sexual_life": ("bisexual", "lesbian", "transgender", "contraception"),
-    "minors": ("daughter", "daughters", "children", "toddler", "kindergarten", "nursery", "stepdaughter"),
-    "finances": ("salary", "mortgage", "savings", "overdraft", "overdrawn", "invested", "paycheck", "budget"),
-    "religion": ("religion", "religious", "christian", "catholic", "muslim", "ramadan", "church", "synagogue"),
-    "politics": ("election", "politics", "political", "conservative", "liberal", "protest", "referendum"),
-    "precise_location": ("address", "apartment", "postcode"),
-    "relationships": (
-        "girlfriend",
-        "boyfriend",
-        "husband",
-        "fiancee",
-        "divorce",
-        "divorced",
-        "married",
-        "wedding",
-        "engaged",
-        "partner",
-        "cheating",
-    ),
-}
-# Real words one letter away from a keyword above, which must not count as its typo.
-_NOT_TYPOS = frozenset(
-    {
-        "laughter",
-        "slaughter",
-        "daughterboard",
-        "passport",
-        "licensed",
-        "licenses",
-        "licences",
-        "partners",
-        "parser",
-        "partner",
-        "budgets",
-        "budgeted",
-        "lesbians",
-        "married",
-        "marries",
-        "carried",
-        "harried",
-        "parried",
-        "tarried",
-        "engage",
-        "engager",
-        "divorce",
-        "doctors",
-        "doctored",
-        "dentists",
-        "therapy",
-        "church",
-        "churn",
-        "churches",
-        "cancer",
-        "cancel",
-        "canter",
-        "canker",
-        "lancer",
-        "dancer",
-        "answer",
-        "address",
-        "adders",
-        "protest",
-        "protect",
-        "liberals",
-        "savings",
-        "savings",
-        "earnings",
-        "symptom",
-        "nursery",
-        "nursers",
-        "muslin",
-        "muslims",
-        "salami",
-        "salaries",
-        "headache",
-        "allergen",
-        "keypads",
-        "physics",
-        "passwd",
-        "overdrawn",
-    }
+    "infested injection budged selection ejection erection literal protect pretest muslin cancel canter lancer "
+    "dancer canker adders physic keypads partners".split()
 )
 _WORD = re.compile(r"[a-zà-ÿ]{6,}")
 
 
+_NO_APOSTROPHE = re.compile(r"\b(im|ive|dont|cant|wont|didnt|isnt|doesnt|havent|hasnt|couldnt|shes|hes|theyre|were(?= (?:seeing|dating|together|engaged|married)))\b")
+_APOSTROPHE = {"im": "i'm", "ive": "i've", "dont": "don't", "cant": "can't", "wont": "won't", "didnt": "didn't",
+               "isnt": "isn't", "doesnt": "doesn't", "havent": "haven't", "hasnt": "hasn't", "couldnt": "couldn't",
+               "shes": "she's", "hes": "he's", "theyre": "they're", "were": "we're"}  # fmt: skip
+
+
 def _normalise(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    text = _NO_APOSTROPHE.sub(lambda m: _APOSTROPHE[m[1]], text)
     return _NEUTRAL.sub(" ", text)
 
 
