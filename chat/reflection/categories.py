@@ -111,7 +111,8 @@ _LEXICON: dict[str, str] = {
         rf" ?(?:code )?{_DIGITS}(?! ?(?:m|km|metres|meters|miles|ft|feet|minutes|mins|yards|euros|dollars|pounds|%)\b)|"
         r"(?:the )?key (?:is|:|=) ?\S*\d\S*|lock ?screen (?:code|pattern|pin|password|is)|unlock pattern|"
         r"key ?cards?|key ?fobs?|access cards?|secret (?:word|answer|question|phrase|code)|safe ?word|code ?word|"
-        r"pin(?:'s| is| was| number| code| for|:)|key ?safe|(?:opens|unlocks) with (?:the )?(?:code )?\d{3,}|"
+        r"pin(?:'s| is| was| number| code| for|:)|key ?safe|"
+        rf"(?:opens|unlocks) with (?:the )?(?:code )?{_DIGITS}|"
         r"wi-?fi (?:is|:|=) ?\S*\d\S*|"
         r"spare keys?(?: is| are)? (?:under|in|behind|above|inside|with)|key (?:is )?under the (?:mat|pot|plant|rock)|"
         rf"(?:combos?|combinations?|pins?|passwords?|pw|passcodes?)\b[^.!?\n]{{0,25}}?(?<!\w){_DIGITS}|"
@@ -341,10 +342,7 @@ _LEXICON: dict[str, str] = {
     ),
 }
 
-_PATTERNS = {
-    slug: re.compile(rf"(?<![\w-])(?:{words})(?![\w])")
-    for slug, words in _LEXICON.items()
-}
+_PATTERNS = {slug: re.compile(rf"(?<![\w-])(?:{words})(?![\w])") for slug, words in _LEXICON.items()}
 # Street addresses need their capital letters, or "a 10 minute drive" would be an address.
 _STREET = re.compile(
     r"\b\d+[A-Za-z]?,?\s+(?:[A-Z][\w'-]*\s+){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|"
@@ -357,7 +355,9 @@ _STREET_NAME = re.compile(
 )
 # UK postcodes and "75011 Paris": a postal code beside a place name.
 _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b\d{5}\s+[A-Z][a-zé]+\b")
-_FAMILY_WORD = re.compile(rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])")
+_FAMILY_WORD = re.compile(
+    rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and i|i and my)(?![\w])"
+)
 # A quarrel, estrangement, loss or other private event in the family or among friends.
 _CONFLICT = re.compile(
     r"(?<![\w-])(?:fight|fights|fought|fighting|argument|arguments|argue|argued|arguing|a row|falling out|"
@@ -409,7 +409,16 @@ _TYPO_WORDS = {
     "sexual_life": ("bisexual", "lesbian", "transgender", "contraception"),
     "minors": ("daughter", "daughters", "children", "toddler", "kindergarten", "nursery", "stepdaughter"),
     "finances": ("salary", "mortgage", "savings", "overdraft", "overdrawn", "invested", "paycheck", "budget"),
-    "religion": ("religion", "religious", "christian", "catholic", "muslim", "ramadan", "church", "synagogue"),
+    "religion": (
+        "religion",
+        "religious",
+        "christian",
+        "catholic",
+        "muslim",
+        "ramadan",
+        "church",
+        "synagogue",
+    ),
     "politics": ("election", "politics", "political", "conservative", "liberal", "protest", "referendum"),
     "precise_location": ("address", "apartment", "postcode"),
     "relationships": (
@@ -436,7 +445,9 @@ _NOT_TYPOS = frozenset(
 _WORD = re.compile(r"[a-zà-ÿ]{6,}")
 
 
-_NO_APOSTROPHE = re.compile(r"\b(im|ive|dont|cant|wont|didnt|isnt|doesnt|havent|hasnt|couldnt|shes|hes|theyre|were(?= (?:seeing|dating|together|engaged|married)))\b")
+_NO_APOSTROPHE = re.compile(
+    r"\b(im|ive|dont|cant|wont|didnt|isnt|doesnt|havent|hasnt|couldnt|shes|hes|theyre|were(?= (?:seeing|dating|together|engaged|married)))\b"
+)
 _APOSTROPHE = {"im": "i'm", "ive": "i've", "dont": "don't", "cant": "can't", "wont": "won't", "didnt": "didn't",
                "isnt": "isn't", "doesnt": "doesn't", "havent": "haven't", "hasnt": "hasn't", "couldnt": "couldn't",
                "shes": "she's", "hes": "he's", "theyre": "they're", "were": "we're"}  # fmt: skip
@@ -456,7 +467,12 @@ def _one_typo(word: str, target: str) -> bool:
         diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
         if len(diff) == 1:
             return True
-        return len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == target[diff[1]] and word[diff[1]] == target[diff[0]]
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and word[diff[0]] == target[diff[1]]
+            and word[diff[1]] == target[diff[0]]
+        )
     short, long = (word, target) if len(word) < len(target) else (target, word)
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 

@@ -73,7 +73,13 @@ class GateReport:
 
     def as_dict(self) -> dict[str, Any]:
         def one(s: CategoryScore) -> dict[str, Any]:
-            return {"tp": s.tp, "fp": s.fp, "fn": s.fn, "precision": round(s.precision, 3), "recall": round(s.recall, 3)}
+            return {
+                "tp": s.tp,
+                "fp": s.fp,
+                "fn": s.fn,
+                "precision": round(s.precision, 3),
+                "recall": round(s.recall, 3),
+            }
 
         return {
             "messages": self.messages,
@@ -94,7 +100,9 @@ def evaluate_messages(path: Path | str, splits: tuple[str, ...]) -> GateReport:
     report = GateReport()
     for case in _cases(Path(path), splits)[1]:
         text = case["text"]
-        report.add(case["id"], categories(text), set(case.get("categories", [])), bool(classify_category(text)))
+        report.add(
+            case["id"], categories(text), set(case.get("categories", [])), bool(classify_category(text))
+        )
     return report
 
 

@@ -35,24 +35,36 @@ class Command(BaseCommand):
             choices=[*CONSENT_DEVELOPMENT, *CONSENT_HELD_BACK, *DEVELOPMENT, *UNTOUCHED],
             help="score this split alone (repeatable); default: the development splits",
         )
-        parser.add_argument("--errors", action="store_true", help="list the missed categories (development only)")
-        parser.add_argument("--json", dest="json_out", type=Path, metavar="OUT", help="also write the metrics here")
+        parser.add_argument(
+            "--errors", action="store_true", help="list the missed categories (development only)"
+        )
+        parser.add_argument(
+            "--json", dest="json_out", type=Path, metavar="OUT", help="also write the metrics here"
+        )
 
     def handle(self, *args, split: list[str] | None, errors: bool, json_out: Path | None, **options):
         runs: list[tuple[str, Path, tuple[str, ...]]] = []
         if not split:
-            runs = [("consent dev", CONSENT_DATA, CONSENT_DEVELOPMENT), ("extraction development", EXTRACTION_DATA, DEVELOPMENT)]
+            runs = [
+                ("consent dev", CONSENT_DATA, CONSENT_DEVELOPMENT),
+                ("extraction development", EXTRACTION_DATA, DEVELOPMENT),
+            ]
         else:
             for name in split:
                 if name in (*CONSENT_DEVELOPMENT, *CONSENT_HELD_BACK) and name not in DEVELOPMENT:
                     runs.append((f"consent {name}", CONSENT_DATA, (name,)))
                 elif name == "dev":
-                    runs += [("consent dev", CONSENT_DATA, (name,)), ("extraction dev", EXTRACTION_DATA, (name,))]
+                    runs += [
+                        ("consent dev", CONSENT_DATA, (name,)),
+                        ("extraction dev", EXTRACTION_DATA, (name,)),
+                    ]
                 else:
                     runs.append((f"extraction {name}", EXTRACTION_DATA, (name,)))
         measured = {*CONSENT_HELD_BACK, *UNTOUCHED}
         if errors and any(set(splits) & measured for _, _, splits in runs):
-            raise CommandError("--errors lists misses of development splits only; a measured split stays unread")
+            raise CommandError(
+                "--errors lists misses of development splits only; a measured split stays unread"
+            )
         payload = {}
         for title, path, splits in runs:
             reports = {f"{title}, per message": evaluate_messages(path, splits)}
@@ -61,7 +73,9 @@ class Command(BaseCommand):
             for name, report in reports.items():
                 self.stdout.write(format_report(report, name) + "\n")
                 if errors:
-                    self.stdout.write("\n".join(f"  missed {', '.join(m)}: {cid}" for cid, m in report.misses) + "\n")
+                    self.stdout.write(
+                        "\n".join(f"  missed {', '.join(m)}: {cid}" for cid, m in report.misses) + "\n"
+                    )
                 payload[name] = report.as_dict()
         if json_out:
             json_out.write_text(json.dumps(payload, indent=2) + "\n")
