@@ -102,7 +102,7 @@ _LEXICON: dict[str, str] = {
     "credentials": (
         r"passwords?|passwd|pwd|pw|pass ?codes?|pass ?phrases?|pass ?words?|pins?(?= (?:is|was|number|code|for|:)\b)|"
         r"(?:my|the|your|our|his|her|new|old|card|bank|sim|phone|atm|debit|credit) pin(?: number| code)?|pin codes?|"
-        r"pin numbers?|pin:? ?\d{3,}|"
+        r"pin numbers?|pin ?codes?|pincodes?|pin:? ?\d{3,}|"
         rf"(?:{_SECRET_THINGS}) (?:codes?|combos?|combinations?|pins?|keys? ?codes?|passwords?|pw)|"
         r"combos? (?:for|to|on|of|is)|combination (?:for|to|on|of|is)|combinations? lock|keypads?|"
         r"codes? (?:to|for) (?:get in|get into|the|my|our|his|her|their) \w+|(?:buzzer|intercom|entry|lockbox) ?\w*|"
@@ -199,7 +199,8 @@ _LEXICON: dict[str, str] = {
         rf"(?:broke|broken|sprained|twisted|pulled|injured|hurt|dislocated|tore|torn) (?:my|his|her|their) (?:{_BODY})|"
         rf"(?:(?:my|his|her|their) )?(?:{_BODY})(?:'s| is| has| keeps| was)?(?: been| still| really| so)?"
         r" (?:killing|hurting|hurts|hurt|aching|aches|sore|throbbing|swollen|bleeding|numb|playing up|acting up)|"
-        r"krankenhaus|arzt|ärztin|médico|medico|médecin|enfermo|krank"
+        r"fisio\w*|physiotherapie|krankengymnastik|kin[ée]|kinésithérap\w*|kinesitherap\w*|ergotherap\w*|chiro|"
+        r"(?:my )?back went out|threw (?:my back out|out my back)|krankenhaus|arzt|ärztin|médico|medico|médecin|enfermo|krank"
     ),
     "sexual_life": (
         r"gay|lesbian|bisexual|queer|lgbt\w*|homosexual|heterosexual|straight (?:guy|man|woman|girl)|"
@@ -334,7 +335,8 @@ _LEXICON: dict[str, str] = {
         r"i'?m single|newly single|single again|widow\w*|situationship|talking stage|ghost(?:ed|ing)|"
         r"long[- ]distance|moved in together|living together|honeymoon|together (?:for )?\d+ (?:years|months)|"
         r"and i are (?:together|dating|a thing|an item|official|exclusive)|made it official|met someone|"
-        r"she said yes|he said yes|new (?:man|woman|guy|girl|lady|fella|bloke|partner|flame|squeeze|love|bf|gf)|"
+        r"she said yes|he said yes|(?:been on|went on|go on|going on|had) (?:a few |some |two |three |\w+ )?dates|"
+        r"sweetheart|new (?:man|woman|guy|girl|lady|fella|bloke|partner|flame|squeeze|love|bf|gf)|"
         r"my (?:fella|bloke|guy|lad|girl|man|woman)(?!friend)|been together|together since|got together|"
         r"(?:i'?m|i am|i've been|been|started|we're|we are) seeing (?:someone|somebody|\w+ (?:now|for|since|again|"
         r"lately|recently|officially|exclusively))|someone special|seeing each other|talking to (?:this|a) (?:girl|guy|woman|man)|"
