@@ -39,7 +39,9 @@ left ("reflect"): an item of the context counts for the dia_ids of its source me
 whatever its kind (a note's source message and NoteSource rows, a fact's source message, an
 evidence unit's message, …: `reflect.Provenance`), every section but `memory-index` counted
 (with it: `with_memory_index`); `by_kind` gives the recall of each kind's items alone. The
-harness figures are unchanged by `reflect`; the two are printed side by side.
+harness figures are unchanged by `reflect` (the pipeline posts only after every harness
+conversation is scored, as the full-text statistics are table-wide); the two are printed side
+by side.
 """
 
 import time
@@ -441,19 +443,18 @@ def run(
             out(f"{sample.sample_id}: embedded {written} notes in {seconds:.1f} s ({model_id})")
         note_dia = reflection.note_dia_ids(subject)
         index = Bm25Index.for_subject(subject) if bm25 else None
-        scored = []
         for question in sample.questions:
             dropped += len(question.dropped)
             if not question.evidence:
                 skipped += 1
                 continue
-            scored.append(question)
             for mode in modes:
                 rows[mode].append(score_question(subject, question, note_dia, configs[mode], record))
             if index is not None:
                 bm25_rows.append(score_bm25(index, question, note_dia, ks))
-        if not reflect:
-            continue
+    # the pipeline after every harness conversation: full-text statistics are table-wide, so its
+    # memories would otherwise shift the later harness scores away from a plain run's
+    for sample in samples if reflect else []:
         posted, posting = reflection.post_sample(sample, app=pipeline_app, actor=actor)
         result = reflection.reflection_stats(posted)
         stored = reflection.stored_counts(posted)
@@ -469,7 +470,7 @@ def run(
             f"{posting['seconds']:.1f} s with reflection inline ({result['facts']} facts, {result['notes']} "
             f"notes, {result['pending']} pending, {result['unreflected_messages']} turns never reflected)"
         )
-        for question in scored:
+        for question in (q for q in sample.questions if q.evidence):
             reflected_rows.append(
                 score_reflect_question(posted, question, provenance, reflect_configs, record)
             )
