@@ -27,20 +27,21 @@ recalled section renders them.
 The first mode is the primary one: its summary is the top level of the result, the others are
 under "modes", the baseline under "bm25".
 
-With `reflect`, each conversation is scored twice. First "turns", exactly as above. Then the
-turn reflection runs over every message (memory/bench/reflect.py: one ReflectionRun per message,
-`turn_reflect` called synchronously, heuristic path unless a reflection LLM is configured; the
-subject's consent policy is "allow" for every category so nothing waits as pending), and the
-questions are scored again on "turns+reflection": the same turn notes plus the extracted notes
-and profile facts in the same subject, through the same `context_build`. An extracted note maps
-to the dia_ids of its source messages (Note.source_message and NoteSource), a fact to its
-ProfileFact.source_message; the profile section (pinned facts, keyword-matched contextual facts)
-counts as recalled. In this mode both speakers are posted as role "user" (the extractor ignores
-most of what an assistant says) with the speaker's name at the start of the message text
-("Caroline: …"), because `chat.reflect` calls the extractor without a speaker and the name must
-reach the extracted notes; the turn notes are unchanged. Reflection throughput is turns
-(LoCoMo utterances) reflected per second of run-row creation + `turn_reflect`, timed apart
-from ingest.
+With `reflect`, every conversation is also posted the way a chat app posts it, into a second
+App with the default pipeline (memoryweb/bench/reflect.py): each turn through
+`chat.services.messages_add` (the service of the REST `messages` and `responses` endpoints),
+first speaker "user", second "assistant", no note stored by the benchmark; every assistant
+message queues the turn's reflection, run inline (background tasks are eager: the caller sets
+it, as `manage.py bench` does for its in-process benches; `run` refuses otherwise), on the
+heuristic path (`llm.reflection` "none"), with the default consent policy (sensitive memories
+wait as pending). The questions are scored again, in the primary mode, on what the pipeline
+left ("reflect"): an item of the context counts for the dia_ids of its source messages
+whatever its kind (a note's source message and NoteSource rows, a fact's source message, an
+evidence unit's message, …: `reflect.Provenance`), every section but `memory-index` counted
+(with it: `with_memory_index`); `by_kind` gives the recall of each kind's items alone. The
+harness figures are unchanged by `reflect` (the pipeline posts only after every harness
+conversation is scored, as the full-text statistics are table-wide); the two are printed side
+by side.
 """
 
 import time
@@ -70,18 +71,15 @@ from memoryweb.bench.locomo_data import (
     parse_session_date,
 )
 from memoryweb.bench.report import fmt, latency_summary, mean, rounded, table
+from memoryweb.celery import app as celery_app
 
 __all__ = ["load", "normalise_evidence", "parse_sample", "parse_session_date", "render", "run"]
 
 
-def ingest(sample: Sample, *, app, actor: Actor, config, reflect: bool = False) -> tuple[object, list, dict]:
-    """Store every turn as a message and a note; returns the subject, the messages in order, and stats.
-
-    With `reflect` both speakers post as "user" and the message text starts with the speaker's
-    name (see the module docstring); the notes are the same either way.
-    """
+def ingest(sample: Sample, *, app, actor: Actor, config) -> tuple[object, list, dict]:
+    """Store every turn as a message and a note; returns the subject, the messages in order, and stats."""
     subject = subject_get_or_create(app=app, external_id=sample.sample_id)
-    roles = {sample.speaker_a: "user", sample.speaker_b: "user" if reflect else "assistant"}
+    roles = {sample.speaker_a: "user", sample.speaker_b: "assistant"}
     turns = merged = 0
     messages = []
     started = time.perf_counter()
@@ -93,7 +91,7 @@ def ingest(sample: Sample, *, app, actor: Actor, config, reflect: bool = False) 
             message, _ = message_add(
                 conversation=conversation,
                 role=roles.get(turn.speaker, "user"),
-                text=turn.note_content if reflect else turn.message_text,
+                text=turn.message_text,
                 occurred_at=session.date,
                 external_id=turn.dia_id,
                 actor=actor,
@@ -126,32 +124,19 @@ def config_for_k(base: MemoryConfig, k: int) -> MemoryConfig:
     )
 
 
-def _covered(
-    items, note_dia: dict[int, set[str]], sections: set[str], fact_dia: dict[int, set[str]] | None = None
-) -> set[str]:
-    """The dia_ids the context's notes in `sections` come from, plus its profile facts' with `fact_dia`."""
+def _covered(items, note_dia: dict[int, set[str]], sections: set[str]) -> set[str]:
+    """The dia_ids the context's notes in `sections` come from."""
     covered: set[str] = set()
     for item in items:
-        number = int(item.id.split(":", 1)[1])
         if item.kind == "note" and item.section in sections:
-            covered |= note_dia.get(number, set())
-        elif item.kind == "fact" and fact_dia is not None:
-            covered |= fact_dia.get(number, set())
+            covered |= note_dia.get(int(item.id.split(":", 1)[1]), set())
     return covered
 
 
 def score_question(
-    subject,
-    question: Question,
-    note_dia,
-    configs: dict[int, MemoryConfig],
-    record: bool,
-    fact_dia: dict[int, set[str]] | None = None,
+    subject, question: Question, note_dia, configs: dict[int, MemoryConfig], record: bool
 ) -> dict:
-    """Build the context at each k and measure evidence coverage; one row per question.
-
-    With `fact_dia` the profile section's facts count too, and `recall_notes`/`hit_notes` keep
-    the coverage of the recalled notes alone."""
+    """Build the context at each k and measure evidence coverage; one row per question."""
     evidence = set(question.evidence)
     row: dict = {
         "question": question.text,
@@ -163,8 +148,8 @@ def score_question(
         started = time.perf_counter()
         context = context_build(subject=subject, message=question.text, config=config, record=record)
         latency = (time.perf_counter() - started) * 1000
-        recalled = _covered(context.items, note_dia, {"recalled"}, fact_dia) & evidence
-        indexed = _covered(context.items, note_dia, {"recalled", "memory-index"}, fact_dia) & evidence
+        recalled = _covered(context.items, note_dia, {"recalled"}) & evidence
+        indexed = _covered(context.items, note_dia, {"recalled", "memory-index"}) & evidence
         row["by_k"][k] = {
             "recall": len(recalled) / len(evidence),
             "hit": 1.0 if recalled else 0.0,
@@ -173,11 +158,46 @@ def score_question(
             "tokens": context.tokens()["total"],
             "latency_ms": latency,
         }
-        if fact_dia is not None:
-            notes_only = _covered(context.items, note_dia, {"recalled"}) & evidence
-            row["by_k"][k]["recall_notes"] = len(notes_only) / len(evidence)
-            row["by_k"][k]["hit_notes"] = 1.0 if notes_only else 0.0
     return row
+
+
+def score_reflect_question(
+    subject,
+    question: Question,
+    provenance: reflection.Provenance,
+    configs: dict[int, MemoryConfig],
+    record: bool,
+) -> dict:
+    """`score_question` over what the pipeline stored: every item of the context, whatever its
+    kind, counts for the dia_ids of its source messages (all sections but `memory-index`; with
+    it for `recall_index`); `by_kind` is the recall of each kind's items alone."""
+    evidence = set(question.evidence)
+    row: dict = {
+        "question": question.text,
+        "category": question.category,
+        "evidence": question.evidence,
+        "by_k": {},
+    }
+    for k, config in configs.items():
+        started = time.perf_counter()
+        context = context_build(subject=subject, message=question.text, config=config, record=record)
+        latency = (time.perf_counter() - started) * 1000
+        by_kind = provenance.dia_ids(context.items, exclude_sections=POINTER_SECTIONS)
+        recalled = set().union(*by_kind.values()) & evidence
+        indexed = set().union(*provenance.dia_ids(context.items).values()) & evidence
+        row["by_k"][k] = {
+            "recall": len(recalled) / len(evidence),
+            "hit": 1.0 if recalled else 0.0,
+            "recall_index": len(indexed) / len(evidence),
+            "hit_index": 1.0 if indexed else 0.0,
+            "tokens": context.tokens()["total"],
+            "latency_ms": latency,
+            "recall_by_kind": {kind: len(ids & evidence) / len(evidence) for kind, ids in by_kind.items()},
+        }
+    return row
+
+
+POINTER_SECTIONS = frozenset({"memory-index"})  # one-line pointers, not the memory itself
 
 
 def score_bm25(index: Bm25Index, question: Question, note_dia, ks: list[int]) -> dict:
@@ -256,37 +276,60 @@ def summarise(rows: list[dict], ks: list[int], *, skipped: int) -> dict:
     }
 
 
-def _reflection_summary(rows: list[dict], ks: list[int], *, skipped: int, stats: dict, stored: dict) -> dict:
+def _by_kind(rows: list[dict], ks: list[int]) -> dict:
+    """Recall of each item kind's items alone, overall 1-4 and 1-5, at every k."""
+    kinds = sorted({kind for r in rows for k in ks for kind in r["by_k"][k]["recall_by_kind"]})
+    groups = {"overall_1_4": [r for r in rows if r["category"] in {"1", "2", "3", "4"}], "overall_1_5": rows}
+    return {
+        kind: {
+            name: {
+                f"recall@{k}": rounded(
+                    mean([r["by_k"][k]["recall_by_kind"].get(kind, 0.0) for r in group]), 4
+                )
+                for k in ks
+            }
+            for name, group in groups.items()
+        }
+        for kind in kinds
+    }
+
+
+def _reflect_summary(rows: list[dict], ks: list[int], *, skipped: int, stats: dict) -> dict:
     block = summarise(rows, ks, skipped=skipped)
-    block["without_profile"] = {
-        "overall_1_4": _aggregate(
-            [r for r in rows if r["category"] in {"1", "2", "3", "4"}], ks, index=False, suffix="_notes"
-        ),
-        "overall_1_5": _aggregate(rows, ks, index=False, suffix="_notes"),
+    block["by_kind"] = _by_kind(rows, ks)
+    block["app"] = stats["app"]
+    block["posting"] = {
+        "turns": stats["turns"],
+        "seconds": rounded(stats["seconds"], 3),
+        "turns_per_s": rounded(stats["turns"] / stats["seconds"], 2) if stats["seconds"] else None,
+        "warmup_seconds": rounded(stats["warmup_seconds"], 3),  # imports, not timed
+        "what": "chat.services.messages_add, one message a call; reflection, links and embeddings inline",
     }
-    block["extracted"] = {
-        "facts": stats["facts"],
-        "notes": stats["notes"],
-        "pending": stats["pending"],
-        "denied": stats["denied"],
-        "evolved": stats["evolved"],
-        "retracted": stats["retracted"],
-        **stored,
+    block["reflection"] = {
+        "runs": stats["runs"],
+        "sources": stats["sources"],
+        "unreflected_messages": stats["unreflected_messages"],
+        **{key: stats[key] for key in reflection.STAT_KEYS},
     }
-    block["reflection_turns"] = stats["turns"]
-    block["reflection_seconds"] = rounded(stats["seconds"], 3)
-    block["reflection_turns_per_s"] = (
-        rounded(stats["turns"] / stats["seconds"], 2) if stats["seconds"] else None
-    )
-    block["reflection_warmup_seconds"] = rounded(stats["warmup_seconds"], 3)  # imports, not timed
-    block["reflection_sources"] = stats["sources"]
-    block["reflection_skipped_runs"] = stats["skipped"]
-    block["consent"] = "allow for every category (set per subject by the benchmark)"
+    block["stored"] = stats["stored"]
+    block["consent"] = "the default policy (sensitive categories ask: those memories wait as pending)"
     block["ingest_mode"] = (
-        'both speakers posted as role "user", message text prefixed with the speaker name; '
-        "one ReflectionRun per message, turn_reflect called synchronously (no Celery)"
+        'first speaker role "user", second "assistant", text as said; no note stored by the benchmark; '
+        "reflection queued by every assistant message, heuristic path"
     )
     return block
+
+
+def harness_vs_reflect(summary: dict) -> dict:
+    """The two setups' overall and per-category recall/hit, side by side."""
+    names = ["overall_1_4", "overall_1_5", *CATEGORIES]
+
+    def pick(block: dict, name: str) -> dict:
+        return block[name] if name.startswith("overall") else block["by_category"][name]
+
+    return {
+        name: {"harness": pick(summary, name), "reflect": pick(summary["reflect"], name)} for name in names
+    }
 
 
 MODES = ("fts", "vector", "hybrid", "full")
@@ -336,24 +379,24 @@ def run(
     """Ingest each conversation into its own subject of a fresh App and score every question
     under each of `modes` (the first is the primary one), and with `bm25` the baseline too.
 
-    With `reflect`, also reflect on every turn and score again over turns + extracted memories
-    (the summary's "reflection" key; primary mode only)."""
+    With `reflect`, also post every conversation through the chat app's path into a second App
+    (default pipeline, heuristic reflection) and score it in the primary mode (the summary's
+    "reflect" key, and "harness_vs_reflect"). Background tasks must run inline (eager)."""
     modes = list(dict.fromkeys(modes))
     unknown = [m for m in modes if m not in MODES]
     if not modes or unknown:
         raise BenchError(f"unknown retrieval mode {unknown[0] if unknown else ''!r}: use {', '.join(MODES)}")
     if embeddings == "none" and VECTOR_MODES & set(modes):
         raise BenchError("modes vector and hybrid need embeddings: use embeddings local")
+    if reflect and not celery_app.conf.task_always_eager:
+        raise BenchError("reflect needs background tasks run inline (Celery eager), as manage.py bench sets")
     raw = load(data) if isinstance(data, (str, Path)) else data
     samples = [parse_sample(s) for s in raw[:limit_conversations]]
     actor = Actor.system("bench")
-    # the heuristic path, whatever the environment configures for the reflection LLM; notes
-    # are embedded in batches after ingest, not one by one as note_store would
-    memory_config: dict = {"embeddings": {"provider": "none"}}
-    if reflect:
-        memory_config |= {"reflection": {"enabled": True}, "llm": {"reflection": "none"}}
+    # notes are embedded in batches after ingest, not one by one as note_store would
+    stamp = f"{timezone.now():%Y%m%d-%H%M%S-%f}"
     app = app_create(
-        name=f"bench-locomo-{timezone.now():%Y%m%d-%H%M%S-%f}", config={"memory": memory_config}, actor=actor
+        name=f"bench-locomo-{stamp}", config={"memory": {"embeddings": {"provider": "none"}}}, actor=actor
     )
     base = get_config(app)
     searching = base.with_overrides({"embeddings": {"provider": embeddings}})
@@ -368,13 +411,25 @@ def run(
     skipped, dropped, ingest_stats = 0, 0, {"turns": 0, "merged": 0, "seconds": 0.0}
     embed_stats = {"notes": 0, "seconds": 0.0}
     reflected_rows: list[dict] = []
-    reflect_stats: dict = {"turns": 0, "seconds": 0.0, "skipped": 0, "sources": {}}
-    reflect_stats |= dict.fromkeys(reflection.STAT_KEYS, 0)
-    stored: dict[str, int] = {}
+    reflect_stats: dict = {"turns": 0, "seconds": 0.0, "runs": {}, "sources": {}, "stored": {}}
+    reflect_stats |= dict.fromkeys((*reflection.STAT_KEYS, "unreflected_messages"), 0)
     if reflect:
+        # the default pipeline: the reflection LLM off whatever the environment says (heuristic
+        # path), the notes embedded as they are stored when embeddings are on
+        pipeline_app = app_create(
+            name=f"bench-locomo-reflect-{stamp}",
+            config={"memory": {"llm": {"reflection": "none"}, "embeddings": {"provider": embeddings}}},
+            actor=actor,
+        )
+        pipeline = get_config(pipeline_app)
+        reflect_configs = {
+            k: config_for_k(pipeline.with_overrides({"retrieve": {"mode": primary}}), k) for k in ks
+        }
+        reflect_stats["app"] = pipeline_app.name
         reflect_stats["warmup_seconds"] = reflection.warm_up()
+        provenance = reflection.Provenance()
     for sample in samples:
-        subject, messages, stats = ingest(sample, app=app, actor=actor, config=base, reflect=reflect)
+        subject, _, stats = ingest(sample, app=app, actor=actor, config=base)
         for key in ingest_stats:
             ingest_stats[key] += stats[key]
         out(
@@ -388,38 +443,36 @@ def run(
             out(f"{sample.sample_id}: embedded {written} notes in {seconds:.1f} s ({model_id})")
         note_dia = reflection.note_dia_ids(subject)
         index = Bm25Index.for_subject(subject) if bm25 else None
-        scored = []
         for question in sample.questions:
             dropped += len(question.dropped)
             if not question.evidence:
                 skipped += 1
                 continue
-            scored.append(question)
             for mode in modes:
                 rows[mode].append(score_question(subject, question, note_dia, configs[mode], record))
             if index is not None:
                 bm25_rows.append(score_bm25(index, question, note_dia, ks))
-        if not reflect:
-            continue
-        reflection.allow_every_category(subject=subject, actor=actor)
-        result = reflection.reflect_messages(messages)
-        for key in ("turns", "seconds", "skipped", *reflection.STAT_KEYS):
+    # the pipeline after every harness conversation: full-text statistics are table-wide, so its
+    # memories would otherwise shift the later harness scores away from a plain run's
+    for sample in samples if reflect else []:
+        posted, posting = reflection.post_sample(sample, app=pipeline_app, actor=actor)
+        result = reflection.reflection_stats(posted)
+        stored = reflection.stored_counts(posted)
+        for key in ("turns", "seconds"):
+            reflect_stats[key] += posting[key]
+        for key in (*reflection.STAT_KEYS, "unreflected_messages"):
             reflect_stats[key] += result[key]
-        for source, count in result["sources"].items():
-            reflect_stats["sources"][source] = reflect_stats["sources"].get(source, 0) + count
-        for key, count in reflection.stored_counts(subject).items():
-            stored[key] = stored.get(key, 0) + count
+        for name, counts in (("runs", result["runs"]), ("sources", result["sources"]), ("stored", stored)):
+            for key, count in counts.items():
+                reflect_stats[name][key] = reflect_stats[name].get(key, 0) + count
         out(
-            f"{sample.sample_id}: reflected {result['turns']} turns in {result['seconds']:.1f} s "
-            f"({result['facts']} facts, {result['notes']} notes, {result['pending']} pending)"
+            f"{sample.sample_id}: posted {posting['turns']} turns through messages_add in "
+            f"{posting['seconds']:.1f} s with reflection inline ({result['facts']} facts, {result['notes']} "
+            f"notes, {result['pending']} pending, {result['unreflected_messages']} turns never reflected)"
         )
-        if model_id is not None:
-            _embed_subject(subject, searching)  # the extracted notes
-        note_dia = reflection.note_dia_ids(subject)
-        fact_dia = reflection.fact_dia_ids(subject)
-        for question in scored:
+        for question in (q for q in sample.questions if q.evidence):
             reflected_rows.append(
-                score_question(subject, question, note_dia, configs[primary], record, fact_dia)
+                score_reflect_question(posted, question, provenance, reflect_configs, record)
             )
     summary = summarise(rows[primary], ks, skipped=skipped)
     summary["mode"] = primary
@@ -446,13 +499,12 @@ def run(
             else None,
         }
     if reflect:
-        summary["reflection"] = _reflection_summary(
-            reflected_rows, ks, skipped=skipped, stats=reflect_stats, stored=stored
-        )
+        summary["reflect"] = _reflect_summary(reflected_rows, ks, skipped=skipped, stats=reflect_stats)
+        summary["harness_vs_reflect"] = harness_vs_reflect(summary)
     if details:
         summary["details"] = _details(rows[primary])
         if reflect:
-            summary["reflection"]["details"] = _details(reflected_rows)
+            summary["reflect"]["details"] = _details(reflected_rows)
     return summary
 
 
@@ -501,18 +553,14 @@ def render(summary: dict, ks: list[int]) -> str:
         )
     if len(summary.get("modes", {})) > 1 or "bm25" in summary:
         parts += ["", *render_side_by_side(summary, ks)]
-    if "reflection" in summary:
-        parts += ["", *_render_reflection(summary, ks, headers, rows_of)]
+    if "reflect" in summary:
+        parts += ["", *_render_reflect(summary, ks)]
     return "\n".join(parts)
 
 
-def render_side_by_side(summary: dict, ks: list[int]) -> list[str]:
-    """Every mode and the BM25 baseline, per category: recall@k, hit at the main k, mean context
+def _setups_table(setups: dict[str, dict], ks: list[int], main_k: int) -> tuple[list[str], list[list]]:
+    """Per category and overall, one row per setup: recall@k, hit at the main k, mean context
     tokens and p50 context-build latency at the main k."""
-    setups = dict(summary.get("modes", {}))
-    if "bm25" in summary:
-        setups["bm25 baseline"] = summary["bm25"]
-    main_k = summary["main_k"]
     headers = ["category", "setup", "n", *[f"R@{k}" for k in ks], f"H@{main_k}", "tokens", "p50 ms"]
     rows = []
     names = [*[(c, f"{c} {CATEGORY_NAMES[c]}") for c in CATEGORIES], ("overall_1_4", "overall 1-4")]
@@ -532,6 +580,17 @@ def render_side_by_side(summary: dict, ks: list[int]) -> list[str]:
                     cost["latency_p50_ms"],
                 ]
             )
+    return headers, rows
+
+
+def render_side_by_side(summary: dict, ks: list[int]) -> list[str]:
+    """Every mode and the BM25 baseline, per category: recall@k, hit at the main k, mean context
+    tokens and p50 context-build latency at the main k."""
+    setups = dict(summary.get("modes", {}))
+    if "bm25" in summary:
+        setups["bm25 baseline"] = summary["bm25"]
+    main_k = summary["main_k"]
+    headers, rows = _setups_table(setups, ks, main_k)
     lines = [
         f"side by side (recalled section; tokens and p50 at k={main_k}; the baseline's tokens are its "
         "k notes alone, its latency the BM25 scoring alone):",
@@ -554,39 +613,33 @@ def render_side_by_side(summary: dict, ks: list[int]) -> list[str]:
     return lines
 
 
-def _render_reflection(summary: dict, ks: list[int], headers: list[str], rows_of) -> list[str]:
-    ref = summary["reflection"]
-    extracted = ref["extracted"]
-    metrics = [f"{m}@{k}" for k in ks for m in ("recall", "hit")]
-    side_by_side = [
-        [f"{setup} {name}", block[name]["n"], *[block[name][m] for m in metrics]]
+def _render_reflect(summary: dict, ks: list[int]) -> list[str]:
+    ref = summary["reflect"]
+    main_k = summary["main_k"]
+    headers, rows = _setups_table({"harness": summary, "reflect": ref}, ks, main_k)
+    kinds = [
+        [kind, name, *[block[name][f"recall@{k}"] for k in ks]]
+        for kind, block in ref["by_kind"].items()
         for name in ("overall_1_4", "overall_1_5")
-        for setup, block in (
-            ("turns", summary),
-            ("turns+reflection", ref),
-            ("  notes only", ref["without_profile"]),
-        )
     ]
-    return [
-        "turns+reflection (turn notes + extracted notes and facts; consent allowed for every category),",
-        "recalled section + profile facts:",
-        table(headers, rows_of(ref)),
+    posting, refl, stored = ref["posting"], ref["reflection"], ref["stored"]
+    lines = [
+        f"harness vs reflect, mode {summary['mode']} (harness: a note stored per turn, recalled section; "
+        "reflect: the turns posted through messages_add with the default pipeline, every item outside "
+        f"memory-index counted for its source turns; tokens and p50 at k={main_k}):",
+        table(headers, rows),
         "",
-        "turns+reflection, recalled + memory-index + profile facts:",
-        table(headers, rows_of(ref["with_memory_index"])),
+        "reflect, recall of each item kind alone:",
+        table(["kind", "group", *[f"R@{k}" for k in ks]], kinds) if kinds else "(no item reached a context)",
         "",
-        "side by side (notes only = turns+reflection without counting the profile section):",
-        table(["setup", "n", *metrics], side_by_side),
-        "",
-        "tokens (mean total) by k, turns+reflection: "
-        + ", ".join(f"k={k}: {fmt(v, 1)}" for k, v in ref["tokens_mean_by_k"].items()),
-        f"context_build latency at k={ref['main_k']}, turns+reflection: p50 {fmt(ref['latency_ms']['p50'], 2)} ms, "
-        f"p95 {fmt(ref['latency_ms']['p95'], 2)} ms",
-        f"reflection: {ref['reflection_turns']} turns in {fmt(ref['reflection_seconds'], 1)} s = "
-        f"{fmt(ref['reflection_turns_per_s'], 1)} turns/s (one run per turn, turn_reflect synchronous; "
-        f"paths {ref['reflection_sources']})",
-        f"extracted: {extracted['facts']} facts, {extracted['notes']} notes, {extracted['pending']} pending, "
-        f"{extracted['denied']} denied, {extracted['evolved']} evolved, {extracted['retracted']} retracted; "
-        f"stored: {extracted['facts_active']} active facts ({extracted['fact_versions']} versions), "
-        f"{extracted['notes_rows']} reflection notes",
+        "reflect, counting memory-index pointers too: "
+        + ", ".join(f"R@{k} {fmt(ref['with_memory_index']['overall_1_4'][f'recall@{k}'])}" for k in ks)
+        + " (categories 1-4)",
+        f"posting: {posting['turns']} turns in {fmt(posting['seconds'], 1)} s = {fmt(posting['turns_per_s'], 1)} "
+        "turns/s (messages_add one message a call; reflection, links and embeddings inline)",
+        f"reflection: runs {refl['runs']}, paths {refl['sources']}, {refl['facts']} facts, {refl['notes']} notes, "
+        f"{refl['pending']} pending (consent: default policy), {refl['denied']} denied, {refl['evolved']} evolved, "
+        f"{refl['retracted']} retracted; {refl['unreflected_messages']} turns never reflected (no reply after them)",
+        "stored: " + ", ".join(f"{key} {value}" for key, value in stored.items()),
     ]
+    return lines

@@ -162,8 +162,9 @@ class Command(BaseCommand):
         loc.add_argument(
             "--reflect",
             action="store_true",
-            help="also run the turn reflection over every turn (heuristic path, synchronous, consent "
-            "allowed for every category) and score retrieval over turns + extracted memories",
+            help="also post every turn the way a chat app does (messages_add, default pipeline, heuristic "
+            "reflection inline, default consent) into a second App and score what it stored, beside the "
+            "harness figure",
         )
         loc.add_argument(
             "--mode",
@@ -341,10 +342,10 @@ class Command(BaseCommand):
         ks = sorted(set(options["k"]))
         if options["reflect"]:
             self.stdout.write(
-                "reflect: both speakers post as role user with their name at the start of the text; "
-                "each subject's consent policy is set to allow for every category so extracted "
-                "memories are stored, not queued as pending; one ReflectionRun per turn, "
-                "chat.reflect.turn_reflect called synchronously (no Celery), heuristic extractor."
+                "reflect: every turn is also posted through chat.services.messages_add (the REST messages/"
+                "responses path) into a second App with the default pipeline: first speaker user, second "
+                "assistant, no note stored by the benchmark; each assistant message queues its reflection "
+                "(heuristic extractor, run inline), default consent policy."
             )
         try:
             summary = locomo_bench.run(
