@@ -66,7 +66,7 @@ def reminder_note(s: Sentence, reference: datetime, speaker: str | None) -> Note
     m = _REMIND_ME.match(s.raw.strip())
     if not m:
         return None
-    grounded, day = ground(s.raw.strip(" .!?"), reference)
+    grounded, day = ground(s.raw.strip(" .!?"), reference, default_tense=s.tense_hint)
     kind = "plan" if day and day >= reference.date() else "remembered"
     return _note(kind, grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
@@ -109,7 +109,7 @@ def decision_note(
     pattern = _ASSISTANT_DECISION if assistant else _DECISION
     if s.question or s.conditional or not pattern.search(s.text):
         return None
-    grounded, day = ground(s.raw.rstrip(), reference)
+    grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
 
@@ -189,7 +189,7 @@ def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> No
     found = _committed(s, reference)
     if found is None:
         return None
-    grounded, day = ground(s.raw.rstrip(), reference)
+    grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note(found[0], grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
 
@@ -270,9 +270,9 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp 
         return None
     if not _has_activity(s.text):
         return None
-    mentions = resolve_dates(s.raw, reference)
+    mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
     if mentions:
-        grounded, _ = ground(s.raw.rstrip(), reference)
+        grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
         kind = _kind(mentions[0], s.text, reference.date())
         return _note(kind, grounded, occurred_at=_at(mentions[0].start, reference), speaker=speaker)
     if _JUST.search(s.text):
@@ -293,7 +293,7 @@ def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp
     """What the speaker says about someone else ("my brother lives in Toronto")."""
     if s.question or s.conditional or not _PEOPLE.match(s.text) or len(s.text.split()) < 4:
         return None
-    grounded, day = ground(s.raw.rstrip(), reference)
+    grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     note = _note("people", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
     if _PEOPLE.match(s.text) and "family" not in note.tags:
         rel = _PEOPLE.match(s.text)["rel"].lower()  # type: ignore[index]

@@ -92,6 +92,8 @@ def _preference(topic: str, likes: bool, ctx: Context, confidence: float | None 
 
 
 def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
+    if s.sarcastic:  # "I just LOVE getting paged at 2am 🙃" says the opposite of its words
+        return
     for m in _PREF.finditer(s.text):
         verb = re.sub(r"\s+", " ", m["verb"].lower())
         if not m["subj"] and not (_ELLIPTICAL.match(verb) or m["neg"]):

@@ -1,0 +1,160 @@
+"""Changes: what a sentence says is no longer true, and what replaced it.
+
+One frame for every kind of fact instead of a negative pattern per key: the sentence's change
+cue ("not … anymore", "no longer", "stopped …ing", "used to", "switched from X to Y", "moved
+out of", "left my job at", a pet that died or was put down) is cut out, the old state is
+restated as a plain first-person sentence ("I am on sertraline", "I use Windows", "I have a dog
+named Biscuit"), and the ordinary fact rules read it. Whatever they find there is retracted; a
+"switched to Y" or "put me on Y" is restated the same way and becomes the new fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from chat.reflection.capture import NAME
+from chat.reflection.lexicon import PET_SPECIES
+from chat.reflection.ops import LIST_KEYS, FactOp, FactRetraction
+from chat.reflection.text import Sentence, read_sentence
+
+I = re.IGNORECASE  # noqa: E741
+
+# Keys a change can retract. Preferences are left to the negated-preference rule ("I don't like
+# sushi anymore" → dislikes), names and birthdays do not change this way.
+RETRACTABLE = {
+    "location", "employer", "job_title", "school", "medications", "diet", "os", "editor", "tools",
+    "programming_languages", "pets", "partner", "health_conditions", "religion", "politics",
+}  # fmt: skip
+
+_END = r"(?=\s*(?:[,.;!?]|$|\s+(?:and|but|so|because|since|after|now|anymore|any\s+more|lol|though)\b))"
+_REST = rf"(?P<rest>[^,.;!?]+?){_END}"
+_SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
+
+_SWITCH = re.compile(
+    r"\b(?:switched|moved|changed|went|migrated|converted)\s+(?:over\s+)?(?:me\s+)?from\s+(?P<rest>[\w .+#-]+?)\s+to\b",
+    I,
+)
+# (pattern, how the old state reads as a plain sentence)
+_OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    # "I'm not on sertraline anymore", "I don't use Windows anymore", "not vegan any more"
+    (
+        re.compile(
+            r"\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+not\s+(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more)\b", I
+        ),
+        lambda m: f"I {m['rest']}" if m["aux"].lower() in ("do", "does") else f"I am {m['rest']}",
+    ),
+    # "I no longer work at Accenture", "I'm no longer vegan"
+    (
+        re.compile(rf"\b(?:I|we)\s+(?P<aux>am\s+|are\s+|have\s+)?no\s+longer\s+{_REST}", I),
+        lambda m: f"I am {m['rest']}" if (m["aux"] or "").strip().lower() in ("am", "are") else f"I {m['rest']}",
+    ),
+    # "I stopped taking metformin", "quit using Jira"
+    (
+        re.compile(
+            rf"\b(?:I|we)\s+(?:have\s+|had\s+)?(?:just\s+|finally\s+)?(?:stopped|quit|gave\s+up|given\s+up)\s+"
+            rf"(?P<ving>\w+ing)\s+{_REST}",
+            I,
+        ),
+        lambda m: f"I am {m['ving']} {m['rest']}",
+    ),
+    # "I used to live in Seoul", "I used to be vegan"
+    (re.compile(rf"\b(?:I|we)\s+used\s+to\s+be\s+{_REST}", I), lambda m: f"I am {m['rest']}"),
+    (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),
+    # "switched from Adderall to Vyvanse", "moved from VS Code to Zed"
+    (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
+    # "I moved out of Brooklyn", "moved away from Leeds"
+    (re.compile(rf"\b(?:moved|moving|moved\s+back)\s+(?:out\s+of|away\s+from)\s+{_REST}", I), lambda m: f"I live in {m['rest']}"),
+    # "I left my job at Oracle", "quit my job with the council"
+    (
+        re.compile(
+            rf"\b(?:left|quit|leaving|quitting)\s+(?:my\s+(?:\w+\s+)?(?:job|position|role|post)\s+(?:at|with)\s+|"
+            rf"(?=(?-i:[A-Z])))(?P<rest>[^,.;!?]+?){_END}",
+            I,
+        ),
+        lambda m: f"I work at {m['rest']}",
+    ),
+]
+# "doc switched me to fluoxetine", "switched to Neovim", "put me on lithium"
+_NEW_STATE = re.compile(
+    r"\b(?:switched|moved|changed|put|started)\s+(?:me\s+|us\s+)?(?:over\s+)?"
+    r"(?:from\s+[\w .+#-]+?\s+)?(?:to|on)\s+(?P<rest>[^,.;!?]+?)" + _END,
+    I,
+)
+
+# Pets that died: "our dog Biscuit died", "we had to put Mochi down", "RIP my goldfish Gerald",
+# "my hamster passed away", "we lost our cat last week".
+_PET = rf"(?:my|our|the)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{NAME})?"
+_DEATH = [
+    re.compile(
+        rf"\b{_PET}\s+(?:(?:has|had|just|sadly|finally)\s+)*(?:died|passed(?:\s+away|\s+on)?|was\s+put\s+down|"
+        r"had\s+to\s+be\s+put\s+down|was\s+put\s+to\s+sleep|is\s+gone|crossed\s+the\s+rainbow\s+bridge)\b",
+        I,
+    ),
+    re.compile(rf"\b(?:RIP|rest\s+in\s+peace)\s+(?:to\s+)?{_PET}", I),
+    re.compile(rf"\b(?:lost|buried|said\s+goodbye\s+to)\s+{_PET}", I),
+    re.compile(rf"\bput\s+(?:{_PET}|{NAME.replace('?P<v>', '?P<v2>')})\s+(?:down|to\s+sleep)\b", I),
+    re.compile(
+        rf"\b{NAME.replace('?P<v>', '?P<v2>')}\s+(?:(?:has|just|sadly)\s+)*(?:died|passed\s+away|crossed\s+the\s+rainbow\s+bridge)\b"
+    ),
+]
+_SPECIES_ANYWHERE = re.compile(rf"\b(?P<species>{_SPECIES})s?\b", I)
+
+
+def _pet_value(m: re.Match[str], message: str) -> str | None:
+    groups = m.groupdict()
+    species, name = groups.get("species"), groups.get("v") or groups.get("v2")
+    if not species:
+        # a name only ("we put Mochi down"): a pet when the message says which animal it was
+        found = _SPECIES_ANYWHERE.search(message)
+        if not found or not name:
+            return None
+        species = found["species"]
+    species = species.lower()
+    return f"{name} ({species})" if name else species
+
+
+def changes(
+    s: Sentence, message: str, facts_of: Callable[[Sentence], list[FactOp | FactRetraction]]
+) -> tuple[list[FactRetraction], list[FactOp]]:
+    """(retractions, new facts) a sentence's change cues support; `facts_of` runs the fact rules."""
+    retracted: list[FactRetraction] = []
+    new: list[FactOp] = []
+    for pattern, old_state in _OLD_STATE:
+        for m in pattern.finditer(s.text):
+            if not m.groupdict().get("rest"):
+                continue
+            switch = pattern is _SWITCH
+            for fact in facts_of(read_sentence(old_state(m))):
+                # after "switched from X to Y" a single-valued key is superseded by Y anyway
+                if isinstance(fact, FactOp) and fact.key in RETRACTABLE and (not switch or fact.key in LIST_KEYS):
+                    retracted.append(FactRetraction(fact.key, fact.value))
+    for m in _NEW_STATE.finditer(s.text):
+        restated = read_sentence(f"I use {m['rest']}. I am on {m['rest']}")
+        new += [f for f in facts_of(restated) if isinstance(f, FactOp) and f.key in RETRACTABLE]
+    for pattern in _DEATH:
+        for m in pattern.finditer(s.text):
+            if value := _pet_value(m, message):
+                retracted.append(FactRetraction("pets", value))
+    return _unique(retracted), new
+
+
+def _unique(items: list[FactRetraction]) -> list[FactRetraction]:
+    seen: dict[tuple[str, str], FactRetraction] = {}
+    for item in items:
+        for value in item.value.split(", ") if item.value else [""]:
+            seen.setdefault((item.key, value.lower()), FactRetraction(item.key, value))
+    return list(seen.values())
+
+
+def without_retracted(facts: list[FactOp], retracted: list[FactRetraction]) -> Iterator[FactOp]:
+    """`facts` minus what the same sentence retracts ("I stopped taking metformin" is not a
+    metformin fact; "our dog Biscuit died" is not a pet)."""
+    gone = {(r.key, r.value.lower()) for r in retracted}
+    for fact in facts:
+        items = [i for i in fact.value.split(", ") if (fact.key, i.lower()) not in gone]
+        if not items:
+            continue
+        if len(items) < len(fact.value.split(", ")):
+            fact = FactOp(fact.key, ", ".join(items), fact.pinned, fact.keywords, fact.confidence, fact.category)
+        yield fact
