@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from chat.reflection.capture import (
     ADV,
+    FULL_NAME,
     NAME,
     NOT_ORGS,
     NOT_PLACES,
@@ -29,6 +30,7 @@ from chat.reflection.lexicon import (
     JOB_HEADS,
     NOT_NAMES,
     OPERATING_SYSTEMS,
+    PET_SPECIES,
     PROGRAMMING_LANGUAGES,
     RELATION_WORDS,
     SPOKEN_LANGUAGES,
@@ -61,9 +63,9 @@ _MY_NAME = _re(
 _CALL_ME = _re(
     r"\b(?:call\s+me|I\s+go\s+by)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
-_NAME_HERE = _re(rf"^{NAME}\s+here\b")
+_NAME_HERE = _re(rf"^{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
 _I_AM_NAME = _re(
-    rf"^(?:I\s+am|it\s+is|this\s+is)\s+{NAME}(?=\s*(?:[,.!;]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
+    rf"^(?:I\s+am|it\s+is|this\s+is)\s+{FULL_NAME}(?=\s*(?:[,.!;]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
 )
 
 
@@ -80,11 +82,16 @@ def names(s: Sentence, ctx: Context) -> Iterator[Found]:
         if not negated_before(s.text, m.start()) and _name_ok(m["v"], ctx):
             yield make_fact("preferred_name", title_if_lower(m["v"]), confidence=ctx.confidence)
     here = _NAME_HERE.search(s.text)
-    if here and ctx.greeted and here["v"].lower() not in NOT_NAMES | FILLER_WORDS:
+    if here and ctx.greeted and not _not_a_name(here["v"]):
         yield make_fact("name", here["v"], confidence=ctx.confidence)
     intro = _I_AM_NAME.search(s.text)
-    if intro and intro["v"].lower() not in NOT_NAMES and (s.text.lower().startswith("i am") or ctx.greeted):
+    if intro and not _not_a_name(intro["v"]) and (s.text.lower().startswith("i am") or ctx.greeted):
         yield make_fact("name", intro["v"], confidence=ctx.confidence)
+
+
+def _not_a_name(value: str) -> bool:
+    words = value.lower().split()
+    return any(w in NOT_NAMES | FILLER_WORDS or w in PET_SPECIES or w in SPOKEN_LANGUAGES for w in words)
 
 
 # --- places -----------------------------------------------------------------------------------
@@ -101,6 +108,15 @@ _LIVE = [
         rf"studio|condo|loft|cottage|town|village|suburb|neighbou?rhood)\s+(?:in|near|outside)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
+]
+# "I'm in Jersey City now", "got a flat in Leith", "bought a house outside Porto"
+_NOW_IN = [
+    _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days)\b"),
+    _re(
+        rf"\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:got|found|bought|rented|signed\s+for|moved\s+into)\s+"
+        rf"(?:a|an|my|our)\s+(?:new\s+|own\s+|little\s+|tiny\s+)?(?:flat|apartment|house|place|studio|condo|room)\s+"
+        rf"(?:in|near|outside)\s+(?-i:(?=[A-Z])){PLACE}"
+    ),
 ]
 _HOMETOWN = [
     _re(rf"\bI\s+am\s+{ADV}from\s+{PLACE}"),
@@ -135,6 +151,10 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
                 if negated_before(s.text, m.start() + 2) or not (place := _place(m["v"], ctx)):
                     continue
                 yield make_fact(key, place, confidence=ctx.confidence)
+    for pattern in [_TITLE_IN_PLACE, *_NOW_IN]:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (place := _place(m["v"], ctx)):
+                yield make_fact("location", place, confidence=min(ctx.confidence, 0.8))
     for m in _ADDRESS.finditer(s.text):
         address = m["v"].strip(" ,")
         yield make_fact("address", address, confidence=ctx.confidence)
@@ -146,10 +166,16 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
 # --- work -------------------------------------------------------------------------------------
 
 _HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
+# "I'm a pediatric nurse in Bergen": where someone introduces their job by its town alone, the
+# town is where they live ("a data scientist at Spotify in Stockholm" names the office, not home).
+_TITLE_IN_PLACE = _re(
+    rf"\bI\s+(?:am\s+)?(?:{ADV}(?:work|working)\s+as\s+)?(?:a|an)\s+(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})"
+    rf"\s+in\s+(?-i:(?=[A-Z])){PLACE}"
+)
 _TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?![\w-])"
 _WORK = [
     _re(
-        rf"\bI\s+(?:have\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?(?:at|for)\s+{ORG}"
+        rf"\bI\s+(?:have\s+|am\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?(?:at|for)\s+{ORG}"
     ),
     _re(
         rf"\bI\s+(?:have\s+)?{ADV}(?:started|got|landed|accepted|took)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:job|position|role|gig|internship|offer)\s+(?:at|with)\s+{ORG}"
@@ -161,12 +187,17 @@ _WORK = [
 ]
 _TITLE_AT_ORG = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
-    _re(rf"\bI\s+{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
+    _re(rf"\bI\s+(?:am\s+|have\s+been\s+)?{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
+    # "got hired as a junior developer at Shopify", "started as an intern with the BBC"
+    _re(
+        rf"\bI\s+(?:have\s+)?{ADV}(?:got\s+|was\s+|been\s+)?(?:hired|started|joined|employed|taken\s+on|brought\s+on)\s+"
+        rf"as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"
+    ),
 ]
 _TITLES = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}"),
     _re(rf"\bI\s+(?:{ADV})(?:work|working)\s+as\s+(?:a|an|the)?\s*{_TITLE}"),
-    _re(rf"\b(?:job|position|role|work|started|hired)\b[^.;!?]{{0,40}}?\bas\s+(?:a|an|the)\s+{_TITLE}"),
+    _re(rf"\b(?:job|position|role|work|working|worked|started|hired)\b[^.;!?]{{0,40}}?\bas\s+(?:a|an|the)\s+{_TITLE}"),
     _re(
         rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:got\s+|been\s+|was\s+)?(?:promoted|hired)\s+(?:to|as)\s+(?:a\s+|an\s+)?{_TITLE}"
     ),
