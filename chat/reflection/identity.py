@@ -282,13 +282,23 @@ _SPEAK = [
     ),
     _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
     _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
+    # "native speaker of Tagalog", "grew up speaking Welsh", "I use English at work"
+    _re(r"(?:^|\bI\s+am\s+(?:a\s+)?|\bas\s+a\s+)native\s+speaker\s+of\s+(?P<v>[^.;!?()]+)"),
+    _re(r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual\s+in)\s+(?P<v>[^.;!?()]+)"),
+    _re(r"\bI\s+(?:{ADV})(?:use|speak)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace("{ADV}", ADV)),
+    # "Mandarin is my mother tongue", "my Spanish is decent"
+    _re(r"(?:^|,\s*)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:native\s+language|mother\s+tongue|first\s+language)"),
+    _re(
+        r"\bmy\s+(?P<v>[A-Za-z]+)\s+is\s+(?:\w+\s+)?(?:decent|good|ok|okay|fine|fluent|solid|conversational|"
+        r"passable|rusty|basic|not\s+bad|pretty\s+good|native)\b"
+    ),
 ]
 _LEARN = _re(
     r"(?:^(?:have\s+)?(?:been\s+)?|\b(?:I|we)\b[^,.;!?]{0,25}?)\b(?:learning|studying|learn|study|practicing|practising|"
     r"brushing\s+up\s+on|taking|get\s+better\s+at|getting\s+better\s+at|improve\s+my|improving\s+my|"
     r"work\s+on\s+my|working\s+on\s+my)\s+(?:some\s+)?(?P<v>[A-Za-z]+)\b(?:\s+(?:lessons|classes))?"
 )
-_LIST_END = re.compile(r"\b(?:but|because|I|we|which|so|although|though)\b|,\s*and\b", I)
+_LIST_END = re.compile(r"\b(?:but|because|I|we|which|so|although|though|at|every|with)\b|,\s*and\b", I)
 
 
 def _languages_in(text: str) -> list[str]:
