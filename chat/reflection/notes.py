@@ -10,6 +10,7 @@ from chat.reflection.categories import classify_category
 from chat.reflection.lexicon import RELATION_WORDS
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
+from chat.reflection.words import is_past_form, is_verb
 from chat.reflection.topics import TOPIC_TAGS
 from memory.temporal import DateMention, ground, resolve_dates, sentence_tense
 
@@ -119,7 +120,10 @@ def decision_note(
 # say "decided"; a person's own intention ("I'm going to repaint …", "I plan to …") is a plan.
 # Dated or not: the time phrase, when there is one, becomes the note's date.
 
-_GROUP = r"(?:we|our\s+(?:team|company|group|org|startup|department|family)|the\s+(?:team|company|board))"
+_GROUP = (
+    r"(?:we|our\s+(?:team|company|group|org|startup|department|family)|the\s+(?:team|company|board)|"
+    r"(?:me|I)\s+and\s+(?:my\s+)?\w+|(?:my\s+)?\w+\s+and\s+(?:I|me))"
+)
 _INTEND = (
     r"(?:will|shall|(?:are|is|am)\s+going\s+to|(?:plan|intend|aim|mean|expect)s?\s+to|"
     r"(?:are|is|am)\s+(?:planning|aiming|intending|set|scheduled|due)\s+to)"
@@ -170,6 +174,8 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         if not m:
             return None
         when = m["when"].strip()
+        if is_past_form(m["verb"]) or m["verb"].lower().endswith("ed"):  # "Back in February we drove up …"
+            return None
         future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
         if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
             return None
@@ -178,7 +184,9 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     if verb == "not":  # "we will not hire before March": a decision too
         verb = rest[1].lower() if len(rest) > 1 else ""
         rest = rest[1:]
-    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2:
+    # "going to bed, night!", "I'm going to cry, this bug again": the clause ends at the comma
+    clause = re.split(r"[,;:]|\s+-\s+", " ".join(rest))[0].split()
+    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2 or len(clause) < 2 or not is_verb(verb):
         return None
     return ("plan" if verb in _OUTINGS and not m.groupdict().get("promise") else kind), m["rest"]
 
@@ -199,7 +207,8 @@ _EVENT_NOUNS = (
     r"appointment|meeting|interview|flight|trip|deadline|party|concert|wedding|class|exam|surgery|"
     r"game|match|date|dinner|lunch|birthday|vacation|holiday|conference|presentation|demo|launch|"
     r"release|checkup|check-up|gig|festival|funeral|graduation|ceremony|recital|race|marathon|"
-    r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit"
+    r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|"
+    r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season"
 )
 _EVENT_VERBS = (
     r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
@@ -224,13 +233,35 @@ _ED_WORD = re.compile(r"\b(?P<w>[a-z]{3,}ed)\b", I)
 _PRONOUN_START = re.compile(r"^(?:he|she|they|it|there|you)\b", I)
 _FIRST_PERSON = re.compile(r"\b(?:I|we|me|my|our|us)\b", I)
 _JUST = re.compile(
-    r"\b(?:I|we)\s+(?:have\s+)?just\s+(?:got\s+back|came\s+back|returned|finished|moved|started|landed|arrived|adopted|bought|passed|graduated|quit|left|went|got\s+home)\b",
+    r"\b(?:I|we)\s+(?:have\s+|had\s+)?just\s+(?:got\s+|been\s+)?(?P<verb>[a-z]+)\b",
     I,
 )
 
 
+def _just_happened(text: str) -> bool:
+    """ "I just got hired", "we've just moved", "I just finished my thesis": an event of today."""
+    m = _JUST.search(text)
+    if not m:
+        return False
+    verb = m["verb"].lower()
+    return verb in ("quit", "left", "got", "home", "back") or (
+        (is_past_form(verb) or verb.endswith("ed")) and verb not in _ADJECTIVE_ED and verb not in _STATIVE
+    )
+
+
+_ARRANGED = re.compile(r"\b(?:booked|scheduled|planned|arranged|confirmed|set)\s+(?:for|on|from)\b", I)
+# Simple pasts that state a condition rather than something that happened.
+_STATIVE = {"was", "were", "felt", "seemed", "thought", "knew", "meant", "wanted", "liked", "loved", "hated"}
+
+
 def _has_activity(text: str) -> bool:
-    if _ACTIVITY.search(text):
+    if _ACTIVITY.search(text) or _ARRANGED.search(text):
+        return True
+    # irregular pasts ("spent", "drove", "had to put"); regular "-ed" words are read below
+    if any(
+        is_past_form(w) and not w.lower().endswith("ed") and w.lower() not in _STATIVE
+        for w in re.findall(r"[A-Za-z]+", text)
+    ):
         return True
     for m in _ED_WORD.finditer(text):
         before = text[: m.start()].split()[-1:] or [""]
@@ -266,7 +297,11 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
 def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
     if s.question or s.conditional or _PRONOUN_START.match(s.text):
         return None
-    if not (_FIRST_PERSON.search(s.text) or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)):
+    if not (
+        _FIRST_PERSON.search(s.text)
+        or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)
+        or _RELATIVE_SUBJECT.match(s.text)
+    ):
         return None
     if not _has_activity(s.text):
         return None
@@ -275,7 +310,7 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp 
         grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
         kind = _kind(mentions[0], s.text, reference.date())
         return _note(kind, grounded, occurred_at=_at(mentions[0].start, reference), speaker=speaker)
-    if _JUST.search(s.text):
+    if _just_happened(s.text):
         return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
     return None
 
@@ -283,6 +318,8 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp 
 # --- people in the speaker's life -------------------------------------------------------------
 
 _RELATIONS = "|".join(sorted((re.escape(r) for r in RELATION_WORDS), key=len, reverse=True))
+# "Mum's coming to stay …", "Grandpa turns 90 …": a relative named by the word alone
+_RELATIVE_SUBJECT = re.compile(rf"^(?:my\s+|our\s+)?(?:{_RELATIONS})(?:'s|\s+is|\s+and)?\b", I)
 _PEOPLE = re.compile(
     rf"^(?:my|our)\s+(?:(?:best|close|old|good|older|younger|little|big|twin|step|ex)[- ]?)?(?P<rel>{_RELATIONS})\b",
     I,

@@ -102,7 +102,8 @@ _NO_SUBJECT = re.compile(
     r"^(?P<adv>(?:just|finally|recently|also|still|now|then|currently|and|and\s+then|but)\s+)*"
     r"(?:(?P<been>been)|(?P<ing>living|working|studying|learning|thinking|planning|going|heading|flying|moving|"
     r"trying|hoping|based|commuting|starting|taking|using|running|seeing|dating|doing|teaching|freelancing)|"
-    r"(?P<was>was|had)|(?P<present>live|work|started|joined|moved|quit|went|got|\w+))\b",
+    r"(?P<was>was|had)|(?P<neg>do\s+not|did\s+not|never|no\s+longer)|(?P<not>not)|"
+    r"(?P<present>live|work|started|joined|moved|quit|went|got|\w+))\b",
     re.IGNORECASE,
 )
 _JOB_HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
@@ -128,8 +129,10 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
         return text
     if m["been"]:
         return "I have " + text
-    if m["ing"]:
+    if m["ing"] or m["not"]:
         return "I am " + text
+    if m["neg"]:
+        return "I " + text
     if m["was"]:
         rest = text[m.end() :].split()
         return "I " + text if rest and (rest[0].lower().endswith("ed") or is_past_form(rest[0])) else text
