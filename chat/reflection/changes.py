@@ -2,9 +2,9 @@
 
 One frame for every kind of fact instead of a negative pattern per key: the sentence's change
 cue ("not … anymore", "no longer", "stopped …ing", "used to", "switched from X to Y", "moved
-out of", "left my job at", a pet that died or was put down) is cut out, the old state is
-restated as a plain first-person sentence ("I am on sertraline", "I use Windows", "I have a dog
-named Biscuit"), and the ordinary fact rules read it. Whatever they find there is retracted; a
+out of", "left my job with", a pet that died or was put down) is cut out, the old state is
+restated as a plain first-person sentence ("I am on lithium", "I use Jira", "I have a dog
+named Rex"), and the ordinary fact rules read it. Whatever they find there is retracted; a
 "switched to Y" or "put me on Y" is restated the same way and becomes the new fact.
 """
 
@@ -37,19 +37,19 @@ _SWITCH = re.compile(
 )
 # (pattern, how the old state reads as a plain sentence)
 _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
-    # "I'm not on sertraline anymore", "I don't use Windows anymore", "not vegan any more"
+    # "not on lithium any more", "we don't use Jira anymore", "not vegan any more"
     (
         re.compile(
             r"\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+not\s+(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more)\b", I
         ),
         lambda m: f"I {m['rest']}" if m["aux"].lower() in ("do", "does") else f"I am {m['rest']}",
     ),
-    # "I no longer work at Accenture", "I'm no longer vegan"
+    # "no longer employed by the council", "no longer vegan"
     (
         re.compile(rf"\b(?:I|we)\s+(?P<aux>am\s+|are\s+|have\s+)?no\s+longer\s+{_REST}", I),
         lambda m: f"I am {m['rest']}" if (m["aux"] or "").strip().lower() in ("am", "are") else f"I {m['rest']}",
     ),
-    # "I stopped taking metformin", "quit using Jira"
+    # "stopped taking the pill", "quit using Jira"
     (
         re.compile(
             rf"\b(?:I|we)\s+(?:have\s+|had\s+)?(?:just\s+|finally\s+)?(?:stopped|quit|gave\s+up|given\s+up)\s+"
@@ -58,14 +58,14 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
         ),
         lambda m: f"I am {m['ving']} {m['rest']}",
     ),
-    # "I used to live in Seoul", "I used to be vegan"
+    # "used to be a teacher", "used to be vegan"
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+be\s+{_REST}", I), lambda m: f"I am {m['rest']}"),
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),
-    # "switched from Adderall to Vyvanse", "moved from VS Code to Zed"
+    # "went from Ritalin to Concerta", "moved from VS Code to Zed"
     (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
-    # "I moved out of Brooklyn", "moved away from Leeds"
-    (re.compile(rf"\b(?:moved|moving|moved\s+back)\s+(?:out\s+of|away\s+from)\s+{_REST}", I), lambda m: f"I live in {m['rest']}"),
-    # "I left my job at Oracle", "quit my job with the council"
+    # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan)
+    (re.compile(rf"\b(?:moved|moved\s+back)\s+(?:out\s+of|away\s+from)\s+{_REST}", I), lambda m: f"I live in {m['rest']}"),
+    # "left Acme", "quit my position with the council"
     (
         re.compile(
             rf"\b(?:left|quit|leaving|quitting)\s+(?:my\s+(?:\w+\s+)?(?:job|position|role|post)\s+(?:at|with)\s+|"
@@ -75,15 +75,15 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
         lambda m: f"I work at {m['rest']}",
     ),
 ]
-# "doc switched me to fluoxetine", "switched to Neovim", "put me on lithium"
+# "they switched me over to insulin", "changed to Zed", "put me on lithium"
 _NEW_STATE = re.compile(
     r"\b(?:switched|moved|changed|put|started)\s+(?:me\s+|us\s+)?(?:over\s+)?"
     r"(?:from\s+[\w .+#-]+?\s+)?(?:to|on)\s+(?P<rest>[^,.;!?]+?)" + _END,
     I,
 )
 
-# Pets that died: "our dog Biscuit died", "we had to put Mochi down", "RIP my goldfish Gerald",
-# "my hamster passed away", "we lost our cat last week".
+# Pets that died: "the old cat Tom died", "the vet put Rex to sleep", "RIP to our goldfish",
+# "our rabbit passed on", "we lost our cat last week".
 _PET = rf"(?:my|our|the)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{NAME})?"
 _DEATH = [
     re.compile(
@@ -105,7 +105,7 @@ def _pet_value(m: re.Match[str], message: str) -> str | None:
     groups = m.groupdict()
     species, name = groups.get("species"), groups.get("v") or groups.get("v2")
     if not species:
-        # a name only ("we put Mochi down"): a pet when the message says which animal it was
+        # a name only ("they put Rex to sleep"): a pet when the message says which animal it was
         found = _SPECIES_ANYWHERE.search(message)
         if not found or not name:
             return None
@@ -148,8 +148,8 @@ def _unique(items: list[FactRetraction]) -> list[FactRetraction]:
 
 
 def without_retracted(facts: list[FactOp], retracted: list[FactRetraction]) -> Iterator[FactOp]:
-    """`facts` minus what the same sentence retracts ("I stopped taking metformin" is not a
-    metformin fact; "our dog Biscuit died" is not a pet)."""
+    """`facts` minus what the same sentence retracts ("stopped taking the pill" is not a
+    pill fact; a dog that died is not a pet)."""
     gone = {(r.key, r.value.lower()) for r in retracted}
     for fact in facts:
         items = [i for i in fact.value.split(", ") if (fact.key, i.lower()) not in gone]

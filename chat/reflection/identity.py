@@ -109,7 +109,7 @@ _LIVE = [
     ),
     _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
 ]
-# "I'm in Jersey City now", "got a flat in Leith", "bought a house outside Porto"
+# "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
 _NOW_IN = [
     _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days)\b"),
     _re(
@@ -166,7 +166,7 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
 # --- work -------------------------------------------------------------------------------------
 
 _HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
-# "I'm a pediatric nurse in Bergen": where someone introduces their job by its town alone, the
+# "I'm a vet in Tromsø": where someone introduces their job by its town alone, the
 # town is where they live ("a data scientist at Spotify in Stockholm" names the office, not home).
 _TITLE_IN_PLACE = _re(
     rf"\bI\s+(?:am\s+)?(?:{ADV}(?:work|working)\s+as\s+)?(?:a|an)\s+(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})"
@@ -188,7 +188,7 @@ _WORK = [
 _TITLE_AT_ORG = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
     _re(rf"\bI\s+(?:am\s+|have\s+been\s+)?{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
-    # "got hired as a junior developer at Shopify", "started as an intern with the BBC"
+    # "I was taken on as a trainee chef at Nobu", "started as an intern with the BBC"
     _re(
         rf"\bI\s+(?:have\s+)?{ADV}(?:got\s+|was\s+|been\s+)?(?:hired|started|joined|employed|taken\s+on|brought\s+on)\s+"
         rf"as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"
@@ -282,11 +282,11 @@ _SPEAK = [
     ),
     _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
     _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
-    # "native speaker of Tagalog", "grew up speaking Welsh", "I use English at work"
+    # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
     _re(r"(?:^|\bI\s+am\s+(?:a\s+)?|\bas\s+a\s+)native\s+speaker\s+of\s+(?P<v>[^.;!?()]+)"),
     _re(r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual\s+in)\s+(?P<v>[^.;!?()]+)"),
     _re(r"\bI\s+(?:{ADV})(?:use|speak)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace("{ADV}", ADV)),
-    # "Mandarin is my mother tongue", "my Spanish is decent"
+    # "Polish is my first language", "my Italian is rusty"
     _re(r"(?:^|,\s*)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:native\s+language|mother\s+tongue|first\s+language)"),
     _re(
         r"\bmy\s+(?P<v>[A-Za-z]+)\s+is\s+(?:\w+\s+)?(?:decent|good|ok|okay|fine|fluent|solid|conversational|"

@@ -10,7 +10,7 @@ from chat.reflection.categories import classify_category
 from chat.reflection.lexicon import RELATION_WORDS
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
-from chat.reflection.words import is_past_form, is_verb
+from chat.reflection.words import is_past_form
 from chat.reflection.topics import TOPIC_TAGS
 from memory.temporal import DateMention, ground, resolve_dates, sentence_tense
 
@@ -174,7 +174,7 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         if not m:
             return None
         when = m["when"].strip()
-        if is_past_form(m["verb"]) or m["verb"].lower().endswith("ed"):  # "Back in February we drove up …"
+        if is_past_form(m["verb"]) or m["verb"].lower().endswith("ed"):  # "In May we flew …": a story, not a decision
             return None
         future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
         if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
@@ -184,9 +184,9 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     if verb == "not":  # "we will not hire before March": a decision too
         verb = rest[1].lower() if len(rest) > 1 else ""
         rest = rest[1:]
-    # "going to bed, night!", "I'm going to cry, this bug again": the clause ends at the comma
+    # "gonna scream, the build broke": the clause ends at its comma
     clause = re.split(r"[,;:]|\s+-\s+", " ".join(rest))[0].split()
-    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2 or len(clause) < 2 or not is_verb(verb):
+    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2 or len(clause) < 2:
         return None
     return ("plan" if verb in _OUTINGS and not m.groupdict().get("promise") else kind), m["rest"]
 
@@ -239,7 +239,7 @@ _JUST = re.compile(
 
 
 def _just_happened(text: str) -> bool:
-    """ "I just got hired", "we've just moved", "I just finished my thesis": an event of today."""
+    """ "I just got engaged", "we've just moved", "I just finished my thesis": an event of today."""
     m = _JUST.search(text)
     if not m:
         return False

@@ -92,7 +92,7 @@ def _preference(topic: str, likes: bool, ctx: Context, confidence: float | None 
 
 
 def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
-    if s.sarcastic:  # "I just LOVE getting paged at 2am 🙃" says the opposite of its words
+    if s.sarcastic:  # "oh I LOVE a 5am alarm 🙃" says the opposite of its words
         return
     for m in _PREF.finditer(s.text):
         verb = re.sub(r"\s+", " ", m["verb"].lower())
@@ -155,7 +155,7 @@ _ALLERGEN_END = re.compile(
     r"\s+(?:so|but|because|and\s+(?:I|it|we|my)|which|btw|lol|tbh|too|though|as\s+well)\b.*$", I
 )
 _CONDITION = _re(
-    r"(?:\bI\s+(?:have\s+been\s+|was\s+|got\s+|am\s+|have\s+)?(?:\w+\s+)?(?:diagnosed\s+with|suffer(?:ing)?\s+from|"
+    r"(?:\bI\s+(?:have\s+been\s+|was\s+|got\s+|am\s+|have\s+)?(?:\w+\s+)?(?:diagnosed(?:\s+(?:this|last|in)\s+\w+)?\s+with|suffer(?:ing)?\s+from|"
     r"living\s+with|live\s+with|have\s+got|have\s+had|have|get|deal\s+with|struggle\s+with)|\b(?:for|with)\s+my)\s+"
     r"(?:(?:mild|severe|chronic|bad|really\s+bad|terrible|some|a\s+bit\s+of|clinical|high-functioning)\s+)*"
     rf"(?P<v>{_alternation(HEALTH_CONDITIONS)})\b(?P<more>(?:\s*(?:,|and)\s*(?:{_alternation(HEALTH_CONDITIONS)})\b)*)"
@@ -288,7 +288,7 @@ _PARTNER_NAMED = _re(rf"\bmy\s+(?P<rel>{_alternation(PARTNER_WORDS)})'s\s+name\s
 _MARRIED = _re(
     rf"\bI\s+(?:am|have\s+been)\s+(?:happily\s+)?(?:married\s+to|engaged\s+to|dating|seeing)\s+{NAME}"
 )
-# "been seeing someone new, his name's Theo", "I'm dating a guy from work, Sam"
+# "dating a girl from my choir, her name is Ava"
 _DATING_SOMEONE = _re(
     r"\bI\s+(?:am|have\s+been|started)\s+(?:\w+\s+)?(?:dating|seeing|going\s+out\s+with)\s+"
     r"(?:someone|somebody|a\s+(?:guy|girl|man|woman|lady|boy))\b"

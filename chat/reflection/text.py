@@ -92,12 +92,12 @@ class Sentence:
     unsure: bool  # "I think", "probably": facts at lower confidence
     conditional: bool
     greeted: bool
-    sarcastic: bool = False  # "I just LOVE getting paged at 2am 🙃": no preference from it
+    sarcastic: bool = False  # "oh I LOVE a 5am alarm 🙃": no preference from it
     tense_hint: Tense = None  # the tense of the sentence before, for dates without a cue of their own
 
 
 # Chat drops the subject: "been learning German", "living in Leeds now", "spent April in Hanoi",
-# "was diagnosed with asthma"; and so does a clause after a comma: "…, based in Berlin".
+# "was diagnosed with asthma"; and so does a clause after a comma: "…, based in Oslo".
 _NO_SUBJECT = re.compile(
     r"^(?P<adv>(?:just|finally|recently|also|still|now|then|currently|and|and\s+then|but)\s+)*"
     r"(?:(?P<been>been)|(?P<ing>living|working|studying|learning|thinking|planning|going|heading|flying|moving|"
@@ -107,13 +107,19 @@ _NO_SUBJECT = re.compile(
     re.IGNORECASE,
 )
 _JOB_HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
-# A clause that is a bare job title: "senior data engineer at Zalando", "nurse in Bergen".
+# A clause that is a bare job title: "staff nurse at the Royal Free", "lawyer in Lyon".
 _BARE_TITLE = re.compile(
     rf"^(?P<det>(?:a|an)\s+)?(?:[\w-]+\s+){{0,3}}?(?:{_JOB_HEADS})"
     r"(?:\s+(?:at|for|with|in)\s+(?:the\s+)?(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})*$",
     re.IGNORECASE,
 )
+_ON_SOMETHING = re.compile(r"^(?:(?:full[- ]time|mostly|now|still|only)\s+)*on\s+(?-i:[A-Z])", re.IGNORECASE)
 _FIRST_PERSON_START = re.compile(r"^(?:I|we)\b", re.IGNORECASE)
+_INTRODUCTION = re.compile(
+    r"^(?:(?:this\s+is|it\s+is|my\s+name\s+is)\s+)?(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})(?:\s+here)?$|"
+    r"^(?:this\s+is|my\s+name\s+is)\s+\w+(?:\s+\w+)?$",
+    re.IGNORECASE,
+)
 
 
 def _add_subject(text: str, *, first_person: bool = True) -> str:
@@ -124,6 +130,8 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
     if _BARE_TITLE.match(text) and not re.match(r"^(?:a|an)?\s*(?:the|my|our)\b", text, re.I):
         head = text if re.match(r"^(?:a|an)\s", text, re.I) else ("an " if text[:1].lower() in "aeiou" else "a ") + text
         return "I am " + head
+    if _ON_SOMETHING.match(text):  # "…, full time on Fedora now"
+        return "I am " + text
     m = _NO_SUBJECT.match(text)
     if not m:
         return text
@@ -151,10 +159,11 @@ def _add_subjects(text: str) -> str:
     parts[0] = _add_subject(parts[0])
     if len(parts) == 1:
         return parts[0]
-    first_person = bool(_FIRST_PERSON_START.match(parts[0]))
+    # "Priya here — staff nurse at …": a self-introduction speaks of the speaker too
+    first_person = bool(_FIRST_PERSON_START.match(parts[0]) or _INTRODUCTION.match(parts[0]))
     out = [parts[0]]
     for sep, clause in zip(parts[1::2], parts[2::2], strict=True):
-        if re.search(r"\b(?:he|she|they|my\s+\w+|our\s+\w+|his|her)\b", out[-1], re.I) and not _FIRST_PERSON_START.match(out[-1]):
+        if re.search(r"\b(?:he|she|they|my\s+(?!name\b)\w+|our\s+\w+|his|her)\b", out[-1], re.I) and not _FIRST_PERSON_START.match(out[-1]):
             first_person = False
         fixed = _add_subject(clause, first_person=first_person)
         out += [sep, fixed]

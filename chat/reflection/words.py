@@ -70,11 +70,10 @@ def correction(word: str) -> str | None:
         return None
     if word.endswith("in") and word + "g" in _TRIGGERS:  # "workin", "livin"
         return word + "g"
-    if len(word) < 4 and word + "e" in _TRIGGERS:  # "liv": short words only gain a final e
-        return word + "e"
+    # a three-letter word only ever lost one letter of a four-letter trigger ("wrk")
+    candidates = {t for t in _TRIGGERS if len(t) >= 4 and len(t) >= len(word) and _one_edit(word, t)}
     if len(word) < 4:
-        return None
-    candidates = {t for t in _TRIGGERS if len(t) >= 4 and _one_edit(word, t)}
+        candidates = {t for t in candidates if len(t) == 4}
     return candidates.pop() if len(candidates) == 1 else None
 
 
