@@ -102,7 +102,8 @@ _LIVE = [
         rf"(?:with\s+(?:my|our|a|two|three)\s+[\w ]{{1,25}}?\s+)?(?:in|near|outside(?:\s+of)?|close\s+to)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:am|are)\s+{ADV}(?:living|based|located|settled)\s+(?:in|out\s+of)\s+{PLACE}"),
-    _re(rf"^I\s+am\s+(?:a|an)\s+[\w -]{{2,40}}?\s+based\s+(?:in|out\s+of)\s+{PLACE}"),
+    _re(rf"\bI\s+am\s+(?:a|an)\s+[\w -]{{2,40}}?\s+based\s+(?:in|out\s+of)\s+{PLACE}"),
+    _re(rf"\bI\s+am\s+(?:still|currently)\s+in\s+(?-i:(?=[A-Z])){PLACE}"),
     _re(
         rf"\b(?:I|we)\s+{ADV}live\s+in\s+(?:a|an|the|my|our)\s+(?:[\w-]+\s+){{0,2}}?(?:flat|apartment|house|place|"
         rf"studio|condo|loft|cottage|town|village|suburb|neighbou?rhood)\s+(?:in|near|outside)\s+{PLACE}"
@@ -183,6 +184,7 @@ _WORK = [
     _re(rf"\bI\s+(?:have\s+)?{ADV}started\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
+    _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
 ]
 _TITLE_AT_ORG = [

@@ -114,6 +114,7 @@ _BARE_TITLE = re.compile(
     re.IGNORECASE,
 )
 _ON_SOMETHING = re.compile(r"^(?:(?:full[- ]time|mostly|now|still|only)\s+)*on\s+(?-i:[A-Z])", re.IGNORECASE)
+_STILL_THERE = re.compile(r"^(?:still|currently|now)\s+(?:in|at)\s+(?-i:[A-Z])", re.IGNORECASE)
 _FIRST_PERSON_START = re.compile(r"^(?:I|we)\b", re.IGNORECASE)
 _INTRODUCTION = re.compile(
     r"^(?:(?:this\s+is|it\s+is|my\s+name\s+is)\s+)?(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})(?:\s+here)?$|"
@@ -130,7 +131,7 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
     if _BARE_TITLE.match(text) and not re.match(r"^(?:a|an)?\s*(?:the|my|our)\b", text, re.I):
         head = text if re.match(r"^(?:a|an)\s", text, re.I) else ("an " if text[:1].lower() in "aeiou" else "a ") + text
         return "I am " + head
-    if _ON_SOMETHING.match(text):  # "…, full time on Fedora now"
+    if _ON_SOMETHING.match(text) or _STILL_THERE.match(text):  # "…, full time on Fedora now", "still in Leeds"
         return "I am " + text
     m = _NO_SUBJECT.match(text)
     if not m:
@@ -150,7 +151,7 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
     return text
 
 
-_CLAUSE = re.compile(r"(,\s+|;\s+|\s+-+\s+|\s+—\s+|\s+and\s+then\s+|,?\s+then\s+)")
+_CLAUSE = re.compile(r"(,\s+|;\s+|\s+-+\s+|\s+—\s+|\s+and\s+then\s+|,?\s+then\s+|\s+and\s+)")
 
 
 def _add_subjects(text: str) -> str:
