@@ -88,7 +88,9 @@ _FUTURE_CUES = re.compile(
     r"(?:agreed|promised|swore|vowed|told\s+\w+)\s+(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)(?:'d|\s+would))\b|"
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b|"
     # the present of a timetable is about what is coming: "the course starts on the 20th"
-    r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b",
+    r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b|"
+    # rescheduled: "the review got moved to Friday"
+    r"\b(?:got|was|were|has\s+been|have\s+been)\s+(?:moved|pushed(?:\s+back)?|bumped|changed)\s+to\b",
     re.IGNORECASE,
 )
 _PAST_CUES = re.compile(

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from chat.reflection.capture import NAME
-from chat.reflection.lexicon import PET_SPECIES
+from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
 from chat.reflection.ops import LIST_KEYS, FactOp, FactRetraction
 from chat.reflection.text import Sentence, read_sentence
 
@@ -82,9 +82,9 @@ _NEW_STATE = re.compile(
     I,
 )
 
-# Pets that died: "the old cat Tom died", "the vet put Rex to sleep", "RIP to our goldfish",
+# Pets that died: "our old cat Tom died", "the vet put Rex to sleep", "RIP to our goldfish",
 # "our rabbit passed on", "we lost our cat last week".
-_PET = rf"(?:my|our|the)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{NAME})?"
+_PET = rf"(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{NAME})?"
 _DEATH = [
     re.compile(
         rf"\b{_PET}\s+(?:(?:has|had|just|sadly|finally)\s+)*(?:died|passed(?:\s+away|\s+on)?|was\s+put\s+down|"
@@ -122,7 +122,8 @@ def changes(
     new: list[FactOp] = []
     for pattern, old_state in _OLD_STATE:
         for m in pattern.finditer(s.text):
-            if not m.groupdict().get("rest"):
+            # the speaker's own change, not "Tom switched from Java to Kotlin"
+            if not m.groupdict().get("rest") or not _said_of_speaker(s.text, m.start("rest")):
                 continue
             switch = pattern is _SWITCH
             for fact in facts_of(read_sentence(old_state(m))):
@@ -130,6 +131,8 @@ def changes(
                 if isinstance(fact, FactOp) and fact.key in RETRACTABLE and (not switch or fact.key in LIST_KEYS):
                     retracted.append(FactRetraction(fact.key, fact.value))
     for m in _NEW_STATE.finditer(s.text):
+        if not _said_of_speaker(s.text, m.start("rest")):
+            continue
         restated = read_sentence(f"I use {m['rest']}. I am on {m['rest']}")
         new += [f for f in facts_of(restated) if isinstance(f, FactOp) and f.key in RETRACTABLE]
     for pattern in _DEATH:
@@ -137,6 +140,23 @@ def changes(
             if value := _pet_value(m, message):
                 retracted.append(FactRetraction("pets", value))
     return _unique(retracted), new
+
+
+_RELATIONS = "|".join(sorted((re.escape(r) for r in RELATION_WORDS), key=len, reverse=True))
+# who does things in a sentence: pronouns, "my sister", and a name opening a clause ("Tom switched …")
+_SUBJECT = re.compile(
+    rf"\b(?:I|we|he|she|they)\b|\b(?:my|our|his|her|their)\s+(?:{_RELATIONS})\b|(?:^|[,;]\s*)(?-i:[A-Z][a-z]+)(?=\s+[a-z]+(?:ed|s)\b)",
+    I,
+)
+
+
+def _said_of_speaker(text: str, pos: int) -> bool:
+    """The nearest subject before `pos` is "I" or "we", or the change was done to the speaker
+    ("the doctor switched me to …")."""
+    if re.search(r"\b(?:me|us)\s+(?:over\s+)?(?:to|on|from)\s+$", text[:pos]):
+        return True
+    subjects = [m.group(0).lower() for m in _SUBJECT.finditer(text, 0, pos)]
+    return bool(subjects) and subjects[-1] in ("i", "we")
 
 
 def _unique(items: list[FactRetraction]) -> list[FactRetraction]:

@@ -147,6 +147,7 @@ _FROM_NOW_ON = re.compile(r"^(?:from\s+now\s+on|going\s+forward|starting\s+(?:to
 _CONVERSATIONAL = {
     "think", "see", "let", "try", "check", "look", "get", "keep", "wait", "figure", "talk", "tell", "ask",
     "be", "have", "do", "take", "consider", "need", "remember", "reply", "answer", "follow", "go",
+    "grab", "pop", "hop", "jump", "kill", "die", "lose", "scream", "cry",
 }  # fmt: skip
 # Trips, visits and outings are plans even when a group makes them ("we are off to see the
 # grandparents at Easter"), as dated plans always were. Not "move": a team moves an API to Go.

@@ -106,10 +106,14 @@ _NO_SUBJECT = re.compile(
     r"(?P<present>live|work|started|joined|moved|quit|went|got|\w+))\b",
     re.IGNORECASE,
 )
+_NOT_IN_TITLE = (
+    r"is|are|was|were|am|be|been|he|she|they|it|you|we|I|my|his|her|their|our|your|the|a|an|not|no|"
+    r"this|that|what|who|need|want|like|hate|love|for|of|to"
+)
 _JOB_HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
 # A clause that is a bare job title: "staff nurse at the Royal Free", "lawyer in Lyon".
 _BARE_TITLE = re.compile(
-    rf"^(?P<det>(?:a|an)\s+)?(?:[\w-]+\s+){{0,3}}?(?:{_JOB_HEADS})"
+    rf"^(?P<det>(?:a|an)\s+)?(?:(?!(?:{_NOT_IN_TITLE})\b)[\w-]+\s+){{0,3}}?(?:{_JOB_HEADS})"
     r"(?:\s+(?:at|for|with|in)\s+(?:the\s+)?(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})*$",
     re.IGNORECASE,
 )
@@ -186,6 +190,9 @@ _SARCASM = re.compile(
 _SHOUTED_LIKING = re.compile(r"\b(?-i:LOVE|LOVED|LOVING|ADORE|ENJOY|LIKE|AWESOME|GREAT|FUN|THRILLED)\b")
 
 
+_QUOTED = re.compile(r'"[^"]{3,}"')
+
+
 def is_sarcastic(raw: str) -> bool:
     if _SARCASM.search(raw):
         return True
@@ -195,6 +202,7 @@ def is_sarcastic(raw: str) -> bool:
 def read_sentence(raw: str, *, sarcastic: bool = False, tense_hint: Tense = None) -> Sentence:
     stripped = _INTERJECTION.sub("", raw).strip()
     statement, question = _statement_part(stripped)
+    statement = _QUOTED.sub("that", statement)  # 'translate "I live in Madrid"' says nothing of the speaker
     text = _add_subjects(expand(repair_typos(statement)))
     return Sentence(
         raw=raw,
