@@ -89,6 +89,8 @@ _FUTURE_CUES = re.compile(
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b|"
     # the present of a timetable is about what is coming: "the course starts on the 20th"
     r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b|"
+    # "I start on the 4th": a first person's timetable
+    r"\b(?:I|we)\s+(?:start|begin|leave|fly|finish|graduate)\b|"
     # rescheduled: "the review got moved to Friday"
     r"\b(?:got|was|were|has\s+been|have\s+been)\s+(?:moved|pushed(?:\s+back)?|bumped|changed)\s+to\b",
     re.IGNORECASE,

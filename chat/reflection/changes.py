@@ -31,6 +31,7 @@ _END = r"(?=\s*(?:[,.;!?]|$|\s+(?:and|but|so|because|since|after|now|anymore|any
 _REST = rf"(?P<rest>[^,.;!?]+?){_END}"
 _SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
 
+_NOT_TOGETHER = re.compile(r"\bnot\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I)
 _SWITCH = re.compile(
     r"\b(?:switched|moved|changed|went|migrated|converted)\s+(?:over\s+)?(?:me\s+)?from\s+(?P<rest>[\w .+#-]+?)\s+to\b",
     I,
@@ -43,6 +44,13 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
             r"\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+not\s+(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more)\b", I
         ),
         lambda m: f"I {m['rest']}" if m["aux"].lower() in ("do", "does") else f"I am {m['rest']}",
+    ),
+    # "not with Sam any more", "we're not together anymore": a partner, not an employer
+    (re.compile(r"\b(?:I|we)\s+(?:am|are)\s+not\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I), lambda m: ""),
+    # "I'm off lithium now", "came off the pill in May"
+    (
+        re.compile(rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+{_REST}", I),
+        lambda m: f"I am on {m['rest']}",
     ),
     # "no longer employed by the council", "no longer vegan"
     (
@@ -123,6 +131,9 @@ def changes(
     for pattern, old_state in _OLD_STATE:
         for m in pattern.finditer(s.text):
             # the speaker's own change, not "Tom switched from Java to Kotlin"
+            if _NOT_TOGETHER.search(m.group(0)):
+                retracted.append(FactRetraction("partner", ""))
+                continue
             if not m.groupdict().get("rest") or not _said_of_speaker(s.text, m.start("rest")):
                 continue
             switch = pattern is _SWITCH

@@ -27,6 +27,7 @@ people, and everything an assistant says except a restated agreement (a decision
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from chat.reflection import identity, personal
@@ -79,8 +80,11 @@ def extract(
     sarcastic = is_sarcastic(text)
     story: Tense = None  # the tense of the last sentence that had one: a story keeps its tense
     for index, raw in enumerate(sentences):
-        s = read_sentence(raw, sarcastic=sarcastic, tense_hint=story)
-        story = sentence_tense(s.text) or story
+        s = read_sentence(raw, sarcastic=sarcastic)
+        # the sentence's own tense (read on its repaired text, subject restored), else the story's
+        own = sentence_tense(s.text)
+        s = replace(s, tense_hint=own or story)
+        story = own or story
         if role != "user":
             if note := decision_note(s, occurred_at, speaker, assistant=True):
                 result.notes.append(note)

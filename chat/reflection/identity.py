@@ -58,7 +58,7 @@ def _re(pattern: str) -> re.Pattern[str]:
 # --- names ------------------------------------------------------------------------------------
 
 _MY_NAME = _re(
-    r"\bmy\s+(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
+    r"(?:\bmy\s+|^)(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
 )
 _CALL_ME = _re(
     r"\b(?:call\s+me|I\s+go\s+by)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
@@ -173,7 +173,7 @@ _TITLE_IN_PLACE = _re(
     rf"\bI\s+(?:am\s+)?(?:{ADV}(?:work|working)\s+as\s+)?(?:a|an)\s+(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})"
     rf"\s+in\s+(?-i:(?=[A-Z])){PLACE}"
 )
-_TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?![\w-])"
+_TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})(?:\s+(?:{_HEADS}))?)(?![\w-])"
 _WORK = [
     _re(
         rf"\bI\s+(?:have\s+|am\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?(?:at|for)\s+{ORG}"

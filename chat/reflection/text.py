@@ -51,7 +51,7 @@ def expand(text: str) -> str:
 
 _INTERJECTION = re.compile(
     r"^(?:(?:hi there|hey there|hi|hey|hello|hiya|heya|howdy|yo|ok|okay|fyi|just so you know|so|well|lol|lmao|haha+|ugh+|oh|ah|btw|tbh|honestly|anyway|"
-    r"also|and|but|actually|no|yes|yeah|yep|nope|hmm+|um+|uh|great|cool|nice|right|ps|fwiw|oh well|"
+    r"also|and|but|actually|no(?!\s+longer\b)|yes|yeah|yep|nope|hmm+|um+|uh|great|cool|nice|right|ps|fwiw|oh well|"
     r"omg|wow|sorry|thanks|thank you)\b[\s,!.:;-]*)+",
     re.IGNORECASE,
 )
@@ -102,8 +102,9 @@ _NO_SUBJECT = re.compile(
     r"^(?P<adv>(?:just|finally|recently|also|still|now|then|currently|and|and\s+then|but)\s+)*"
     r"(?:(?P<been>been)|(?P<ing>living|working|studying|learning|thinking|planning|going|heading|flying|moving|"
     r"trying|hoping|based|commuting|starting|taking|using|running|seeing|dating|doing|teaching|freelancing)|"
-    r"(?P<was>was|had)|(?P<neg>do\s+not|did\s+not|never|no\s+longer)|(?P<not>not)|"
-    r"(?P<present>live|work|started|joined|moved|quit|went|got|\w+))\b",
+    r"(?P<was>was|had)|(?P<neg>do\s+not|did\s+not|never|no\s+longer(?!\s+\w+ing\b))|(?P<not>not|no\s+longer)|"
+    r"(?P<state>fluent|bilingual|allergic|married|engaged|divorced|single|pregnant|originally\s+from)|"
+    r"(?P<present>live|work|start|started|joined|moved|quit|went|got|\w+))\b",
     re.IGNORECASE,
 )
 _NOT_IN_TITLE = (
@@ -142,7 +143,7 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
         return text
     if m["been"]:
         return "I have " + text
-    if m["ing"] or m["not"]:
+    if m["ing"] or m["not"] or m["state"]:
         return "I am " + text
     if m["neg"]:
         return "I " + text
@@ -150,7 +151,7 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
         rest = text[m.end() :].split()
         return "I " + text if rest and (rest[0].lower().endswith("ed") or is_past_form(rest[0])) else text
     word = m["present"].lower()
-    if word in ("live", "work", "started", "joined", "moved", "quit", "went", "got") or is_past_form(word):
+    if word in ("live", "work", "start", "started", "joined", "moved", "quit", "went", "got") or is_past_form(word):
         return "I " + text
     return text
 
