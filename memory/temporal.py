@@ -114,12 +114,16 @@ def lemmas(word: str) -> dict[str, tuple[str, ...]]:
 def _simple_past(word: str) -> bool:
     """Is `word` the simple past of a verb ("drove", "spent", "quit"), by lemminflect's tables?"""
     lemma = lemmas(word).get("VERB")
-    return bool(lemma) and word in lemminflect.getInflection(lemma[0], tag="VBD")
+    if not lemma:
+        return False
+    return word in (lemminflect.getInflection(lemma[0], tag="VBD") or ())
 
 
 _WORD = re.compile(r"[a-z]+")
 # a form that is both present and past ("quit", "put", "read") is past right after a subject
-_SUBJECT_THEN = re.compile(r"\b(?:I|we|he|she|they|you)\s+(?:just\s+|then\s+|finally\s+)?(?P<w>[a-z]+)\b", re.I)
+_SUBJECT_THEN = re.compile(
+    r"\b(?:I|we|he|she|they|you)\s+(?:just\s+|then\s+|finally\s+)?(?P<w>[a-z]+)\b", re.I
+)
 # simple-past forms that are also everyday adjectives or nouns
 _NOT_PAST = {"left", "used", "felt", "saw", "found", "lay", "bore", "ground", "wound", "rose", "fell"}
 
@@ -132,9 +136,7 @@ def sentence_tense(text: str) -> Tense:
     if _PAST_CUES.search(text):
         return "past"
     lower = text.lower()
-    if any(
-        _simple_past(w) and lemmas(w)["VERB"][0] != w for w in _WORD.findall(lower) if w not in _NOT_PAST
-    ):
+    if any(_simple_past(w) and lemmas(w)["VERB"][0] != w for w in _WORD.findall(lower) if w not in _NOT_PAST):
         return "past"
     for m in _SUBJECT_THEN.finditer(text):
         w = m["w"].lower()
@@ -459,9 +461,7 @@ def _reference_date(reference: datetime | date) -> date:
     return reference.date() if isinstance(reference, datetime) else reference
 
 
-def resolve_dates(
-    text: str, reference: datetime | date, *, default_tense: Tense = None
-) -> list[DateMention]:
+def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense = None) -> list[DateMention]:
     """Every date mention in `text`, resolved against `reference` (the message's own time).
 
     `default_tense` is the tense of the story around `text` (the sentence before it), used
@@ -488,9 +488,7 @@ def resolve_dates(
 _HAS_YEAR = re.compile(r"\b(?:19|20)\d\d\b|\d{1,2}/\d{1,2}/\d{2}\b")
 
 
-def ground(
-    text: str, reference: datetime | date, *, default_tense: Tense = None
-) -> tuple[str, date | None]:
+def ground(text: str, reference: datetime | date, *, default_tense: Tense = None) -> tuple[str, date | None]:
     """Append the absolute date after each relative mention; return the text and the first date.
 
     Safe to repeat: a mention already followed by its annotation is left alone, and mentions

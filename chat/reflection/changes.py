@@ -46,16 +46,24 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
         lambda m: f"I {m['rest']}" if m["aux"].lower() in ("do", "does") else f"I am {m['rest']}",
     ),
     # "not with Sam any more", "we're not together anymore": a partner, not an employer
-    (re.compile(r"\b(?:I|we)\s+(?:am|are)\s+not\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I), lambda m: ""),
+    (
+        re.compile(r"\b(?:I|we)\s+(?:am|are)\s+not\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I),
+        lambda m: "",
+    ),
     # "I'm off lithium now", "came off the pill in May"
     (
-        re.compile(rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+{_REST}", I),
+        re.compile(
+            rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+{_REST}",
+            I,
+        ),
         lambda m: f"I am on {m['rest']}",
     ),
     # "no longer employed by the council", "no longer vegan"
     (
         re.compile(rf"\b(?:I|we)\s+(?P<aux>am\s+|are\s+|have\s+)?no\s+longer\s+{_REST}", I),
-        lambda m: f"I am {m['rest']}" if (m["aux"] or "").strip().lower() in ("am", "are") else f"I {m['rest']}",
+        lambda m: (
+            f"I am {m['rest']}" if (m["aux"] or "").strip().lower() in ("am", "are") else f"I {m['rest']}"
+        ),
     ),
     # "stopped taking the pill", "quit using Jira"
     (
@@ -72,7 +80,10 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     # "went from Ritalin to Concerta", "moved from VS Code to Zed"
     (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
     # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan)
-    (re.compile(rf"\b(?:moved|moved\s+back)\s+(?:out\s+of|away\s+from)\s+{_REST}", I), lambda m: f"I live in {m['rest']}"),
+    (
+        re.compile(rf"\b(?:moved|moved\s+back)\s+(?:out\s+of|away\s+from)\s+{_REST}", I),
+        lambda m: f"I live in {m['rest']}",
+    ),
     # "left Acme", "quit my position with the council"
     (
         re.compile(
@@ -139,7 +150,11 @@ def changes(
             switch = pattern is _SWITCH
             for fact in facts_of(read_sentence(old_state(m))):
                 # after "switched from X to Y" a single-valued key is superseded by Y anyway
-                if isinstance(fact, FactOp) and fact.key in RETRACTABLE and (not switch or fact.key in LIST_KEYS):
+                if (
+                    isinstance(fact, FactOp)
+                    and fact.key in RETRACTABLE
+                    and (not switch or fact.key in LIST_KEYS)
+                ):
                     retracted.append(FactRetraction(fact.key, fact.value))
     for m in _NEW_STATE.finditer(s.text):
         if not _said_of_speaker(s.text, m.start("rest")):
@@ -187,5 +202,7 @@ def without_retracted(facts: list[FactOp], retracted: list[FactRetraction]) -> I
         if not items:
             continue
         if len(items) < len(fact.value.split(", ")):
-            fact = FactOp(fact.key, ", ".join(items), fact.pinned, fact.keywords, fact.confidence, fact.category)
+            fact = FactOp(
+                fact.key, ", ".join(items), fact.pinned, fact.keywords, fact.confidence, fact.category
+            )
         yield fact

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from chat.reflection import identity, personal
 from chat.reflection.capture import make_fact
-from chat.reflection.changes import changes, without_retracted
 from chat.reflection.categories import classify_category
+from chat.reflection.changes import changes, without_retracted
 from chat.reflection.identity import Context, Found
 from chat.reflection.notes import (
     commitment_note,
@@ -57,6 +58,10 @@ _ABOUT_PEOPLE = {"partner", "children", "pets"}
 
 def _facts(s: Sentence, ctx: Context) -> list[Found]:
     return [found for rule in _RULES for found in rule(s, ctx)]
+
+
+def _rules_with(ctx: Context, s: Sentence) -> list[Found]:
+    return _facts(s, ctx)
 
 
 def _is_greeting(raw: str) -> bool:
@@ -109,7 +114,7 @@ def extract(
             continue
         ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
         found = [] if s.hedged else _facts(s, ctx)
-        retracted, replaced = ([], []) if s.hedged else changes(s, text, lambda r: _facts(r, ctx))
+        retracted, replaced = ([], []) if s.hedged else changes(s, text, partial(_rules_with, ctx))
         retracted = _unique_retractions([*(f for f in found if isinstance(f, FactRetraction)), *retracted])
         result.facts += without_retracted([f for f in found if isinstance(f, FactOp)] + replaced, retracted)
         result.retractions += retracted

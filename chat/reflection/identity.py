@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from chat.reflection.capture import (
     ADV,
     FULL_NAME,
-    NAME,
     NOT_ORGS,
     NOT_PLACES,
     ORG,
@@ -189,7 +188,9 @@ _WORK = [
 ]
 _TITLE_AT_ORG = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
-    _re(rf"\bI\s+(?:am\s+|have\s+been\s+)?{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
+    _re(
+        rf"\bI\s+(?:am\s+|have\s+been\s+)?{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"
+    ),
     # "I was taken on as a trainee chef at Nobu", "started as an intern with the BBC"
     _re(
         rf"\bI\s+(?:have\s+)?{ADV}(?:got\s+|was\s+|been\s+)?(?:hired|started|joined|employed|taken\s+on|brought\s+on)\s+"
@@ -199,7 +200,9 @@ _TITLE_AT_ORG = [
 _TITLES = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}"),
     _re(rf"\bI\s+(?:{ADV})(?:work|working)\s+as\s+(?:a|an|the)?\s*{_TITLE}"),
-    _re(rf"\b(?:job|position|role|work|working|worked|started|hired)\b[^.;!?]{{0,40}}?\bas\s+(?:a|an|the)\s+{_TITLE}"),
+    _re(
+        rf"\b(?:job|position|role|work|working|worked|started|hired)\b[^.;!?]{{0,40}}?\bas\s+(?:a|an|the)\s+{_TITLE}"
+    ),
     _re(
         rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:got\s+|been\s+|was\s+)?(?:promoted|hired)\s+(?:to|as)\s+(?:a\s+|an\s+)?{_TITLE}"
     ),
@@ -287,7 +290,11 @@ _SPEAK = [
     # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
     _re(r"(?:^|\bI\s+am\s+(?:a\s+)?|\bas\s+a\s+)native\s+speaker\s+of\s+(?P<v>[^.;!?()]+)"),
     _re(r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual\s+in)\s+(?P<v>[^.;!?()]+)"),
-    _re(r"\bI\s+(?:{ADV})(?:use|speak)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace("{ADV}", ADV)),
+    _re(
+        r"\bI\s+(?:{ADV})(?:use|speak)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace(
+            "{ADV}", ADV
+        )
+    ),
     # "Polish is my first language", "my Italian is rusty"
     _re(r"(?:^|,\s*)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:native\s+language|mother\s+tongue|first\s+language)"),
     _re(

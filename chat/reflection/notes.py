@@ -10,8 +10,8 @@ from chat.reflection.categories import classify_category
 from chat.reflection.lexicon import RELATION_WORDS
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
-from chat.reflection.words import is_past_form
 from chat.reflection.topics import TOPIC_TAGS
+from chat.reflection.words import is_past_form
 from memory.temporal import DateMention, ground, resolve_dates, sentence_tense
 
 I = re.IGNORECASE  # noqa: E741
@@ -175,7 +175,9 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         if not m:
             return None
         when = m["when"].strip()
-        if is_past_form(m["verb"]) or m["verb"].lower().endswith("ed"):  # "In May we flew …": a story, not a decision
+        if is_past_form(m["verb"]) or m["verb"].lower().endswith(
+            "ed"
+        ):  # "In May we flew …": a story, not a decision
             return None
         future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
         if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
@@ -230,7 +232,7 @@ _ACTIVITY = re.compile(
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b",
     I,
 )
-_ED_WORD = re.compile(r"\b(?P<w>[a-z]{3,}ed)\b", I)
+_ED_WORD = re.compile(r"\b(?P<w>[a-z]{2,}ed)\b", I)
 _PRONOUN_START = re.compile(r"^(?:he|she|they|it|there|you)\b", I)
 _FIRST_PERSON = re.compile(r"\b(?:I|we|me|my|our|us)\b", I)
 _JUST = re.compile(

@@ -320,7 +320,9 @@ _PET_HAVE = _re(
     r"\b(?:I|we)\s+(?:have|have\s+got|got|adopted|rescued|own|just\s+got|just\s+adopted)\s+(?P<v>[^.;!?]+)"
 )
 # "we live with two cats", "i live in montreal with my two cats"
-_PET_WITH = _re(r"\b(?:I|we)\s+(?:am\s+|are\s+)?(?:live|living)\b[^.;!?]{0,30}?\bwith\s+(?:my|our)\s+(?P<v>[^.;!?]+)")
+_PET_WITH = _re(
+    r"\b(?:I|we)\s+(?:am\s+|are\s+)?(?:live|living)\b[^.;!?]{0,30}?\bwith\s+(?:my|our)\s+(?P<v>[^.;!?]+)"
+)
 _PET_ITEM = _re(
     r"^(?:(?P<n>a|an|one|two|three|four|\d+)\s+)?(?:(?:very|super|really|so)\s+)?(?:(?!hot\b)[a-z]+\s+)?(?:(?:new|little|old|sweet|rescue|baby|black|white|ginger|"
     rf"orange|grey|gray|tabby|fluffy)\s+)*(?P<species>{_SPECIES})(?P<plural>s)?(?:\s+(?:named|called)\s+{NAME})?"

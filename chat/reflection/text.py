@@ -134,9 +134,15 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
     if not first_person or _FIRST_PERSON_START.match(text):
         return text
     if _BARE_TITLE.match(text) and not re.match(r"^(?:a|an)?\s*(?:the|my|our)\b", text, re.I):
-        head = text if re.match(r"^(?:a|an)\s", text, re.I) else ("an " if text[:1].lower() in "aeiou" else "a ") + text
+        head = (
+            text
+            if re.match(r"^(?:a|an)\s", text, re.I)
+            else ("an " if text[:1].lower() in "aeiou" else "a ") + text
+        )
         return "I am " + head
-    if _ON_SOMETHING.match(text) or _STILL_THERE.match(text):  # "…, full time on Fedora now", "still in Leeds"
+    if _ON_SOMETHING.match(text) or _STILL_THERE.match(
+        text
+    ):  # "…, full time on Fedora now", "still in Leeds"
         return "I am " + text
     m = _NO_SUBJECT.match(text)
     if not m:
@@ -151,7 +157,9 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
         rest = text[m.end() :].split()
         return "I " + text if rest and (rest[0].lower().endswith("ed") or is_past_form(rest[0])) else text
     word = m["present"].lower()
-    if word in ("live", "work", "start", "started", "joined", "moved", "quit", "went", "got") or is_past_form(word):
+    if word in ("live", "work", "start", "started", "joined", "moved", "quit", "went", "got") or is_past_form(
+        word
+    ):
         return "I " + text
     return text
 
@@ -169,7 +177,9 @@ def _add_subjects(text: str) -> str:
     first_person = bool(_FIRST_PERSON_START.match(parts[0]) or _INTRODUCTION.match(parts[0]))
     out = [parts[0]]
     for sep, clause in zip(parts[1::2], parts[2::2], strict=True):
-        if re.search(r"\b(?:he|she|they|my\s+(?!name\b)\w+|our\s+\w+|his|her)\b", out[-1], re.I) and not _FIRST_PERSON_START.match(out[-1]):
+        if re.search(
+            r"\b(?:he|she|they|my\s+(?!name\b)\w+|our\s+\w+|his|her)\b", out[-1], re.I
+        ) and not _FIRST_PERSON_START.match(out[-1]):
             first_person = False
         fixed = _add_subject(clause, first_person=first_person)
         out += [sep, fixed]

@@ -25,7 +25,7 @@ _TRIGGERS = {
     "speaking", "learning", "studying", "moved", "moving", "started", "starting", "joined",
     "married", "engaged", "girlfriend", "boyfriend", "husband", "wife", "partner", "daughter",
     "allergic", "diagnosed", "vegetarian", "vegan", "software", "senior", "junior", "native",
-    "speaker", "fluent", "switched", "stopped", "anymore", "longer", "moved", "finally", "booked",
+    "speaker", "fluent", "switched", "stopped", "anymore", "longer", "finally", "booked",
     "flight", "flights", "tomorrow", "yesterday", "weekend", "next", "because", "really",
     "remember", "favourite", "favorite", "birthday", "children", "taking", "prescribed",
 }  # fmt: skip
@@ -54,7 +54,10 @@ def _one_edit(a: str, b: str) -> bool:
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
         return len(diff) == 1 or (
-            len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
         )
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
     i = 0
@@ -71,7 +74,7 @@ def correction(word: str) -> str | None:
     if word.endswith("in") and word + "g" in _TRIGGERS:  # "workin", "livin"
         return word + "g"
     # a three-letter word only ever lost one letter of a four-letter trigger ("wrk")
-    candidates = {t for t in _TRIGGERS if len(t) >= 4 and len(t) >= len(word) and _one_edit(word, t)}
+    candidates = {t for t in _TRIGGERS if len(t) >= 4 and _one_edit(word, t)}
     if len(word) < 4:
         candidates = {t for t in candidates if len(t) == 4}
     return candidates.pop() if len(candidates) == 1 else None
@@ -98,7 +101,7 @@ def is_past_form(word: str) -> bool:
     lemma = verb_lemma(w)
     if lemma is None or lemma == w:
         return False
-    return w in lemminflect.getInflection(lemma, tag="VBD")
+    return w in (lemminflect.getInflection(lemma, tag="VBD") or ())
 
 
 _FUNCTION_WORDS = {
@@ -108,7 +111,7 @@ _FUNCTION_WORDS = {
     "his", "her", "hers", "its", "mine", "myself", "ourselves", "yourself", "themselves", "not",
     "any", "some", "all", "each", "every", "both", "either", "neither", "about", "above", "after",
     "before", "below", "between", "during", "over", "under", "until", "till", "since", "via", "per",
-    "off", "out", "onto", "around", "across", "through", "without", "within", "among", "shall",
+    "off", "out", "around", "across", "through", "without", "within", "among", "shall",
     "should", "would", "could", "might", "must", "can", "will", "may", "also", "too", "very", "just",
     "because", "although", "though", "while", "whether", "unless", "whereas", "amp", "etc",
 }  # fmt: skip
