@@ -125,7 +125,10 @@ _SUBJECT_THEN = re.compile(
     r"\b(?:I|we|he|she|they|you)\s+(?:just\s+|then\s+|finally\s+)?(?P<w>[a-z]+)\b", re.I
 )
 # simple-past forms that are also everyday adjectives or nouns
-_NOT_PAST = {"left", "used", "felt", "saw", "found", "lay", "bore", "ground", "wound", "rose", "fell"}
+_NOT_PAST = {
+    "left", "used", "felt", "saw", "found", "lay", "bore", "ground", "wound", "rose", "fell",
+    "would", "could", "should", "might", "must",
+}  # fmt: skip
 
 
 def sentence_tense(text: str) -> Tense:
@@ -140,7 +143,7 @@ def sentence_tense(text: str) -> Tense:
         return "past"
     for m in _SUBJECT_THEN.finditer(text):
         w = m["w"].lower()
-        if _simple_past(w) and w not in ("am", "is", "are"):
+        if _simple_past(w) and w not in _NOT_PAST:
             return "past"
     return None
 

@@ -87,8 +87,9 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     # "left Acme", "quit my position with the council"
     (
         re.compile(
-            rf"\b(?:left|quit|leaving|quitting)\s+(?:my\s+(?:\w+\s+)?(?:job|position|role|post)\s+(?:at|with)\s+|"
-            rf"(?=(?-i:[A-Z])))(?P<rest>[^,.;!?]+?){_END}",
+            rf"\b(?:(?:left|quit|leaving|quitting)\s+(?:my\s+(?:\w+\s+)?(?:job|position|role|post)\s+(?:at|with)\s+|"
+            rf"(?=(?-i:[A-Z])))|(?:laid\s+off|fired|let\s+go|made\s+redundant)\s+(?:from|by|at)\s+(?=(?-i:[A-Z])))"
+            rf"(?P<rest>[^,.;!?]+?){_END}",
             I,
         ),
         lambda m: f"I work at {m['rest']}",

@@ -175,7 +175,12 @@ _TITLE_IN_PLACE = _re(
 _TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})(?:\s+(?:{_HEADS}))?)(?![\w-])"
 _WORK = [
     _re(
-        rf"\bI\s+(?:have\s+|am\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?(?:at|for)\s+{ORG}"
+        rf"\bI\s+(?:have\s+|am\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?"
+        rf"(?:in\s+[a-z]+\s+)?(?:at|for)\s+{ORG}"
+    ),
+    # "loving the new job at Stripe", "my job at the Met is a lot"
+    _re(
+        rf"(?:^|\bI\b[^,.;!?]{{0,30}}?|^(?:loving|enjoying|starting|hating)\s+)\b(?:my|the)\s+(?:new\s+)?(?:job|role|position|internship)\s+(?:at|with)\s+(?-i:(?=[A-Z])){ORG}"
     ),
     _re(
         rf"\bI\s+(?:have\s+)?{ADV}(?:started|got|landed|accepted|took)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:job|position|role|gig|internship|offer)\s+(?:at|with)\s+{ORG}"

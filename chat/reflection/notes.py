@@ -210,7 +210,7 @@ _EVENT_NOUNS = (
     r"appointment|meeting|interview|flight|trip|deadline|party|concert|wedding|class|exam|surgery|"
     r"game|match|date|dinner|lunch|birthday|vacation|holiday|conference|presentation|demo|launch|"
     r"release|checkup|check-up|gig|festival|funeral|graduation|ceremony|recital|race|marathon|"
-    r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|"
+    r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|appt|"
     r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season"
 )
 _EVENT_VERBS = (

@@ -293,7 +293,7 @@ _DATING_SOMEONE = _re(
     r"\bI\s+(?:am|have\s+been|started)\s+(?:\w+\s+)?(?:dating|seeing|going\s+out\s+with)\s+"
     r"(?:someone|somebody|a\s+(?:guy|girl|man|woman|lady|boy))\b"
 )
-_THEIR_NAME = _re(rf"\b(?:his|her|their)\s+name\s+is\s+{NAME}")
+_THEIR_NAME = _re(rf"\b(?:(?:his|her|their)\s+name\s+is|called|named)\s+{NAME}")
 _BREAKUP = _re(
     r"\b(?:we|I)\s+(?:just\s+|recently\s+|finally\s+)?(?:broke\s+up|split\s+up|got\s+divorced|are\s+divorced|separated)\b"
 )

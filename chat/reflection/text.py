@@ -164,7 +164,7 @@ def _add_subject(text: str, *, first_person: bool = True) -> str:
     return text
 
 
-_CLAUSE = re.compile(r"(,\s+|;\s+|\s+-+\s+|\s+—\s+|\s+and\s+then\s+|,?\s+then\s+|\s+and\s+)")
+_CLAUSE = re.compile(r"(,\s+|;\s+|\s+-+\s+|\s+—\s+|\s+and\s+then\s+|,?\s+then\s+|\s+and\s+|\s+but\s+)")
 
 
 def _add_subjects(text: str) -> str:
