@@ -504,6 +504,7 @@ def test_a_medication_switch_retracts_the_old_one_and_adds_the_new_one():
         ("quit my position with Acme in April", "employer", "Acme"),
         ("used to be a teacher, now I do sales", "job_title", "teacher"),
         ("I'm not with Jake anymore", "partner", ""),
+        ("ugh, got laid off from Meta yesterday", "employer", "Meta"),
     ],
 )
 def test_changes_in_any_phrasing_are_retractions(text, key, value):
@@ -621,3 +622,23 @@ def test_living_in_one_city_and_commuting_to_another_gives_the_home_city():
 
 def test_quoted_text_says_nothing_about_the_speaker():
     assert not extract_on('translate "I live in Madrid" into Spanish')
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Loving the new job at Stripe so far", {"employer": "Stripe"}),
+        ("I work in marketing at Unilever", {"employer": "Unilever"}),
+        ("Im from Lagos originally but live in Leeds now", {"hometown": "Lagos", "location": "Leeds"}),
+        ("started seeing a guy called Ben", {"partner": "Ben"}),
+    ],
+)
+def test_facts_in_clauses_the_old_rules_missed(text, expected):
+    assert {f.key: f.value for f in extract_on(text).facts} == expected
+
+
+def test_a_modal_is_not_a_past_tense():
+    from memory.temporal import sentence_tense
+
+    assert sentence_tense("I would love to help on Saturday") is None
+    assert sentence_tense("we drove up on Saturday") == "past"
