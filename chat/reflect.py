@@ -28,11 +28,11 @@ from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
-from memory.models import Conversation, ItemKind, Message, Note, ProfileFact, Role
+from memory.models import Conversation, ItemKind, Message, Note, Origin, ProfileFact, Role
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
-from memory.services import Actor, fact_remove, note_edit
+from memory.services import Actor, fact_remove, fact_set, note_edit
 from memory.services.consent import memory_candidate_route
 from memory.temporal import ground
 from memoryweb.counters import counter_add
@@ -312,8 +312,27 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
             subject=subject, key=op.key, mode="", scope="", valid_to=None
         ).first()
         if active is not None and (not op.value or op.value.lower() in active.value.lower()):
-            # closed when it was said (fact_remove never closes a version before it began)
-            fact_remove(subject=subject, key=op.key, valid_to=op.message.occurred_at, actor=actor)
+            items = [i.strip() for i in active.value.split(",") if i.strip()]
+            left = [i for i in items if i.lower() != op.value.strip().lower()]
+            if op.key in LIST_KEYS and op.value and left and len(left) < len(items):
+                # one item of a list ends ("not on sertraline anymore"); the others stay
+                fact_set(
+                    subject=subject,
+                    key=op.key,
+                    value=", ".join(left),
+                    pinned=active.pinned,
+                    keywords=active.keywords,
+                    confidence=active.confidence,
+                    category=active.category,
+                    origin=Origin.REFLECTION,
+                    source_message=op.message,
+                    # from when it was said, never before the version it shortens began
+                    valid_from=max(op.message.occurred_at, active.valid_from),
+                    actor=actor,
+                )
+            else:
+                # closed when it was said (fact_remove never closes a version before it began)
+                fact_remove(subject=subject, key=op.key, valid_to=op.message.occurred_at, actor=actor)
             stats["retracted"] = stats.get("retracted", 0) + 1
         return
     if op.op == "EVOLVE":

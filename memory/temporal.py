@@ -21,7 +21,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import cache
 from typing import Literal
+
+import lemminflect
 
 from memory.text import sentence_breaks
 
@@ -83,7 +86,13 @@ _FUTURE_CUES = re.compile(
     r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set) to|"
     # a promise of something still to come: "I promised Tom I'd paint the fence in May"
     r"(?:agreed|promised|swore|vowed|told\s+\w+)\s+(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)(?:'d|\s+would))\b|"
-    r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b",
+    r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b|"
+    # the present of a timetable is about what is coming: "the course starts on the 20th"
+    r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b|"
+    # "I start on the 4th": a first person's timetable
+    r"\b(?:I|we)\s+(?:start|begin|leave|fly|finish|graduate)\b|"
+    # rescheduled: "the review got moved to Friday"
+    r"\b(?:got|was|were|has\s+been|have\s+been)\s+(?:moved|pushed(?:\s+back)?|bumped|changed)\s+to\b",
     re.IGNORECASE,
 )
 _PAST_CUES = re.compile(
@@ -95,12 +104,47 @@ _PAST_CUES = re.compile(
 )
 
 
+@cache
+def lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """lemminflect's lemmas of `word` by part of speech ({} for a word its lexicon lacks)."""
+    return lemminflect.getAllLemmas(word)
+
+
+@cache
+def _simple_past(word: str) -> bool:
+    """Is `word` the simple past of a verb ("drove", "spent", "quit"), by lemminflect's tables?"""
+    lemma = lemmas(word).get("VERB")
+    if not lemma:
+        return False
+    return word in (lemminflect.getInflection(lemma[0], tag="VBD") or ())
+
+
+_WORD = re.compile(r"[a-z]+")
+# a form that is both present and past ("quit", "put", "read") is past right after a subject
+_SUBJECT_THEN = re.compile(
+    r"\b(?:I|we|he|she|they|you)\s+(?:just\s+|then\s+|finally\s+)?(?P<w>[a-z]+)\b", re.I
+)
+# simple-past forms that are also everyday adjectives or nouns
+_NOT_PAST = {
+    "left", "used", "felt", "saw", "found", "lay", "bore", "ground", "wound", "rose", "fell",
+    "would", "could", "should", "might", "must",
+}  # fmt: skip
+
+
 def sentence_tense(text: str) -> Tense:
-    """A rough tense for one sentence: "future", "past", or None when there is no cue."""
+    """A rough tense for one sentence: "future", "past", or None when there is no cue.
+    Irregular pasts come from lemminflect ("drove", "spent", "I quit")."""
     if _FUTURE_CUES.search(text):
         return "future"
     if _PAST_CUES.search(text):
         return "past"
+    lower = text.lower()
+    if any(_simple_past(w) and lemmas(w)["VERB"][0] != w for w in _WORD.findall(lower) if w not in _NOT_PAST):
+        return "past"
+    for m in _SUBJECT_THEN.finditer(text):
+        w = m["w"].lower()
+        if _simple_past(w) and w not in _NOT_PAST:
+            return "past"
     return None
 
 
@@ -393,7 +437,12 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\btomorrow\b", _fixed(1)),
         (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _fixed(0)),
         (rf"\b(?:on\s+)?(?<!black )(?<!good )(?<!cyber ){_WD}\b(?P<rel>)", _weekday),
-        (r"\bon\s+the\s+(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b", _day_of_month),
+        (
+            r"\b(?:on\s+|from\s+|by\s+|until\s+|till\s+|before\s+)?the\s+(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
+            r"(?!\s+(?:century|time|times|floor|place|grade|anniversary|birthday|edition|round|row|street|"
+            r"avenue|percentile|generation|gen|draft|version|attempt|person|day|week|month|year|of\s+\w+\s+(?:kids|children)))",
+            _day_of_month,
+        ),
         (rf"(?-i:\b(?=[A-Z])){_MONTH}\b(?P<rel>)", _relative_month),
     ]
 ]
@@ -415,8 +464,11 @@ def _reference_date(reference: datetime | date) -> date:
     return reference.date() if isinstance(reference, datetime) else reference
 
 
-def resolve_dates(text: str, reference: datetime | date) -> list[DateMention]:
-    """Every date mention in `text`, resolved against `reference` (the message's own time)."""
+def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense = None) -> list[DateMention]:
+    """Every date mention in `text`, resolved against `reference` (the message's own time).
+
+    `default_tense` is the tense of the story around `text` (the sentence before it), used
+    when `text` itself has no cue: "I left in March. April was spent in Vietnam." """
     ref = _reference_date(reference)
     taken: list[tuple[int, int]] = []
     mentions: list[DateMention] = []
@@ -425,7 +477,8 @@ def resolve_dates(text: str, reference: datetime | date) -> list[DateMention]:
             start, end = m.span()
             if any(start < t_end and t_start < end for t_start, t_end in taken) or not _plausible(m):
                 continue
-            resolved = resolver(m, ref, sentence_tense(_sentence_around(text, start, end)))
+            tense = sentence_tense(_sentence_around(text, start, end)) or default_tense
+            resolved = resolver(m, ref, tense)
             if resolved is None:
                 continue
             taken.append((start, end))
@@ -438,13 +491,13 @@ def resolve_dates(text: str, reference: datetime | date) -> list[DateMention]:
 _HAS_YEAR = re.compile(r"\b(?:19|20)\d\d\b|\d{1,2}/\d{1,2}/\d{2}\b")
 
 
-def ground(text: str, reference: datetime | date) -> tuple[str, date | None]:
+def ground(text: str, reference: datetime | date, *, default_tense: Tense = None) -> tuple[str, date | None]:
     """Append the absolute date after each relative mention; return the text and the first date.
 
     Safe to repeat: a mention already followed by its annotation is left alone, and mentions
     that already carry a year ("8 May 2023", "2023-05-08") are not annotated.
     """
-    mentions = resolve_dates(text, reference)
+    mentions = resolve_dates(text, reference, default_tense=default_tense)
     grounded = text
     for mention in reversed(mentions):
         if _HAS_YEAR.search(mention.phrase):

@@ -16,7 +16,8 @@ from memory.text import FILLER_WORDS
 ADV = (
     r"(?:(?:really|absolutely|totally|kinda|kind of|just|also|still|honestly|genuinely|seriously|"
     r"actually|truly|do|definitely|literally|so|lowkey|currently|now|mostly|mainly|already|"
-    r"originally|even|usually|always|basically|pretty much|officially|finally|recently|happily|only)\s+)*"
+    r"originally|even|usually|always|basically|pretty much|officially|finally|recently|happily|only|"
+    r"full[- ]time|part[- ]time|mostly)\s+)*"
 )
 # Where a captured value ends: punctuation, or a word that starts the next clause.
 _STOP_WORDS = (
@@ -38,6 +39,8 @@ ORG = (
     rf"(?:\s+(?:{_ORG_WORD}|of|&|and|for)){{0,4}}?){STOP}"
 )
 NAME = r"(?-i:(?P<v>[A-Z][a-zà-ÿ'-]+))"
+# A full name: up to three capitalised words ("Tomás Ferreira", "Mary Ann Lee").
+FULL_NAME = r"(?-i:(?P<v>[A-ZÀ-Þ][a-zà-ÿ'-]+(?:\s+(?:[A-ZÀ-Þ][a-zà-ÿ'-]+|(?:de|da|van|von|der|del|di|le|la|bin|al)(?=\s+[A-Z]))){0,3}))"
 
 # Not places: "I live in fear", "I live in Slack".
 NOT_PLACES = {

@@ -27,11 +27,14 @@ people, and everything an assistant says except a restated agreement (a decision
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from chat.reflection import identity, personal
 from chat.reflection.capture import make_fact
 from chat.reflection.categories import classify_category
+from chat.reflection.changes import changes, without_retracted
 from chat.reflection.identity import Context, Found
 from chat.reflection.notes import (
     commitment_note,
@@ -43,7 +46,8 @@ from chat.reflection.notes import (
     reminder_note,
 )
 from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction
-from chat.reflection.text import Sentence, is_all_lowercase, normalise, read_sentence
+from chat.reflection.text import Sentence, is_all_lowercase, is_sarcastic, normalise, read_sentence
+from memory.temporal import Tense, sentence_tense
 from memory.text import split_sentences
 
 __all__ = ["classify_category", "extract"]
@@ -54,6 +58,10 @@ _ABOUT_PEOPLE = {"partner", "children", "pets"}
 
 def _facts(s: Sentence, ctx: Context) -> list[Found]:
     return [found for rule in _RULES for found in rule(s, ctx)]
+
+
+def _rules_with(ctx: Context, s: Sentence) -> list[Found]:
+    return _facts(s, ctx)
 
 
 def _is_greeting(raw: str) -> bool:
@@ -74,8 +82,14 @@ def extract(
         return result
     sentences = split_sentences(text)
     all_lower = is_all_lowercase(text)
+    sarcastic = is_sarcastic(text)
+    story: Tense = None  # the tense of the last sentence that had one: a story keeps its tense
     for index, raw in enumerate(sentences):
-        s = read_sentence(raw)
+        s = read_sentence(raw, sarcastic=sarcastic)
+        # the sentence's own tense (read on its repaired text, subject restored), else the story's
+        own = sentence_tense(s.text)
+        s = replace(s, tense_hint=own or story)
+        story = own or story
         if role != "user":
             if note := decision_note(s, occurred_at, speaker, assistant=True):
                 result.notes.append(note)
@@ -100,8 +114,10 @@ def extract(
             continue
         ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
         found = [] if s.hedged else _facts(s, ctx)
-        result.facts += [f for f in found if isinstance(f, FactOp)]
-        result.retractions += [f for f in found if isinstance(f, FactRetraction)]
+        retracted, replaced = ([], []) if s.hedged else changes(s, text, partial(_rules_with, ctx))
+        retracted = _unique_retractions([*(f for f in found if isinstance(f, FactRetraction)), *retracted])
+        result.facts += without_retracted([f for f in found if isinstance(f, FactOp)] + replaced, retracted)
+        result.retractions += retracted
         about_people = any(isinstance(f, FactOp) and f.key in _ABOUT_PEOPLE for f in found)
         note = (
             decision_note(s, occurred_at, speaker)
@@ -113,6 +129,13 @@ def extract(
             result.notes.append(note)
     result.facts = _merge(result.facts)
     return result
+
+
+def _unique_retractions(items: list[FactRetraction]) -> list[FactRetraction]:
+    seen: dict[tuple[str, str], FactRetraction] = {}
+    for item in items:
+        seen.setdefault((item.key, item.value.lower()), item)
+    return list(seen.values())
 
 
 def _merge(facts: list[FactOp]) -> list[FactOp]:

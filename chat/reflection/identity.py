@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from chat.reflection.capture import (
     ADV,
-    NAME,
+    FULL_NAME,
     NOT_ORGS,
     NOT_PLACES,
     ORG,
@@ -29,6 +29,7 @@ from chat.reflection.lexicon import (
     JOB_HEADS,
     NOT_NAMES,
     OPERATING_SYSTEMS,
+    PET_SPECIES,
     PROGRAMMING_LANGUAGES,
     RELATION_WORDS,
     SPOKEN_LANGUAGES,
@@ -56,14 +57,14 @@ def _re(pattern: str) -> re.Pattern[str]:
 # --- names ------------------------------------------------------------------------------------
 
 _MY_NAME = _re(
-    r"\bmy\s+(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
+    r"(?:\bmy\s+|^)(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
 )
 _CALL_ME = _re(
     r"\b(?:call\s+me|I\s+go\s+by)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
-_NAME_HERE = _re(rf"^{NAME}\s+here\b")
+_NAME_HERE = _re(rf"^{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
 _I_AM_NAME = _re(
-    rf"^(?:I\s+am|it\s+is|this\s+is)\s+{NAME}(?=\s*(?:[,.!;]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
+    rf"^(?:I\s+am|it\s+is|this\s+is)\s+{FULL_NAME}(?=\s*(?:[,.!;]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
 )
 
 
@@ -80,11 +81,16 @@ def names(s: Sentence, ctx: Context) -> Iterator[Found]:
         if not negated_before(s.text, m.start()) and _name_ok(m["v"], ctx):
             yield make_fact("preferred_name", title_if_lower(m["v"]), confidence=ctx.confidence)
     here = _NAME_HERE.search(s.text)
-    if here and ctx.greeted and here["v"].lower() not in NOT_NAMES | FILLER_WORDS:
+    if here and ctx.greeted and not _not_a_name(here["v"]):
         yield make_fact("name", here["v"], confidence=ctx.confidence)
     intro = _I_AM_NAME.search(s.text)
-    if intro and intro["v"].lower() not in NOT_NAMES and (s.text.lower().startswith("i am") or ctx.greeted):
+    if intro and not _not_a_name(intro["v"]) and (s.text.lower().startswith("i am") or ctx.greeted):
         yield make_fact("name", intro["v"], confidence=ctx.confidence)
+
+
+def _not_a_name(value: str) -> bool:
+    words = value.lower().split()
+    return any(w in NOT_NAMES | FILLER_WORDS or w in PET_SPECIES or w in SPOKEN_LANGUAGES for w in words)
 
 
 # --- places -----------------------------------------------------------------------------------
@@ -95,12 +101,22 @@ _LIVE = [
         rf"(?:with\s+(?:my|our|a|two|three)\s+[\w ]{{1,25}}?\s+)?(?:in|near|outside(?:\s+of)?|close\s+to)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:am|are)\s+{ADV}(?:living|based|located|settled)\s+(?:in|out\s+of)\s+{PLACE}"),
-    _re(rf"^I\s+am\s+(?:a|an)\s+[\w -]{{2,40}}?\s+based\s+(?:in|out\s+of)\s+{PLACE}"),
+    _re(rf"\bI\s+am\s+(?:a|an)\s+[\w -]{{2,40}}?\s+based\s+(?:in|out\s+of)\s+{PLACE}"),
+    _re(rf"\bI\s+am\s+(?:still|currently)\s+in\s+(?-i:(?=[A-Z])){PLACE}"),
     _re(
         rf"\b(?:I|we)\s+{ADV}live\s+in\s+(?:a|an|the|my|our)\s+(?:[\w-]+\s+){{0,2}}?(?:flat|apartment|house|place|"
         rf"studio|condo|loft|cottage|town|village|suburb|neighbou?rhood)\s+(?:in|near|outside)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
+]
+# "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
+_NOW_IN = [
+    _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days)\b"),
+    _re(
+        rf"\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:got|found|bought|rented|signed\s+for|moved\s+into)\s+"
+        rf"(?:a|an|my|our)\s+(?:new\s+|own\s+|little\s+|tiny\s+)?(?:flat|apartment|house|place|studio|condo|room)\s+"
+        rf"(?:in|near|outside)\s+(?-i:(?=[A-Z])){PLACE}"
+    ),
 ]
 _HOMETOWN = [
     _re(rf"\bI\s+am\s+{ADV}from\s+{PLACE}"),
@@ -135,6 +151,10 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
                 if negated_before(s.text, m.start() + 2) or not (place := _place(m["v"], ctx)):
                     continue
                 yield make_fact(key, place, confidence=ctx.confidence)
+    for pattern in [_TITLE_IN_PLACE, *_NOW_IN]:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (place := _place(m["v"], ctx)):
+                yield make_fact("location", place, confidence=min(ctx.confidence, 0.8))
     for m in _ADDRESS.finditer(s.text):
         address = m["v"].strip(" ,")
         yield make_fact("address", address, confidence=ctx.confidence)
@@ -146,10 +166,21 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
 # --- work -------------------------------------------------------------------------------------
 
 _HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
-_TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?![\w-])"
+# "I'm a vet in Tromsø": where someone introduces their job by its town alone, the
+# town is where they live ("a data scientist at Spotify in Stockholm" names the office, not home).
+_TITLE_IN_PLACE = _re(
+    rf"\bI\s+(?:am\s+)?(?:{ADV}(?:work|working)\s+as\s+)?(?:a|an)\s+(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})"
+    rf"\s+in\s+(?-i:(?=[A-Z])){PLACE}"
+)
+_TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})(?:\s+(?:{_HEADS}))?)(?![\w-])"
 _WORK = [
     _re(
-        rf"\bI\s+(?:have\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?(?:at|for)\s+{ORG}"
+        rf"\bI\s+(?:have\s+|am\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?"
+        rf"(?:in\s+[a-z]+\s+)?(?:at|for)\s+{ORG}"
+    ),
+    # "loving the new job at Stripe", "my job at the Met is a lot"
+    _re(
+        rf"(?:^|\bI\b[^,.;!?]{{0,30}}?|^(?:loving|enjoying|starting|hating)\s+)\b(?:my|the)\s+(?:new\s+)?(?:job|role|position|internship)\s+(?:at|with)\s+(?-i:(?=[A-Z])){ORG}"
     ),
     _re(
         rf"\bI\s+(?:have\s+)?{ADV}(?:started|got|landed|accepted|took)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:job|position|role|gig|internship|offer)\s+(?:at|with)\s+{ORG}"
@@ -157,16 +188,26 @@ _WORK = [
     _re(rf"\bI\s+(?:have\s+)?{ADV}started\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
+    _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
 ]
 _TITLE_AT_ORG = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
-    _re(rf"\bI\s+{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
+    _re(
+        rf"\bI\s+(?:am\s+|have\s+been\s+)?{ADV}(?:work|working)\s+as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"
+    ),
+    # "I was taken on as a trainee chef at Nobu", "started as an intern with the BBC"
+    _re(
+        rf"\bI\s+(?:have\s+)?{ADV}(?:got\s+|was\s+|been\s+)?(?:hired|started|joined|employed|taken\s+on|brought\s+on)\s+"
+        rf"as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"
+    ),
 ]
 _TITLES = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}"),
     _re(rf"\bI\s+(?:{ADV})(?:work|working)\s+as\s+(?:a|an|the)?\s*{_TITLE}"),
-    _re(rf"\b(?:job|position|role|work|started|hired)\b[^.;!?]{{0,40}}?\bas\s+(?:a|an|the)\s+{_TITLE}"),
+    _re(
+        rf"\b(?:job|position|role|work|working|worked|started|hired)\b[^.;!?]{{0,40}}?\bas\s+(?:a|an|the)\s+{_TITLE}"
+    ),
     _re(
         rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:got\s+|been\s+|was\s+)?(?:promoted|hired)\s+(?:to|as)\s+(?:a\s+|an\s+)?{_TITLE}"
     ),
@@ -251,13 +292,27 @@ _SPEAK = [
     ),
     _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
     _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
+    # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
+    _re(r"(?:^|\bI\s+am\s+(?:a\s+)?|\bas\s+a\s+)native\s+speaker\s+of\s+(?P<v>[^.;!?()]+)"),
+    _re(r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual\s+in)\s+(?P<v>[^.;!?()]+)"),
+    _re(
+        r"\bI\s+(?:{ADV})(?:use|speak)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace(
+            "{ADV}", ADV
+        )
+    ),
+    # "Polish is my first language", "my Italian is rusty"
+    _re(r"(?:^|,\s*)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:native\s+language|mother\s+tongue|first\s+language)"),
+    _re(
+        r"\bmy\s+(?P<v>[A-Za-z]+)\s+is\s+(?:\w+\s+)?(?:decent|good|ok|okay|fine|fluent|solid|conversational|"
+        r"passable|rusty|basic|not\s+bad|pretty\s+good|native)\b"
+    ),
 ]
 _LEARN = _re(
     r"(?:^(?:have\s+)?(?:been\s+)?|\b(?:I|we)\b[^,.;!?]{0,25}?)\b(?:learning|studying|learn|study|practicing|practising|"
     r"brushing\s+up\s+on|taking|get\s+better\s+at|getting\s+better\s+at|improve\s+my|improving\s+my|"
     r"work\s+on\s+my|working\s+on\s+my)\s+(?:some\s+)?(?P<v>[A-Za-z]+)\b(?:\s+(?:lessons|classes))?"
 )
-_LIST_END = re.compile(r"\b(?:but|because|I|we|which|so|although|though)\b|,\s*and\b", I)
+_LIST_END = re.compile(r"\b(?:but|because|I|we|which|so|although|though|at|every|with)\b|,\s*and\b", I)
 
 
 def _languages_in(text: str) -> list[str]:

@@ -77,7 +77,7 @@ AMBIGUOUS = {
 
 JOB_HEADS = {
     "engineer", "developer", "dev", "programmer", "designer", "manager", "scientist", "analyst", "teacher",
-    "professor", "lecturer", "nurse", "doctor", "physician", "surgeon", "dentist", "pharmacist", "lawyer",
+    "professor", "lecturer", "nurse", "practitioner", "doctor", "physician", "surgeon", "dentist", "pharmacist", "lawyer",
     "attorney", "paralegal", "accountant", "consultant", "architect", "researcher", "student", "intern",
     "writer", "editor", "journalist", "photographer", "artist", "musician", "chef", "cook", "baker",
     "barista", "bartender", "waiter", "waitress", "cashier", "electrician", "plumber", "carpenter",

@@ -11,6 +11,7 @@ from chat.reflection.lexicon import RELATION_WORDS
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
 from chat.reflection.topics import TOPIC_TAGS
+from chat.reflection.words import is_past_form
 from memory.temporal import DateMention, ground, resolve_dates, sentence_tense
 
 I = re.IGNORECASE  # noqa: E741
@@ -66,7 +67,7 @@ def reminder_note(s: Sentence, reference: datetime, speaker: str | None) -> Note
     m = _REMIND_ME.match(s.raw.strip())
     if not m:
         return None
-    grounded, day = ground(s.raw.strip(" .!?"), reference)
+    grounded, day = ground(s.raw.strip(" .!?"), reference, default_tense=s.tense_hint)
     kind = "plan" if day and day >= reference.date() else "remembered"
     return _note(kind, grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
@@ -109,7 +110,7 @@ def decision_note(
     pattern = _ASSISTANT_DECISION if assistant else _DECISION
     if s.question or s.conditional or not pattern.search(s.text):
         return None
-    grounded, day = ground(s.raw.rstrip(), reference)
+    grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
 
@@ -119,7 +120,10 @@ def decision_note(
 # say "decided"; a person's own intention ("I'm going to repaint …", "I plan to …") is a plan.
 # Dated or not: the time phrase, when there is one, becomes the note's date.
 
-_GROUP = r"(?:we|our\s+(?:team|company|group|org|startup|department|family)|the\s+(?:team|company|board))"
+_GROUP = (
+    r"(?:we|our\s+(?:team|company|group|org|startup|department|family)|the\s+(?:team|company|board)|"
+    r"(?:me|I)\s+and\s+(?:my\s+)?\w+|(?:my\s+)?\w+\s+and\s+(?:I|me))"
+)
 _INTEND = (
     r"(?:will|shall|(?:are|is|am)\s+going\s+to|(?:plan|intend|aim|mean|expect)s?\s+to|"
     r"(?:are|is|am)\s+(?:planning|aiming|intending|set|scheduled|due)\s+to)"
@@ -143,6 +147,7 @@ _FROM_NOW_ON = re.compile(r"^(?:from\s+now\s+on|going\s+forward|starting\s+(?:to
 _CONVERSATIONAL = {
     "think", "see", "let", "try", "check", "look", "get", "keep", "wait", "figure", "talk", "tell", "ask",
     "be", "have", "do", "take", "consider", "need", "remember", "reply", "answer", "follow", "go",
+    "grab", "pop", "hop", "jump", "kill", "die", "lose", "scream", "cry",
 }  # fmt: skip
 # Trips, visits and outings are plans even when a group makes them ("we are off to see the
 # grandparents at Easter"), as dated plans always were. Not "move": a team moves an API to Go.
@@ -170,6 +175,10 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         if not m:
             return None
         when = m["when"].strip()
+        if is_past_form(m["verb"]) or m["verb"].lower().endswith(
+            "ed"
+        ):  # "In May we flew …": a story, not a decision
+            return None
         future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
         if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
             return None
@@ -178,7 +187,9 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     if verb == "not":  # "we will not hire before March": a decision too
         verb = rest[1].lower() if len(rest) > 1 else ""
         rest = rest[1:]
-    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2:
+    # "gonna scream, the build broke": the clause ends at its comma
+    clause = re.split(r"[,;:]|\s+-\s+", " ".join(rest))[0].split()
+    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2 or len(clause) < 2:
         return None
     return ("plan" if verb in _OUTINGS and not m.groupdict().get("promise") else kind), m["rest"]
 
@@ -189,7 +200,7 @@ def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> No
     found = _committed(s, reference)
     if found is None:
         return None
-    grounded, day = ground(s.raw.rstrip(), reference)
+    grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note(found[0], grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
 
@@ -199,7 +210,8 @@ _EVENT_NOUNS = (
     r"appointment|meeting|interview|flight|trip|deadline|party|concert|wedding|class|exam|surgery|"
     r"game|match|date|dinner|lunch|birthday|vacation|holiday|conference|presentation|demo|launch|"
     r"release|checkup|check-up|gig|festival|funeral|graduation|ceremony|recital|race|marathon|"
-    r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit"
+    r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|appt|"
+    r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season"
 )
 _EVENT_VERBS = (
     r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
@@ -220,17 +232,39 @@ _ACTIVITY = re.compile(
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b",
     I,
 )
-_ED_WORD = re.compile(r"\b(?P<w>[a-z]{3,}ed)\b", I)
+_ED_WORD = re.compile(r"\b(?P<w>[a-z]{2,}ed)\b", I)
 _PRONOUN_START = re.compile(r"^(?:he|she|they|it|there|you)\b", I)
 _FIRST_PERSON = re.compile(r"\b(?:I|we|me|my|our|us)\b", I)
 _JUST = re.compile(
-    r"\b(?:I|we)\s+(?:have\s+)?just\s+(?:got\s+back|came\s+back|returned|finished|moved|started|landed|arrived|adopted|bought|passed|graduated|quit|left|went|got\s+home)\b",
+    r"\b(?:I|we)\s+(?:have\s+|had\s+)?just\s+(?:got\s+|been\s+)?(?P<verb>[a-z]+)\b",
     I,
 )
 
 
+def _just_happened(text: str) -> bool:
+    """ "I just got engaged", "we've just moved", "I just finished my thesis": an event of today."""
+    m = _JUST.search(text)
+    if not m:
+        return False
+    verb = m["verb"].lower()
+    return verb in ("quit", "left", "got", "home", "back") or (
+        (is_past_form(verb) or verb.endswith("ed")) and verb not in _ADJECTIVE_ED and verb not in _STATIVE
+    )
+
+
+_ARRANGED = re.compile(r"\b(?:booked|scheduled|planned|arranged|confirmed|set)\s+(?:for|on|from)\b", I)
+# Simple pasts that state a condition rather than something that happened.
+_STATIVE = {"was", "were", "felt", "seemed", "thought", "knew", "meant", "wanted", "liked", "loved", "hated"}
+
+
 def _has_activity(text: str) -> bool:
-    if _ACTIVITY.search(text):
+    if _ACTIVITY.search(text) or _ARRANGED.search(text):
+        return True
+    # irregular pasts ("spent", "drove", "had to put"); regular "-ed" words are read below
+    if any(
+        is_past_form(w) and not w.lower().endswith("ed") and w.lower() not in _STATIVE
+        for w in re.findall(r"[A-Za-z]+", text)
+    ):
         return True
     for m in _ED_WORD.finditer(text):
         before = text[: m.start()].split()[-1:] or [""]
@@ -266,16 +300,20 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
 def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
     if s.question or s.conditional or _PRONOUN_START.match(s.text):
         return None
-    if not (_FIRST_PERSON.search(s.text) or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)):
+    if not (
+        _FIRST_PERSON.search(s.text)
+        or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)
+        or _RELATIVE_SUBJECT.match(s.text)
+    ):
         return None
     if not _has_activity(s.text):
         return None
-    mentions = resolve_dates(s.raw, reference)
+    mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
     if mentions:
-        grounded, _ = ground(s.raw.rstrip(), reference)
+        grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
         kind = _kind(mentions[0], s.text, reference.date())
         return _note(kind, grounded, occurred_at=_at(mentions[0].start, reference), speaker=speaker)
-    if _JUST.search(s.text):
+    if _just_happened(s.text):
         return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
     return None
 
@@ -283,6 +321,8 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp 
 # --- people in the speaker's life -------------------------------------------------------------
 
 _RELATIONS = "|".join(sorted((re.escape(r) for r in RELATION_WORDS), key=len, reverse=True))
+# "Mum's coming to stay …", "Grandpa turns 90 …": a relative named by the word alone
+_RELATIVE_SUBJECT = re.compile(rf"^(?:my\s+|our\s+)?(?:{_RELATIONS})(?:'s|\s+is|\s+and)?\b", I)
 _PEOPLE = re.compile(
     rf"^(?:my|our)\s+(?:(?:best|close|old|good|older|younger|little|big|twin|step|ex)[- ]?)?(?P<rel>{_RELATIONS})\b",
     I,
@@ -293,7 +333,7 @@ def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp
     """What the speaker says about someone else ("my brother lives in Toronto")."""
     if s.question or s.conditional or not _PEOPLE.match(s.text) or len(s.text.split()) < 4:
         return None
-    grounded, day = ground(s.raw.rstrip(), reference)
+    grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     note = _note("people", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
     if _PEOPLE.match(s.text) and "family" not in note.tags:
         rel = _PEOPLE.match(s.text)["rel"].lower()  # type: ignore[index]

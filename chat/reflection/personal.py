@@ -92,6 +92,8 @@ def _preference(topic: str, likes: bool, ctx: Context, confidence: float | None 
 
 
 def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
+    if s.sarcastic:  # "oh I LOVE a 5am alarm 🙃" says the opposite of its words
+        return
     for m in _PREF.finditer(s.text):
         verb = re.sub(r"\s+", " ", m["verb"].lower())
         if not m["subj"] and not (_ELLIPTICAL.match(verb) or m["neg"]):
@@ -153,7 +155,7 @@ _ALLERGEN_END = re.compile(
     r"\s+(?:so|but|because|and\s+(?:I|it|we|my)|which|btw|lol|tbh|too|though|as\s+well)\b.*$", I
 )
 _CONDITION = _re(
-    r"(?:\bI\s+(?:have\s+been\s+|was\s+|got\s+|am\s+|have\s+)?(?:\w+\s+)?(?:diagnosed\s+with|suffer(?:ing)?\s+from|"
+    r"(?:\bI\s+(?:have\s+been\s+|was\s+|got\s+|am\s+|have\s+)?(?:\w+\s+)?(?:diagnosed(?:\s+(?:this|last|in)\s+\w+)?\s+with|suffer(?:ing)?\s+from|"
     r"living\s+with|live\s+with|have\s+got|have\s+had|have|get|deal\s+with|struggle\s+with)|\b(?:for|with)\s+my)\s+"
     r"(?:(?:mild|severe|chronic|bad|really\s+bad|terrible|some|a\s+bit\s+of|clinical|high-functioning)\s+)*"
     rf"(?P<v>{_alternation(HEALTH_CONDITIONS)})\b(?P<more>(?:\s*(?:,|and)\s*(?:{_alternation(HEALTH_CONDITIONS)})\b)*)"
@@ -283,7 +285,15 @@ _PARTNER = _re(
     rf"(?P<rel>{_alternation(PARTNER_WORDS)})\b(?!')(?:\s*,?\s+{NAME}\b)?"
 )
 _PARTNER_NAMED = _re(rf"\bmy\s+(?P<rel>{_alternation(PARTNER_WORDS)})'s\s+name\s+is\s+{NAME}")
-_MARRIED = _re(rf"\bI\s+am\s+(?:happily\s+)?(?:married\s+to|engaged\s+to|dating|seeing)\s+{NAME}")
+_MARRIED = _re(
+    rf"\bI\s+(?:am|have\s+been)\s+(?:happily\s+)?(?:married\s+to|engaged\s+to|dating|seeing)\s+{NAME}"
+)
+# "dating a girl from my choir, her name is Ava"
+_DATING_SOMEONE = _re(
+    r"\bI\s+(?:am|have\s+been|started)\s+(?:\w+\s+)?(?:dating|seeing|going\s+out\s+with)\s+"
+    r"(?:someone|somebody|a\s+(?:guy|girl|man|woman|lady|boy))\b"
+)
+_THEIR_NAME = _re(rf"\b(?:(?:his|her|their)\s+name\s+is|called|named)\s+{NAME}")
 _BREAKUP = _re(
     r"\b(?:we|I)\s+(?:just\s+|recently\s+|finally\s+)?(?:broke\s+up|split\s+up|got\s+divorced|are\s+divorced|separated)\b"
 )
@@ -293,6 +303,7 @@ _HAVE_KIDS = _re(
     r"grown|adult|teenage|wonderful|amazing|beautiful|small)\s+)?(?P<noun>kids|children|sons|daughters|boys|girls|"
     r"kid|child|son|daughter|boy|girl)\b"
 )
+_HAVE_TWINS = _re(r"\b(?:I|we)\s+(?:have|have\s+got|had)\s+(?P<n>twins|triplets)\b")
 _KIDS_AGES = _re(
     r"\b(?:my|our)\s+(?:kids|children|boys|girls)\s+are\s+(?:aged\s+|ages\s+)?(?P<ages>\d{1,2}(?:\s*,\s*\d{1,2})*\s*(?:,\s*)?and\s+\d{1,2})\b"
 )
@@ -308,8 +319,12 @@ _PET_NAMED = _re(
 _PET_HAVE = _re(
     r"\b(?:I|we)\s+(?:have|have\s+got|got|adopted|rescued|own|just\s+got|just\s+adopted)\s+(?P<v>[^.;!?]+)"
 )
+# "we live with two cats", "i live in montreal with my two cats"
+_PET_WITH = _re(
+    r"\b(?:I|we)\s+(?:am\s+|are\s+)?(?:live|living)\b[^.;!?]{0,30}?\bwith\s+(?:my|our)\s+(?P<v>[^.;!?]+)"
+)
 _PET_ITEM = _re(
-    r"^(?:(?P<n>a|an|one|two|three|four|\d+)\s+)?(?:(?:new|little|old|sweet|rescue|baby|black|white|ginger|"
+    r"^(?:(?P<n>a|an|one|two|three|four|\d+)\s+)?(?:(?:very|super|really|so)\s+)?(?:(?!hot\b)[a-z]+\s+)?(?:(?:new|little|old|sweet|rescue|baby|black|white|ginger|"
     rf"orange|grey|gray|tabby|fluffy)\s+)*(?P<species>{_SPECIES})(?P<plural>s)?(?:\s+(?:named|called)\s+{NAME})?"
     r"(?=\s*$|\s+(?:who|that|which|too|as\s+well|at\s+home|now|lol)\b)"
 )
@@ -329,6 +344,8 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         yield make_fact("partner", _person(m["v"]) or PARTNER_WORDS.get((rel or "partner").lower(), "partner"),
                         confidence=ctx.confidence, keywords=[PARTNER_WORDS.get((rel or "").lower(), "partner")])  # fmt: skip
         break
+    if _DATING_SOMEONE.search(s.text) and (named := _THEIR_NAME.search(s.text)) and _person(named["v"]):
+        yield make_fact("partner", named["v"], confidence=min(ctx.confidence, 0.8), keywords=["partner"])
     if _BREAKUP.search(s.text):
         yield FactRetraction("partner", "")
         return
@@ -337,17 +354,18 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         n, noun = _NUMBERS.get(m["n"].lower(), m["n"]), m["noun"].lower()
         children.append(str(n) if noun.startswith(("kid", "child")) else f"{n} {noun}")
     children += [str(len(re.findall(r"\d+", m["ages"]))) for m in _KIDS_AGES.finditer(s.text)]
+    children += ["2" if m["n"].lower() == "twins" else "3" for m in _HAVE_TWINS.finditer(s.text)]
     children += [name for m in _CHILD_NAMED.finditer(s.text) if (name := _person(m["v"]))]
     if children:
         yield make_fact("children", ", ".join(dict.fromkeys(children)), confidence=ctx.confidence)
     pets = [f"{m['v']} ({m['species'].lower()})" for m in _PET_NAMED.finditer(s.text) if _person(m["v"])]
-    for m in _PET_HAVE.finditer(s.text):
+    for m in [*_PET_HAVE.finditer(s.text), *_PET_WITH.finditer(s.text)]:
         if negated_before(s.text, m.start()):
             continue
         for chunk in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", m["v"].strip()):
             item = _PET_ITEM.match(chunk)
             if not item:
-                break
+                continue
             species = item["species"].lower()
             count = _NUMBERS.get((item["n"] or "a").lower(), item["n"])
             pets.append(

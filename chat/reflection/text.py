@@ -7,6 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chat.reflection.lexicon import JOB_HEADS
+from chat.reflection.words import is_past_form, repair_typos
+from memory.temporal import Tense
+
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " "})
 
 
@@ -30,6 +34,10 @@ _CONTRACTIONS = [
     (r"\b(do|does|did|is|are|was|were|have|has|had|could|would|should|need)n'?t\b", r"\1 not"),
     (r"\bgonna\b", "going to"),
     (r"\bwanna\b", "want to"),
+    # chat shorthand
+    (r"(?<=\w )w/?(?= (?:my|our|a|an|the|two|three|some|\w+$))", "with"),
+    (r"\bw/(?=\s)", "with"),
+    (r"\b(?:bc|cuz|coz)\b", "because"),
 ]
 _CONTRACTIONS_RE = [(re.compile(p, re.IGNORECASE), r) for p, r in _CONTRACTIONS]
 
@@ -43,7 +51,7 @@ def expand(text: str) -> str:
 
 _INTERJECTION = re.compile(
     r"^(?:(?:hi there|hey there|hi|hey|hello|hiya|heya|howdy|yo|ok|okay|fyi|just so you know|so|well|lol|lmao|haha+|ugh+|oh|ah|btw|tbh|honestly|anyway|"
-    r"also|and|but|actually|no|yes|yeah|yep|nope|hmm+|um+|uh|great|cool|nice|right|ps|fwiw|oh well|"
+    r"also|and|but|actually|no(?!\s+longer\b)|yes|yeah|yep|nope|hmm+|um+|uh|great|cool|nice|right|ps|fwiw|oh well|"
     r"omg|wow|sorry|thanks|thank you)\b[\s,!.:;-]*)+",
     re.IGNORECASE,
 )
@@ -84,29 +92,129 @@ class Sentence:
     unsure: bool  # "I think", "probably": facts at lower confidence
     conditional: bool
     greeted: bool
+    sarcastic: bool = False  # "oh I LOVE a 5am alarm 🙃": no preference from it
+    tense_hint: Tense = None  # the tense of the sentence before, for dates without a cue of their own
 
 
-# Chat drops the subject: "been learning German", "living in Leeds now".
+# Chat drops the subject: "been learning German", "living in Leeds now", "spent April in Hanoi",
+# "was diagnosed with asthma"; and so does a clause after a comma: "…, based in Oslo".
 _NO_SUBJECT = re.compile(
-    r"^(?:(?P<been>been)|(?P<ing>living|working|studying|learning|thinking|planning|going|heading|flying|moving|"
-    r"trying|hoping)|(?P<present>live|work|started|joined|moved|quit|went|got))\b",
+    r"^(?P<adv>(?:just|finally|recently|also|still|now|then|currently|and|and\s+then|but)\s+)*"
+    r"(?:(?P<been>been)|(?P<ing>living|working|studying|learning|thinking|planning|going|heading|flying|moving|"
+    r"trying|hoping|based|commuting|starting|taking|using|running|seeing|dating|doing|teaching|freelancing)|"
+    r"(?P<was>was|had)|(?P<neg>do\s+not|did\s+not|never|no\s+longer(?!\s+\w+ing\b))|(?P<not>not|no\s+longer)|"
+    r"(?P<state>fluent|bilingual|allergic|married|engaged|divorced|single|pregnant|originally\s+from)|"
+    r"(?P<present>live|work|start|started|joined|moved|quit|went|got|\w+))\b",
+    re.IGNORECASE,
+)
+_NOT_IN_TITLE = (
+    r"is|are|was|were|am|be|been|he|she|they|it|you|we|I|my|his|her|their|our|your|the|a|an|not|no|"
+    r"this|that|what|who|need|want|like|hate|love|for|of|to"
+)
+_JOB_HEADS = "|".join(sorted((re.escape(h) for h in JOB_HEADS), key=len, reverse=True))
+# A clause that is a bare job title: "staff nurse at the Royal Free", "lawyer in Lyon".
+_BARE_TITLE = re.compile(
+    rf"^(?P<det>(?:a|an)\s+)?(?:(?!(?:{_NOT_IN_TITLE})\b)[\w-]+\s+){{0,3}}?(?:{_JOB_HEADS})"
+    r"(?:\s+(?:at|for|with|in)\s+(?:the\s+)?(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})*$",
+    re.IGNORECASE,
+)
+_ON_SOMETHING = re.compile(r"^(?:(?:full[- ]time|mostly|now|still|only)\s+)*on\s+(?-i:[A-Z])", re.IGNORECASE)
+_STILL_THERE = re.compile(r"^(?:still|currently|now)\s+(?:in|at)\s+(?-i:[A-Z])", re.IGNORECASE)
+_FIRST_PERSON_START = re.compile(r"^(?:I|we)\b", re.IGNORECASE)
+_INTRODUCTION = re.compile(
+    r"^(?:(?:this\s+is|it\s+is|my\s+name\s+is)\s+)?(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})(?:\s+here)?$|"
+    r"^(?:this\s+is|my\s+name\s+is)\s+\w+(?:\s+\w+)?$",
     re.IGNORECASE,
 )
 
 
-def _add_subject(text: str) -> str:
+def _add_subject(text: str, *, first_person: bool = True) -> str:
+    """Give a subjectless statement the speaker as subject; `first_person` says whether the
+    sentence it belongs to is about the speaker (a clause of "my brother lives …, works …" is not)."""
+    if not first_person or _FIRST_PERSON_START.match(text):
+        return text
+    if _BARE_TITLE.match(text) and not re.match(r"^(?:a|an)?\s*(?:the|my|our)\b", text, re.I):
+        head = (
+            text
+            if re.match(r"^(?:a|an)\s", text, re.I)
+            else ("an " if text[:1].lower() in "aeiou" else "a ") + text
+        )
+        return "I am " + head
+    if _ON_SOMETHING.match(text) or _STILL_THERE.match(
+        text
+    ):  # "…, full time on Fedora now", "still in Leeds"
+        return "I am " + text
     m = _NO_SUBJECT.match(text)
     if not m:
         return text
     if m["been"]:
         return "I have " + text
-    return ("I am " if m["ing"] else "I ") + text
+    if m["ing"] or m["not"] or m["state"]:
+        return "I am " + text
+    if m["neg"]:
+        return "I " + text
+    if m["was"]:
+        rest = text[m.end() :].split()
+        return "I " + text if rest and (rest[0].lower().endswith("ed") or is_past_form(rest[0])) else text
+    word = m["present"].lower()
+    if word in ("live", "work", "start", "started", "joined", "moved", "quit", "went", "got") or is_past_form(
+        word
+    ):
+        return "I " + text
+    return text
 
 
-def read_sentence(raw: str) -> Sentence:
+_CLAUSE = re.compile(r"(,\s+|;\s+|\s+-+\s+|\s+—\s+|\s+and\s+then\s+|,?\s+then\s+|\s+and\s+|\s+but\s+)")
+
+
+def _add_subjects(text: str) -> str:
+    """Subjects for the sentence and for each subjectless clause in it, when it speaks of the speaker."""
+    parts = _CLAUSE.split(text)
+    parts[0] = _add_subject(parts[0])
+    if len(parts) == 1:
+        return parts[0]
+    # "Priya here — staff nurse at …": a self-introduction speaks of the speaker too
+    first_person = bool(_FIRST_PERSON_START.match(parts[0]) or _INTRODUCTION.match(parts[0]))
+    out = [parts[0]]
+    for sep, clause in zip(parts[1::2], parts[2::2], strict=True):
+        if re.search(
+            r"\b(?:he|she|they|my\s+(?!name\b)\w+|our\s+\w+|his|her)\b", out[-1], re.I
+        ) and not _FIRST_PERSON_START.match(out[-1]):
+            first_person = False
+        fixed = _add_subject(clause, first_person=first_person)
+        out += [sep, fixed]
+        if _FIRST_PERSON_START.match(fixed):
+            first_person = True
+    return "".join(out)
+
+
+# Irony flags: an upside-down or eye-roll face, "/s", a shouted verb of liking in a
+# lower-case sentence, and the stock phrases of complaint dressed as praise.
+_SARCASM = re.compile(
+    r"[\U0001F643\U0001F644\U0001F612\U0001F611\U0001F921\U0001F480]|(?:^|\s)/s\b|\(not\)|"
+    r"\b(?:yeah\s+right|love\s+that\s+for\s+me|living\s+the\s+dream|said\s+no\s+one\s+ever|"
+    r"just\s+what\s+I\s+needed|thanks\s+a\s+lot|nothing\s+says\s+\w+\s+like|because\s+I\s+(?:totally|just|really|so)\s+"
+    r"(?:love|enjoy|adore|like)|my\s+favou?rite\s+thing\s+(?:in\s+the\s+world\s+)?is\s+when|oh\s+(?:great|joy|goody|wonderful)|"
+    r"what\s+a\s+(?:treat|joy|delight)|best\s+\w+\s+ever\s*[.!]*\s*(?:not|lol)\b)",
+    re.IGNORECASE,
+)
+_SHOUTED_LIKING = re.compile(r"\b(?-i:LOVE|LOVED|LOVING|ADORE|ENJOY|LIKE|AWESOME|GREAT|FUN|THRILLED)\b")
+
+
+_QUOTED = re.compile(r'"[^"]{3,}"')
+
+
+def is_sarcastic(raw: str) -> bool:
+    if _SARCASM.search(raw):
+        return True
+    return bool(_SHOUTED_LIKING.search(raw)) and bool(re.search(r"[a-z]{3}", raw))
+
+
+def read_sentence(raw: str, *, sarcastic: bool = False, tense_hint: Tense = None) -> Sentence:
     stripped = _INTERJECTION.sub("", raw).strip()
     statement, question = _statement_part(stripped)
-    text = _add_subject(expand(statement))
+    statement = _QUOTED.sub("that", statement)  # 'translate "I live in Madrid"' says nothing of the speaker
+    text = _add_subjects(expand(repair_typos(statement)))
     return Sentence(
         raw=raw,
         text=text,
@@ -115,6 +223,8 @@ def read_sentence(raw: str) -> Sentence:
         unsure=bool(_MILD_HEDGE.search(text)),
         conditional=bool(_CONDITIONAL.match(stripped)),
         greeted=bool(_GREETING.match(raw)),
+        sarcastic=sarcastic or is_sarcastic(raw),
+        tense_hint=tense_hint,
     )
 
 

@@ -343,15 +343,29 @@ def test_extraction_eval_stays_above_its_regression_guards():
     heldout3 = evaluate(split="heldout3")
     heldout4 = evaluate(split="heldout4")
 
-    # Development sets (dev, dev2, dev3: the rules were written or fixed against them), measured
-    # at facts 0.966 / 0.884, notes 0.944 / 0.944, categories 0.977 / 0.915.
-    assert development.scores["facts"].precision >= 0.9 and development.scores["facts"].recall >= 0.8
+    # Development sets (dev … dev5: the rules were written or fixed against them). dev, dev2 and
+    # dev3 together: facts 0.966 / 0.884 before issue 18's rebuild, 0.967 / 0.922 after; all five:
+    # facts 0.977 / 0.940, notes 0.969 / 0.969, retractions 1.000 / 1.000, dates 97/99.
+    assert development.scores["facts"].precision >= 0.95 and development.scores["facts"].recall >= 0.9
     assert (
-        development.scores["notes (kind)"].precision >= 0.85
-        and development.scores["notes (kind)"].recall >= 0.85
+        development.scores["notes (kind)"].precision >= 0.93
+        and development.scores["notes (kind)"].recall >= 0.93
+    )
+    assert (
+        development.scores["retractions"].precision >= 0.9 and development.scores["retractions"].recall >= 0.9
     )
     assert development.scores["categories"].precision >= 0.9
+    assert development.dates_correct >= 94
     assert development.silent_negatives == development.negatives
+    # dev5 (issue 18: introductions, typo'd jobs, commuting, booked trips, commitments, pets that
+    # died, medication switches, sarcasm, "the 20th", past stories), labelled before its first run:
+    # facts 0.696 / 0.302, notes 0.828 / 0.649, retractions 3/13, dates 21/34, silent 12/16; after
+    # the rebuild facts 1.000 / 0.981, notes 1.000 / 1.000, retractions 13/13, dates 34/34, 16/16.
+    dev5 = evaluate(split="dev5")
+    assert dev5.scores["facts"].precision >= 0.95 and dev5.scores["facts"].recall >= 0.92
+    assert dev5.scores["notes (kind)"].precision >= 0.95 and dev5.scores["notes (kind)"].recall >= 0.95
+    assert dev5.scores["retractions"].tp >= 12 and dev5.dates_correct >= 32
+    assert dev5.silent_negatives == dev5.negatives
     # dev4 (plans, commitments and decisions; issue 10): notes 0.692 / 0.450 before the
     # commitment rule, 1.000 / 1.000 after, its twelve near misses silent.
     dev4 = evaluate(split="dev4")
@@ -392,9 +406,239 @@ def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, caps
         "dev2",
         "dev3",
         "dev4",
+        "dev5",
         "heldout3",
         "heldout4",
         "heldout5",
     }
     assert "all held-out" not in metrics  # development and untouched sets are never merged
     assert metrics["all"]["metrics"]["facts"]["precision"] >= 0.9
+
+
+# --- issue 18: phrasing the rules were not written for ------------------------------------------
+
+JUNE_11 = datetime(2025, 6, 11, 18, 0, tzinfo=UTC)  # a Wednesday
+
+
+def extract_on(text: str, at: datetime = JUNE_11) -> Extraction:
+    return extract(text, occurred_at=at)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("wrking for Lidl these days", {"employer": "Lidl"}),
+        ("Been workin at Lidl for a year", {"employer": "Lidl"}),
+        ("im a sofware developer at Monzo", {"job_title": "software developer", "employer": "Monzo"}),
+        ("I speek Dutch", {"languages": "Dutch"}),
+        ("currently livng in Ghent", {"location": "Ghent"}),
+    ],
+)
+def test_a_typo_in_a_trigger_word_still_gives_the_fact(text, expected):
+    facts = {f.key: f.value for f in extract_on(text).facts}
+
+    assert facts == expected
+
+
+def test_typo_repair_leaves_names_and_known_words_alone():
+    from chat.reflection.words import repair_typos
+
+    assert repair_typos("Rui and Liv wrk at Kiva") == "Rui and Liv work at Kiva"
+    assert repair_typos("the lake was calm") == "the lake was calm"
+
+
+def test_a_self_introduction_gives_name_title_employer_and_city():
+    facts = {
+        f.key: f.value
+        for f in extract_on("Hey, Priya Nair here — staff nurse at the Royal Free, living in Camden.").facts
+    }
+
+    assert facts == {
+        "name": "Priya Nair",
+        "job_title": "staff nurse",
+        "employer": "Royal Free",
+        "location": "Camden",
+    }
+
+
+def test_a_full_name_alone_is_a_name():
+    assert {f.key: f.value for f in extract_on("I'm Oluwaseun Adeyemi.").facts} == {
+        "name": "Oluwaseun Adeyemi"
+    }
+
+
+def test_a_pet_that_died_is_retracted_not_added_and_the_death_is_an_event():
+    got = extract_on("my cat Pickles died on Tuesday :(")
+
+    assert got.facts == []
+    assert [(r.key, r.value) for r in got.retractions] == [("pets", "Pickles (cat)")]
+    [note] = got.notes
+    assert note.kind == "event" and note.occurred_at.date().isoformat() == "2025-06-10"
+
+
+def test_a_pet_put_down_is_named_by_its_species_anywhere_in_the_message():
+    got = extract_on("The vet put Rex to sleep yesterday. Fourteen years with that dog.")
+
+    assert [(r.key, r.value) for r in got.retractions] == [("pets", "Rex (dog)")]
+
+
+def test_someone_elses_pet_or_switch_retracts_nothing_of_the_speaker():
+    assert extract_on("my friend's dog died last week, so sad").retractions == []
+    got = extract_on("Tom switched from Java to Kotlin")
+    assert got.retractions == [] and got.facts == []
+
+
+def test_a_medication_switch_retracts_the_old_one_and_adds_the_new_one():
+    got = extract_on("I'm off escitalopram now, the doctor switched me to bupropion")
+
+    assert [(f.key, f.value) for f in got.facts] == [("medications", "bupropion")]
+    assert [(r.key, r.value) for r in got.retractions] == [("medications", "escitalopram")]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("no longer taking ibuprofen for my back", "medications", "ibuprofen"),
+        ("we don't use Jira anymore", "tools", "Jira"),
+        ("I moved out of Manchester last year", "location", "Manchester"),
+        ("quit my position with Acme in April", "employer", "Acme"),
+        ("used to be a teacher, now I do sales", "job_title", "teacher"),
+        ("I'm not with Jake anymore", "partner", ""),
+        ("ugh, got laid off from Meta yesterday", "employer", "Meta"),
+    ],
+)
+def test_changes_in_any_phrasing_are_retractions(text, key, value):
+    got = extract_on(text)
+
+    assert (key, value) in [(r.key, r.value) for r in got.retractions]
+    assert all(f.value != value for f in got.facts if f.key == key)
+
+
+def test_moving_out_next_month_is_a_plan_not_yet_a_retraction():
+    got = extract_on("moving out of Leeds next month")
+
+    assert got.retractions == []
+    assert [(n.kind, n.occurred_at.date().isoformat()) for n in got.notes] == [("plan", "2025-07-01")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "oh I LOVE a 5am alarm",
+        "Oh sure, I just adore Monday mornings /s",
+        "I love how the docs say nothing useful 🙄",
+        "so, because I really enjoy ironing on a Friday night, love that for me",
+    ],
+)
+def test_sarcasm_is_not_a_preference(text):
+    assert not any(f.key.startswith("preference.") for f in extract_on(text).facts)
+
+
+def test_a_sincere_liking_is_still_a_preference():
+    assert {f.key: f.value for f in extract_on("I love cycling in the countryside").facts} == {
+        "preference.cycling": "likes"
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "day"),
+    [
+        ("Our course starts the 3rd", "plan", "2025-07-03"),  # the 3rd has passed this month
+        ("my lease ends on the 30th", "plan", "2025-06-30"),
+        ("I got back from Rome on the 2nd", "event", "2025-06-02"),  # past tense looks back
+        ("got a new job!! start on the 4th", "plan", "2025-07-04"),  # the clause's own tense
+    ],
+)
+def test_a_bare_day_of_the_month_is_dated_by_tense(text, kind, day):
+    notes = extract_on(text).notes
+
+    assert [(n.kind, n.occurred_at.date().isoformat()) for n in notes] == [(kind, day)]
+
+
+def test_a_past_story_is_dated_in_the_past_not_next_year():
+    got = extract_on("Last summer I worked at a hotel in Crete. In September I travelled around Greece.")
+
+    dates = [(n.kind, n.occurred_at.date().isoformat()) for n in got.notes]
+    assert dates == [("event", "2024-06-01"), ("event", "2024-09-01")]
+
+
+def test_a_story_keeps_its_tense_into_a_sentence_without_one():
+    # the second sentence has no verb of its own tense; the story is told in the past
+    from memory.temporal import resolve_dates
+
+    [mention] = resolve_dates("October, all of it in Hanoi.", JUNE_11, default_tense="past")
+    assert mention.start.isoformat() == "2024-10-01"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("me and Dana are going to share the bills 50/50 from August", "decision"),
+        ("we'll be repainting the hallway on Saturday", "plan"),
+        ("gonna repot the fig tree next week", "plan"),
+    ],
+)
+def test_commitments_without_decided(text, kind):
+    [note] = extract_on(text).notes
+
+    assert note.kind == kind
+
+
+@pytest.mark.parametrize(
+    "text", ["going to grab lunch, brb", "I'm going to scream, the build broke again", "In May we flew home"]
+)
+def test_near_misses_of_a_commitment_are_no_commitment(text):
+    assert all(n.kind not in ("plan", "decision") for n in extract_on(text).notes)
+
+
+def test_a_job_with_a_typo_gives_title_and_employer():
+    facts = {f.key: f.value for f in extract_on("finally got taken on as a juniour designer at IKEA!").facts}
+
+    assert facts == {"job_title": "junior designer", "employer": "IKEA"}
+
+
+@pytest.mark.parametrize(
+    ("text", "languages"),
+    [
+        ("native speaker of Thai", "Thai"),
+        ("I'm a native Spanish speaker, fluent in English too", "English, Spanish"),
+        ("Polish is my first language", "Polish"),
+        ("my Italian is rusty", "Italian"),
+    ],
+)
+def test_languages_in_several_phrasings(text, languages):
+    facts = {f.key: f.value for f in extract_on(text).facts}
+
+    assert set(facts["languages"].split(", ")) == set(languages.split(", "))
+
+
+def test_living_in_one_city_and_commuting_to_another_gives_the_home_city():
+    facts = {
+        f.key: f.value for f in extract_on("we live in Croydon and I commute into London for work").facts
+    }
+
+    assert facts == {"location": "Croydon"}
+
+
+def test_quoted_text_says_nothing_about_the_speaker():
+    assert not extract_on('translate "I live in Madrid" into Spanish')
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Loving the new job at Stripe so far", {"employer": "Stripe"}),
+        ("I work in marketing at Unilever", {"employer": "Unilever"}),
+        ("Im from Lagos originally but live in Leeds now", {"hometown": "Lagos", "location": "Leeds"}),
+        ("started seeing a guy called Ben", {"partner": "Ben"}),
+    ],
+)
+def test_facts_in_clauses_the_old_rules_missed(text, expected):
+    assert {f.key: f.value for f in extract_on(text).facts} == expected
+
+
+def test_a_modal_is_not_a_past_tense():
+    from memory.temporal import sentence_tense
+
+    assert sentence_tense("I would love to help on Saturday") is None
+    assert sentence_tense("we drove up on Saturday") == "past"

@@ -356,3 +356,43 @@ def test_secrets_in_api_writes_are_removed_before_storing(client, subject):
     assert secret not in Note.objects.get().content
     assert secret not in ProfileFact.objects.get().value
     assert not AuditEvent.objects.filter(data__icontains=secret).exists()
+
+
+def _heuristic_turn(subject, actor, text):
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="pets", actor=actor)
+    when = datetime(2025, 6, 11, 18, 0, tzinfo=UTC)
+    message_add(conversation=conversation, role="user", occurred_at=when, actor=actor, text=text)
+    reply, _ = message_add(
+        conversation=conversation, role="assistant", occurred_at=when, actor=actor, text="Oh no."
+    )
+    return reflect(conversation, reply)
+
+
+def test_a_retracted_list_item_leaves_the_other_items(subject, actor):
+    from memory.services import fact_set
+
+    fact_set(
+        subject=subject,
+        key="pets",
+        value="Rex (dog), Miso (cat)",
+        pinned=False,
+        keywords=["pet"],
+        actor=actor,
+    )
+
+    _, stats = _heuristic_turn(subject, actor, "our dog Rex died on Sunday, the house is so quiet")
+
+    assert stats["source"] == "heuristic" and stats["retracted"] == 1
+    active = ProfileFact.objects.get(subject=subject, key="pets", valid_to=None)
+    assert active.value == "Miso (cat)"
+    assert ProfileFact.objects.filter(subject=subject, key="pets").count() == 2  # the old version is history
+
+
+def test_retracting_the_last_item_of_a_list_closes_the_fact(subject, actor):
+    from memory.services import fact_set
+
+    fact_set(subject=subject, key="pets", value="Rex (dog)", pinned=False, keywords=["pet"], actor=actor)
+
+    _heuristic_turn(subject, actor, "our dog Rex died on Sunday, the house is so quiet")
+
+    assert not ProfileFact.objects.filter(subject=subject, key="pets", valid_to=None).exists()

@@ -1,0 +1,209 @@
+"""Changes: what a sentence says is no longer true, and what replaced it.
+
+One frame for every kind of fact instead of a negative pattern per key: the sentence's change
+cue ("not … anymore", "no longer", "stopped …ing", "used to", "switched from X to Y", "moved
+out of", "left my job with", a pet that died or was put down) is cut out, the old state is
+restated as a plain first-person sentence ("I am on lithium", "I use Jira", "I have a dog
+named Rex"), and the ordinary fact rules read it. Whatever they find there is retracted; a
+"switched to Y" or "put me on Y" is restated the same way and becomes the new fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from chat.reflection.capture import NAME
+from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
+from chat.reflection.ops import LIST_KEYS, FactOp, FactRetraction
+from chat.reflection.text import Sentence, read_sentence
+
+I = re.IGNORECASE  # noqa: E741
+
+# Keys a change can retract. Preferences are left to the negated-preference rule ("I don't like
+# sushi anymore" → dislikes), names and birthdays do not change this way.
+RETRACTABLE = {
+    "location", "employer", "job_title", "school", "medications", "diet", "os", "editor", "tools",
+    "programming_languages", "pets", "partner", "health_conditions", "religion", "politics",
+}  # fmt: skip
+
+_END = r"(?=\s*(?:[,.;!?]|$|\s+(?:and|but|so|because|since|after|now|anymore|any\s+more|lol|though)\b))"
+_REST = rf"(?P<rest>[^,.;!?]+?){_END}"
+_SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
+
+_NOT_TOGETHER = re.compile(r"\bnot\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I)
+_SWITCH = re.compile(
+    r"\b(?:switched|moved|changed|went|migrated|converted)\s+(?:over\s+)?(?:me\s+)?from\s+(?P<rest>[\w .+#-]+?)\s+to\b",
+    I,
+)
+# (pattern, how the old state reads as a plain sentence)
+_OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    # "not on lithium any more", "we don't use Jira anymore", "not vegan any more"
+    (
+        re.compile(
+            r"\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+not\s+(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more)\b", I
+        ),
+        lambda m: f"I {m['rest']}" if m["aux"].lower() in ("do", "does") else f"I am {m['rest']}",
+    ),
+    # "not with Sam any more", "we're not together anymore": a partner, not an employer
+    (
+        re.compile(r"\b(?:I|we)\s+(?:am|are)\s+not\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I),
+        lambda m: "",
+    ),
+    # "I'm off lithium now", "came off the pill in May"
+    (
+        re.compile(
+            rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+{_REST}",
+            I,
+        ),
+        lambda m: f"I am on {m['rest']}",
+    ),
+    # "no longer employed by the council", "no longer vegan"
+    (
+        re.compile(rf"\b(?:I|we)\s+(?P<aux>am\s+|are\s+|have\s+)?no\s+longer\s+{_REST}", I),
+        lambda m: (
+            f"I am {m['rest']}" if (m["aux"] or "").strip().lower() in ("am", "are") else f"I {m['rest']}"
+        ),
+    ),
+    # "stopped taking the pill", "quit using Jira"
+    (
+        re.compile(
+            rf"\b(?:I|we)\s+(?:have\s+|had\s+)?(?:just\s+|finally\s+)?(?:stopped|quit|gave\s+up|given\s+up)\s+"
+            rf"(?P<ving>\w+ing)\s+{_REST}",
+            I,
+        ),
+        lambda m: f"I am {m['ving']} {m['rest']}",
+    ),
+    # "used to be a teacher", "used to be vegan"
+    (re.compile(rf"\b(?:I|we)\s+used\s+to\s+be\s+{_REST}", I), lambda m: f"I am {m['rest']}"),
+    (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),
+    # "went from Ritalin to Concerta", "moved from VS Code to Zed"
+    (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
+    # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan)
+    (
+        re.compile(rf"\b(?:moved|moved\s+back)\s+(?:out\s+of|away\s+from)\s+{_REST}", I),
+        lambda m: f"I live in {m['rest']}",
+    ),
+    # "left Acme", "quit my position with the council"
+    (
+        re.compile(
+            rf"\b(?:(?:left|quit|leaving|quitting)\s+(?:my\s+(?:\w+\s+)?(?:job|position|role|post)\s+(?:at|with)\s+|"
+            rf"(?=(?-i:[A-Z])))|(?:laid\s+off|fired|let\s+go|made\s+redundant)\s+(?:from|by|at)\s+(?=(?-i:[A-Z])))"
+            rf"(?P<rest>[^,.;!?]+?){_END}",
+            I,
+        ),
+        lambda m: f"I work at {m['rest']}",
+    ),
+]
+# "they switched me over to insulin", "changed to Zed", "put me on lithium"
+_NEW_STATE = re.compile(
+    r"\b(?:switched|moved|changed|put|started)\s+(?:me\s+|us\s+)?(?:over\s+)?"
+    r"(?:from\s+[\w .+#-]+?\s+)?(?:to|on)\s+(?P<rest>[^,.;!?]+?)" + _END,
+    I,
+)
+
+# Pets that died: "our old cat Tom died", "the vet put Rex to sleep", "RIP to our goldfish",
+# "our rabbit passed on", "we lost our cat last week".
+_PET = rf"(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{NAME})?"
+_DEATH = [
+    re.compile(
+        rf"\b{_PET}\s+(?:(?:has|had|just|sadly|finally)\s+)*(?:died|passed(?:\s+away|\s+on)?|was\s+put\s+down|"
+        r"had\s+to\s+be\s+put\s+down|was\s+put\s+to\s+sleep|is\s+gone|crossed\s+the\s+rainbow\s+bridge)\b",
+        I,
+    ),
+    re.compile(rf"\b(?:RIP|rest\s+in\s+peace)\s+(?:to\s+)?{_PET}", I),
+    re.compile(rf"\b(?:lost|buried|said\s+goodbye\s+to)\s+{_PET}", I),
+    re.compile(rf"\bput\s+(?:{_PET}|{NAME.replace('?P<v>', '?P<v2>')})\s+(?:down|to\s+sleep)\b", I),
+    re.compile(
+        rf"\b{NAME.replace('?P<v>', '?P<v2>')}\s+(?:(?:has|just|sadly)\s+)*(?:died|passed\s+away|crossed\s+the\s+rainbow\s+bridge)\b"
+    ),
+]
+_SPECIES_ANYWHERE = re.compile(rf"\b(?P<species>{_SPECIES})s?\b", I)
+
+
+def _pet_value(m: re.Match[str], message: str) -> str | None:
+    groups = m.groupdict()
+    species, name = groups.get("species"), groups.get("v") or groups.get("v2")
+    if not species:
+        # a name only ("they put Rex to sleep"): a pet when the message says which animal it was
+        found = _SPECIES_ANYWHERE.search(message)
+        if not found or not name:
+            return None
+        species = found["species"]
+    species = species.lower()
+    return f"{name} ({species})" if name else species
+
+
+def changes(
+    s: Sentence, message: str, facts_of: Callable[[Sentence], list[FactOp | FactRetraction]]
+) -> tuple[list[FactRetraction], list[FactOp]]:
+    """(retractions, new facts) a sentence's change cues support; `facts_of` runs the fact rules."""
+    retracted: list[FactRetraction] = []
+    new: list[FactOp] = []
+    for pattern, old_state in _OLD_STATE:
+        for m in pattern.finditer(s.text):
+            # the speaker's own change, not "Tom switched from Java to Kotlin"
+            if _NOT_TOGETHER.search(m.group(0)):
+                retracted.append(FactRetraction("partner", ""))
+                continue
+            if not m.groupdict().get("rest") or not _said_of_speaker(s.text, m.start("rest")):
+                continue
+            switch = pattern is _SWITCH
+            for fact in facts_of(read_sentence(old_state(m))):
+                # after "switched from X to Y" a single-valued key is superseded by Y anyway
+                if (
+                    isinstance(fact, FactOp)
+                    and fact.key in RETRACTABLE
+                    and (not switch or fact.key in LIST_KEYS)
+                ):
+                    retracted.append(FactRetraction(fact.key, fact.value))
+    for m in _NEW_STATE.finditer(s.text):
+        if not _said_of_speaker(s.text, m.start("rest")):
+            continue
+        restated = read_sentence(f"I use {m['rest']}. I am on {m['rest']}")
+        new += [f for f in facts_of(restated) if isinstance(f, FactOp) and f.key in RETRACTABLE]
+    for pattern in _DEATH:
+        for m in pattern.finditer(s.text):
+            if value := _pet_value(m, message):
+                retracted.append(FactRetraction("pets", value))
+    return _unique(retracted), new
+
+
+_RELATIONS = "|".join(sorted((re.escape(r) for r in RELATION_WORDS), key=len, reverse=True))
+# who does things in a sentence: pronouns, "my sister", and a name opening a clause ("Tom switched …")
+_SUBJECT = re.compile(
+    rf"\b(?:I|we|he|she|they)\b|\b(?:my|our|his|her|their)\s+(?:{_RELATIONS})\b|(?:^|[,;]\s*)(?-i:[A-Z][a-z]+)(?=\s+[a-z]+(?:ed|s)\b)",
+    I,
+)
+
+
+def _said_of_speaker(text: str, pos: int) -> bool:
+    """The nearest subject before `pos` is "I" or "we", or the change was done to the speaker
+    ("the doctor switched me to …")."""
+    if re.search(r"\b(?:me|us)\s+(?:over\s+)?(?:to|on|from)\s+$", text[:pos]):
+        return True
+    subjects = [m.group(0).lower() for m in _SUBJECT.finditer(text, 0, pos)]
+    return bool(subjects) and subjects[-1] in ("i", "we")
+
+
+def _unique(items: list[FactRetraction]) -> list[FactRetraction]:
+    seen: dict[tuple[str, str], FactRetraction] = {}
+    for item in items:
+        for value in item.value.split(", ") if item.value else [""]:
+            seen.setdefault((item.key, value.lower()), FactRetraction(item.key, value))
+    return list(seen.values())
+
+
+def without_retracted(facts: list[FactOp], retracted: list[FactRetraction]) -> Iterator[FactOp]:
+    """`facts` minus what the same sentence retracts ("stopped taking the pill" is not a
+    pill fact; a dog that died is not a pet)."""
+    gone = {(r.key, r.value.lower()) for r in retracted}
+    for fact in facts:
+        items = [i for i in fact.value.split(", ") if (fact.key, i.lower()) not in gone]
+        if not items:
+            continue
+        if len(items) < len(fact.value.split(", ")):
+            fact = FactOp(
+                fact.key, ", ".join(items), fact.pinned, fact.keywords, fact.confidence, fact.category
+            )
+        yield fact
