@@ -100,7 +100,7 @@ def _facts(items) -> Counter:
 # Development sets were used to write or fix the rules; an untouched set never was, and stops
 # being one the moment a rule is changed because of it (docs/benchmarks.md).
 DEVELOPMENT = ("dev", "dev2", "dev3", "dev4", "dev5")
-UNTOUCHED = ("heldout3", "heldout4", "heldout5")
+UNTOUCHED = ("heldout3", "heldout4", "heldout5", "heldout6")
 SPLITS = (*DEVELOPMENT, *UNTOUCHED)
 
 
