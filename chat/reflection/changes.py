@@ -77,7 +77,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     # "used to be a teacher", "used to be vegan"
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+be\s+{_REST}", I), lambda m: f"I am {m['rest']}"),
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),
-    # "went from Ritalin to Concerta", "moved from VS Code to Zed"
+    # "went from Ritalin to Concerta", "moved from Vim to Helix"
     (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
     # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan)
     (

@@ -300,7 +300,7 @@ _SPEAK = [
             "{ADV}", ADV
         )
     ),
-    # "Polish is my first language", "my Italian is rusty"
+    # "Greek is my first language", "my Italian is rusty"
     _re(r"(?:^|,\s*)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:native\s+language|mother\s+tongue|first\s+language)"),
     _re(
         r"\bmy\s+(?P<v>[A-Za-z]+)\s+is\s+(?:\w+\s+)?(?:decent|good|ok|okay|fine|fluent|solid|conversational|"

@@ -602,7 +602,7 @@ def test_a_job_with_a_typo_gives_title_and_employer():
     [
         ("native speaker of Thai", "Thai"),
         ("I'm a native Spanish speaker, fluent in English too", "English, Spanish"),
-        ("Polish is my first language", "Polish"),
+        ("Greek is my first language", "Greek"),
         ("my Italian is rusty", "Italian"),
     ],
 )
