@@ -31,7 +31,7 @@ from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
-from memory.models import Conversation, ItemKind, Message, Note, ProfileFact, Role
+from memory.models import Conversation, EvidenceStatus, ItemKind, Message, Note, ProfileFact, Role
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
@@ -289,8 +289,10 @@ def _reflect(run_id: int) -> dict:
             for message, category in turns:
                 try:
                     with transaction.atomic():
-                        if evidence_record(message=message, category=category, actor=actor, config=config):
-                            stats["evidence"] += 1
+                        unit = evidence_record(message=message, category=category, actor=actor, config=config)
+                    if unit is not None:
+                        stats["evidence"] += 1
+                        stats["pending"] += unit.status == EvidenceStatus.PENDING
                 except MemorywebError as exc:
                     counter_add("reflection.invalid_operation")
                     logger.warning("reflection %s: no evidence for message %s (%s)", run.pk, message.pk, exc.field)
