@@ -295,7 +295,9 @@ def _reflect(run_id: int) -> dict:
                         stats["pending"] += unit.status == EvidenceStatus.PENDING
                 except MemorywebError as exc:
                     counter_add("reflection.invalid_operation")
-                    logger.warning("reflection %s: no evidence for message %s (%s)", run.pk, message.pk, exc.field)
+                    logger.warning(
+                        "reflection %s: no evidence for message %s (%s)", run.pk, message.pk, exc.field
+                    )
             ReflectionRun.objects.filter(pk=run.pk).update(
                 status=RunStatus.DONE, stats=stats, finished_at=timezone.now()
             )

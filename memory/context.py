@@ -256,7 +256,9 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[Bloc
                 line = truncate_to_tokens(line, room) if room >= 24 else ""
             if line:
                 recalled.append(line)
-                recalled_items.append(_item(kind, note, "recalled", score, reason, line, expanded=was_expanded))
+                recalled_items.append(
+                    _item(kind, note, "recalled", score, reason, line, expanded=was_expanded)
+                )
                 continue
         if len(index) >= config["index.limit"]:
             continue

@@ -383,7 +383,9 @@ class Evidence(models.Model):
 
     class Meta:
         verbose_name_plural = "evidence"
-        indexes = [models.Index(fields=["subject", "status", "archived_at", "created_at"], name="evidence_fifo")]
+        indexes = [
+            models.Index(fields=["subject", "status", "archived_at", "created_at"], name="evidence_fifo")
+        ]
 
     def __str__(self):
         return f"e:{self.pk} {self.role}: {self.text[:40]}"

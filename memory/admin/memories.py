@@ -83,7 +83,16 @@ class EvidenceAdmin(ServiceDeleteMixin, HistoryAdmin):
     """The turns as memories. Deleting is "forget" (evidence_forget): the text goes, a row
     without it stays so the turn is not written again."""
 
-    list_display = ["id", "subject", "role", "short_text", "category", "status", "recall_count", "occurred_at"]
+    list_display = [
+        "id",
+        "subject",
+        "role",
+        "short_text",
+        "category",
+        "status",
+        "recall_count",
+        "occurred_at",
+    ]
     list_filter = ["status", "role", "category", ("archived_at", admin.EmptyFieldListFilter), "subject__app"]
     search_fields = ["text", "subject__external_id"]
     list_select_related = ["subject__app"]

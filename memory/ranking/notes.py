@@ -279,7 +279,17 @@ RANKED_FIELDS = (
     "created_at",
     "vote_score",
 )
-EVIDENCE_FIELDS = ("id", "subject_id", "conversation_id", "message_id", "role", "text", "occurred_at", "created_at", "vote_score")
+EVIDENCE_FIELDS = (
+    "id",
+    "subject_id",
+    "conversation_id",
+    "message_id",
+    "role",
+    "text",
+    "occurred_at",
+    "created_at",
+    "vote_score",
+)
 
 # a candidate's key: a note's id, or ("e", id) for an evidence unit (the turn itself)
 Key = int | tuple[str, int]
@@ -310,7 +320,9 @@ def _vector_hits(
     if embedder is None:
         return None
     try:
-        notes = note_vector_search(subject_id, vector, model_id=embedder.model_id, limit=limit, filters=filters)
+        notes = note_vector_search(
+            subject_id, vector, model_id=embedder.model_id, limit=limit, filters=filters
+        )
         units = (
             evidence_vector_search(
                 subject_id, vector, model_id=embedder.model_id, limit=limit, scopes=filters.scopes
@@ -363,11 +375,15 @@ def rank_notes(
     with_evidence = config["evidence.enabled"]
     lexical: list[tuple[Key, float]] = []
     if mode != "vector":
-        units = evidence_search(subject_id, terms, limit=limit, scopes=filters.scopes) if with_evidence else []
+        units = (
+            evidence_search(subject_id, terms, limit=limit, scopes=filters.scopes) if with_evidence else []
+        )
         lexical = _merged(note_search(subject_id, terms, limit=limit, filters=filters), units)
     vector: list[tuple[Key, float]] = []
     if mode != "fts":
-        found = _vector_hits(subject_id, query, limit=limit, filters=filters, config=config, evidence=with_evidence)
+        found = _vector_hits(
+            subject_id, query, limit=limit, filters=filters, config=config, evidence=with_evidence
+        )
         vector = _merged(*found) if found else []
     if mode in ("fts", "vector") or not vector or not lexical:
         relevance = _by_score(lexical or vector)

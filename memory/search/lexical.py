@@ -289,7 +289,12 @@ def evidence_filter_sql(scopes: list[str] | None) -> tuple[list[str], list]:
 
 
 def evidence_search(
-    subject_id: int, terms: list[str], *, limit: int, scopes: list[str] | None = None, budget: int | None = None
+    subject_id: int,
+    terms: list[str],
+    *,
+    limit: int,
+    scopes: list[str] | None = None,
+    budget: int | None = None,
 ) -> list[Hit]:
     """Best `limit` retrievable evidence units (turns) of the subject for any of `terms`, best
     first (`evidence_filter_sql`); searched exactly as notes are (`note_search`)."""
@@ -317,7 +322,13 @@ def _indexed_search(
         if connection.vendor == "sqlite":
             budget = RANK_BUDGET if budget is None else max(budget, 1)
             plan = _note_plan(
-                cursor, subject_id, terms, budget=budget, rarest=rarest, depth=_first_depth(limit), index=index
+                cursor,
+                subject_id,
+                terms,
+                budget=budget,
+                rarest=rarest,
+                depth=_first_depth(limit),
+                index=index,
             )
             rows = _fts5_ranked(cursor, plan, subject_id, where, params, limit, index)
             if len(rows) < limit and plan.rest is not None:
@@ -383,7 +394,13 @@ def _postgres_bm25(
 
 
 def _fts5_ranked(
-    cursor, plan: _Plan, subject_id: int, where: list[str], params: list, limit: int, index: TextIndex = NOTE_INDEX
+    cursor,
+    plan: _Plan,
+    subject_id: int,
+    where: list[str],
+    params: list,
+    limit: int,
+    index: TextIndex = NOTE_INDEX,
 ) -> list:
     """(id, score) of the best `limit` rows of the plan that pass the subject and filters.
 

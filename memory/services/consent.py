@@ -170,7 +170,14 @@ def memory_candidate_route(
 
 @transaction.atomic
 def pending_queue(
-    *, subject: Subject, kind: str, payload: dict, category: str, content_hash: str, source_message, actor: Actor
+    *,
+    subject: Subject,
+    kind: str,
+    payload: dict,
+    category: str,
+    content_hash: str,
+    source_message,
+    actor: Actor,
 ) -> RouteOutcome:
     """Queue one candidate for the person's decision, unless the same one (`content_hash`) is
     waiting already or was rejected before. Safe to repeat."""

@@ -93,7 +93,9 @@ def embed_notes(notes: Iterable[Note], *, config: MemoryConfig, embedder: Embedd
     return _embed_items(ItemKind.NOTE, list(notes), config=config, embedder=embedder)
 
 
-def embed_evidence(items: Iterable[Evidence], *, config: MemoryConfig, embedder: Embedder | None = None) -> int:
+def embed_evidence(
+    items: Iterable[Evidence], *, config: MemoryConfig, embedder: Embedder | None = None
+) -> int:
     """`embed_notes` for evidence units (the turns' text)."""
     return _embed_items(ItemKind.EVIDENCE, [e for e in items if e.text], config=config, embedder=embedder)
 
@@ -107,9 +109,9 @@ def _embed_items(kind: str, items: list, *, config: MemoryConfig, embedder: Embe
         batch = items[start : start + WRITE_BATCH]
         hashes = {item.pk: content_sha256(item.content) for item in batch}
         stored = dict(
-            Embedding.objects.filter(kind=kind, model_id=embedder.model_id, item_id__in=list(hashes)).values_list(
-                "item_id", "content_sha256"
-            )
+            Embedding.objects.filter(
+                kind=kind, model_id=embedder.model_id, item_id__in=list(hashes)
+            ).values_list("item_id", "content_sha256")
         )
         todo = [item for item in batch if stored.get(item.pk) != hashes[item.pk]]
         if not todo:

@@ -25,13 +25,16 @@ from memory.services.scrub import scrub
 from memoryweb.live import notify
 from memoryweb.outbox import enqueue
 
+
 def _pending_hash(evidence: Evidence) -> str:
     # per unit, not per text: the same words said twice are two turns, each asked about once
     return hashlib.sha256(f"evidence:{evidence.pk}".encode()).hexdigest()
 
 
 @transaction.atomic
-def evidence_record(*, message: Message, category: str, actor: Actor, config: MemoryConfig) -> Evidence | None:
+def evidence_record(
+    *, message: Message, category: str, actor: Actor, config: MemoryConfig
+) -> Evidence | None:
     """Write the evidence unit of a user or assistant `message` under the consent policy of
     `category` ("" → allow); returns it (None for system messages, empty text, or with
     `evidence.enabled` off). Safe to repeat: a message has at most one unit, and a second call

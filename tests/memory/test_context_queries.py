@@ -35,7 +35,9 @@ def world(subject, actor, memories, config):
         subject=subject, title="Booking a restaurant", steps=["Call the restaurant.", "Mention the allergy."]
     )
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c1", actor=actor)
-    message, _ = message_add(conversation=conversation, role="user", text="I'm in Lisbon next week", actor=actor)
+    message, _ = message_add(
+        conversation=conversation, role="user", text="I'm in Lisbon next week", actor=actor
+    )
     evidence_record(message=message, category="", actor=actor, config=config)
     return conversation
 

@@ -64,17 +64,25 @@ def test_a_turn_is_in_the_next_context_with_its_date_and_speaker(subject, conver
     recalled = next(b for b in context.sections if b.name == "recalled").text
     assert f"[e:{unit.pk} · 2024-03-14 · user] {SHED_KEY}" in recalled
     item = next(i for i in context.items if i.id == f"e:{unit.pk}")
-    assert item.kind == "evidence" and item.source == {"message_id": message.pk, "conversation_id": conversation.pk}
+    assert item.kind == "evidence" and item.source == {
+        "message_id": message.pk,
+        "conversation_id": conversation.pk,
+    }
     event = RetrievalEvent.objects.get(pk=context.retrieval_event_id)
     assert f"e:{unit.pk}" in [i["id"] for i in event.items]
     unit.refresh_from_db()
     assert unit.recall_count == 1
 
 
-def test_evidence_past_the_recalled_slots_is_a_pointer_in_the_memory_index(subject, conversation, actor, config):
+def test_evidence_past_the_recalled_slots_is_a_pointer_in_the_memory_index(
+    subject, conversation, actor, config
+):
     units = [
         evidence_record(
-            message=said(conversation, actor, f"the shed key story, part {i}"), category="", actor=actor, config=config
+            message=said(conversation, actor, f"the shed key story, part {i}"),
+            category="",
+            actor=actor,
+            config=config,
         )
         for i in range(3)
     ]
@@ -110,10 +118,17 @@ def test_a_note_from_a_turn_and_the_turn_itself_never_both_take_a_place(subject,
 def test_the_turn_of_another_message_still_places_beside_a_note(subject, conversation, actor, config):
     note_message = said(conversation, actor, "I moved to Lisbon in April")
     note_store(
-        subject=subject, content="The user moved to Lisbon in April.", source_message=note_message, actor=actor, config=config
+        subject=subject,
+        content="The user moved to Lisbon in April.",
+        source_message=note_message,
+        actor=actor,
+        config=config,
     )
     other = evidence_record(
-        message=said(conversation, actor, "Lisbon trams are my favourite"), category="", actor=actor, config=config
+        message=said(conversation, actor, "Lisbon trams are my favourite"),
+        category="",
+        actor=actor,
+        config=config,
     )
 
     context = context_build(subject=subject, message="Lisbon", config=config)
@@ -140,7 +155,9 @@ def test_an_ask_category_hides_the_turn_until_the_person_approves(subject, conve
 
 
 def test_a_declined_turn_loses_its_text_and_never_appears(subject, conversation, actor, config):
-    unit = evidence_record(message=said(conversation, actor, WIFI), category="credentials", actor=actor, config=config)
+    unit = evidence_record(
+        message=said(conversation, actor, WIFI), category="credentials", actor=actor, config=config
+    )
 
     pending_reject(pending=PendingMemory.objects.get(kind="evidence"), actor=actor)
 
@@ -152,7 +169,9 @@ def test_a_declined_turn_loses_its_text_and_never_appears(subject, conversation,
 def test_a_denied_category_keeps_no_text_and_asks_nothing(subject, conversation, actor, config):
     consent_policy_set(subject=subject, category="credentials", policy="deny", actor=actor)
 
-    unit = evidence_record(message=said(conversation, actor, WIFI), category="credentials", actor=actor, config=config)
+    unit = evidence_record(
+        message=said(conversation, actor, WIFI), category="credentials", actor=actor, config=config
+    )
 
     assert (unit.status, unit.text) == (EvidenceStatus.DENIED, "")
     assert not PendingMemory.objects.exists()
@@ -174,7 +193,11 @@ def test_a_forgotten_turn_is_not_written_again_by_a_second_reflection(subject, c
 def test_forgetting_a_note_forgets_the_turn_it_came_from(subject, conversation, actor, config):
     message = said(conversation, actor, "my sister Ana lives in Porto now")
     note, _ = note_store(
-        subject=subject, content="The user's sister Ana lives in Porto.", source_message=message, actor=actor, config=config
+        subject=subject,
+        content="The user's sister Ana lives in Porto.",
+        source_message=message,
+        actor=actor,
+        config=config,
     )
     unit = evidence_record(message=message, category="", actor=actor, config=config)
 
@@ -188,7 +211,9 @@ def test_forgetting_a_note_forgets_the_turn_it_came_from(subject, conversation, 
 def test_eviction_keeps_the_newest_turns_up_to_the_cap(subject, conversation, actor, config):
     config = config.with_overrides({"evidence": {"maxEntries": 3}})
     units = [
-        evidence_record(message=said(conversation, actor, f"turn number {i}"), category="", actor=actor, config=config)
+        evidence_record(
+            message=said(conversation, actor, f"turn number {i}"), category="", actor=actor, config=config
+        )
         for i in range(5)
     ]
 
@@ -201,7 +226,9 @@ def test_the_eviction_sweep_applies_a_lowered_cap(subject, conversation, actor, 
     from memory.services.evidence import evidence_evict_sweep
 
     for i in range(4):
-        evidence_record(message=said(conversation, actor, f"turn number {i}"), category="", actor=actor, config=config)
+        evidence_record(
+            message=said(conversation, actor, f"turn number {i}"), category="", actor=actor, config=config
+        )
     app_config_set(app=app, config={"memory": {"evidence": {"maxEntries": 1}}}, actor=actor)
 
     assert evidence_evict_sweep(actor=actor) == 3
@@ -226,11 +253,20 @@ def test_evidence_off_leaves_the_turns_out_of_the_context(subject, conversation,
 
 
 @pytest.mark.postgres
-def test_evidence_full_text_search_finds_stems_and_only_retrievable_units(subject, conversation, actor, config):
-    shown = evidence_record(message=said(conversation, actor, SHED_KEY), category="", actor=actor, config=config)
-    evidence_record(message=said(conversation, actor, WIFI), category="credentials", actor=actor, config=config)
+def test_evidence_full_text_search_finds_stems_and_only_retrievable_units(
+    subject, conversation, actor, config
+):
+    shown = evidence_record(
+        message=said(conversation, actor, SHED_KEY), category="", actor=actor, config=config
+    )
+    evidence_record(
+        message=said(conversation, actor, WIFI), category="credentials", actor=actor, config=config
+    )
     archived = evidence_record(
-        message=said(conversation, actor, "the keys of the car are in the blue bowl"), category="", actor=actor, config=config
+        message=said(conversation, actor, "the keys of the car are in the blue bowl"),
+        category="",
+        actor=actor,
+        config=config,
     )
     Evidence.objects.filter(pk=archived.pk).update(archived_at=datetime(2024, 1, 1, tzinfo=UTC))
 
@@ -242,9 +278,37 @@ def test_evidence_full_text_search_finds_stems_and_only_retrievable_units(subjec
 
 @pytest.mark.postgres
 def test_an_edit_of_the_text_reindexes_it(subject, conversation, actor, config):
-    unit = evidence_record(message=said(conversation, actor, SHED_KEY), category="", actor=actor, config=config)
+    unit = evidence_record(
+        message=said(conversation, actor, SHED_KEY), category="", actor=actor, config=config
+    )
 
     evidence_forget(evidence=unit, actor=actor)
     Evidence.objects.filter(pk=unit.pk).update(status=EvidenceStatus.VISIBLE)  # text stays empty
 
     assert evidence_search(subject.pk, query_terms("spare key shed"), limit=10) == []
+
+
+def test_with_embeddings_a_turn_is_found_by_meaning(db, minilm, actor):
+    from memory.config import get_config
+    from memory.models import Embedding
+    from memory.services.embeddings import evidence_embed
+    from tests.factories import AppFactory, SubjectFactory
+
+    subject = SubjectFactory(app=AppFactory(config={"memory": {"embeddings": {"provider": "local"}}}))
+    config = get_config(subject.app)
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="c", actor=actor)
+    texts = ["The stock market fell sharply today", "I adopted a puppy last week", "We repainted the kitchen"]
+    units = [
+        evidence_record(message=said(conversation, actor, t), category="", actor=actor, config=config)
+        for t in texts
+    ]
+    for u in units:
+        assert evidence_embed(evidence_id=u.pk) == {"embedded": 1}
+
+    context = context_build(
+        subject=subject, message="my dog", config=config.with_overrides({"retrieve": {"mode": "vector"}})
+    )
+
+    assert Embedding.objects.filter(kind="evidence").count() == 3
+    first = context.items[0]
+    assert first.id == f"e:{units[1].pk}" and "similar meaning" in first.reason

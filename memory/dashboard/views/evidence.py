@@ -28,7 +28,9 @@ PAGE_SIZE = 25
 class EvidenceSearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=500, label="Search")
     role = forms.ChoiceField(
-        required=False, label="Speaker", choices=[("", "Anyone"), (Role.USER, "user"), (Role.ASSISTANT, "assistant")]
+        required=False,
+        label="Speaker",
+        choices=[("", "Anyone"), (Role.USER, "user"), (Role.ASSISTANT, "assistant")],
     )
     status = forms.ChoiceField(required=False, choices=[("", "Any state"), *EvidenceStatus.choices])
     category = forms.ChoiceField(required=False)

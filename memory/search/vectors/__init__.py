@@ -114,8 +114,6 @@ def _note_target(filters: NoteFilter) -> _Target:
     return _Target("note", "memory_note", tuple(where), tuple(params))
 
 
-
-
 def _passing(subject_id: int, item_ids: list[int], query: np.ndarray, model_id: str, target: _Target):
     """{item id: exact cosine} for those of `item_ids` that exist, belong to the subject and
     pass the target's filters (the float vectors are read for these few)."""
@@ -155,7 +153,13 @@ def evidence_vector_search(
     """The subject's `limit` retrievable evidence units (lexical.evidence_filter_sql) nearest
     to `vector`, best first, searched as notes are."""
     where, params = evidence_filter_sql(scopes)
-    return _vector_search(subject_id, vector, model_id, limit, _Target("evidence", "memory_evidence", tuple(where), tuple(params)))
+    return _vector_search(
+        subject_id,
+        vector,
+        model_id,
+        limit,
+        _Target("evidence", "memory_evidence", tuple(where), tuple(params)),
+    )
 
 
 def _vector_search(subject_id: int, vector, model_id: str, limit: int, target: _Target) -> list[Hit]:

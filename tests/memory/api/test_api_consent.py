@@ -418,9 +418,11 @@ def test_a_sensitive_statement_waits_for_consent_until_approved(
         assert post(client, f"/subjects/alice/pending/{item['id']}/approve").status_code == 200
 
     assert holds("diabetes")
-    stored = list(ProfileFact.objects.filter(subject=subject, value__icontains="diabetes")) + list(
-        Note.objects.filter(subject=subject, content__icontains="diabetes")
-    ) + list(Evidence.objects.filter(subject=subject, status="visible", text__icontains="diabetes"))
+    stored = (
+        list(ProfileFact.objects.filter(subject=subject, value__icontains="diabetes"))
+        + list(Note.objects.filter(subject=subject, content__icontains="diabetes"))
+        + list(Evidence.objects.filter(subject=subject, status="visible", text__icontains="diabetes"))
+    )
     assert len(stored) == len(queued)
     assert {m.category for m in stored} == {"health"}
     assert not PendingMemory.objects.filter(status="pending").exists()
