@@ -8,6 +8,12 @@ Retrieval modes (`retrieve.mode`):
 - `full` (the default): hybrid plus every signal below. With embeddings off (or failing) the
   vector list is empty, so `full` is the full-text list plus the signals.
 
+Evidence units (memory.models.Evidence: the turns themselves, with `evidence.enabled`) are
+candidates beside the notes: their full-text and vector hits join the notes' lists (one list
+per kind of search, best score first) and every rule below scores them alike (a unit has no
+confirmations and neither lifts nor is lifted by neighbouring turns: it is the turn). A note
+stored from a message and that message's unit never both come back: the better-scored stays.
+
 Every mode scores votes, recency and confirmations on top of relevance (`scoring.*`).
 Only `full` adds:
 - **neighbouring turns**: a note whose source message sits within `scoring.neighbourWindow`
@@ -92,9 +98,9 @@ class Candidate:
         return self.relevance + self.boost
 
 
-def weighted_rrf(lists: list[tuple[list[int], float]], k: float) -> dict[int, float]:
+def weighted_rrf(lists: list[tuple[list, float]], k: float) -> dict:
     """{id: Σ weight / (k + rank)} over the lists (rank 1-based), divided by the best sum."""
-    fused: dict[int, float] = defaultdict(float)
+    fused: dict = defaultdict(float)
     for ids, weight in lists:
         if weight <= 0:
             continue
@@ -412,7 +418,7 @@ def rank_notes(
             c.why.append(MATCHED)  # the words themselves are named for the items shown (below)
         if key in vector_keys:
             c.why.append("similar meaning")
-        if isinstance(key, tuple):
+        if isinstance(c.note, Evidence):
             c.why.append(f"said by the {c.note.role}")
     if mode == "full":
         _date_signals(candidates, query, config, now)

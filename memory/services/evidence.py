@@ -53,9 +53,8 @@ def evidence_record(
     conversation = message.conversation
     subject = conversation.subject
     policy = consent_policy(subject=subject, category=category)
-    status = {Policy.ALLOW: EvidenceStatus.VISIBLE, Policy.ASK: EvidenceStatus.PENDING}.get(
-        policy, EvidenceStatus.DENIED
-    )
+    statuses = {Policy.ALLOW.value: EvidenceStatus.VISIBLE, Policy.ASK.value: EvidenceStatus.PENDING}
+    status = statuses.get(policy, EvidenceStatus.DENIED)
     now = timezone.now()
     evidence = Evidence.objects.create(
         subject=subject,

@@ -192,8 +192,8 @@ def note_forget(*, note: Note, actor: Actor) -> None:
     The evidence of the turns it came from is forgotten with it, so the forgotten memory does
     not come back as the turn itself. The audit keeps only its id."""
     note_id, subject = note.pk, note.subject
-    messages = {note.source_message_id, *note.sources.values_list("message_id", flat=True)} - {None}
-    evidence_forget_for_messages(message_ids=sorted(messages))
+    messages = {note.source_message_id, *note.sources.values_list("message_id", flat=True)}
+    evidence_forget_for_messages(message_ids=sorted(m for m in messages if m is not None))
     embeddings_delete(kind=ItemKind.NOTE, item_ids=[note_id])
     note.delete()
     audit_record(actor=actor, action="note.forgotten", subject=subject, object_kind="note", object_id=note_id)
