@@ -10,7 +10,9 @@ message (`_capped`): a backlog reflected at once keeps every turn's memories, an
 drops is counted in the run's stats and the `reflection.dropped.*` counters.
 
 Every candidate is redacted for secrets, grounded in time against its message, classified
-for consent and routed (store / ask / deny); notes are deduplicated by `note_store`.
+for consent and routed (store / ask / deny); notes are deduplicated by `note_store`. Every
+user and assistant message of the run also becomes an evidence unit (memory.services.evidence)
+under its own category's consent policy, so a turn extraction missed is still retrievable.
 """
 
 import logging
@@ -23,17 +25,19 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
+from chat.reflection.categories import classify_category as turn_category
 from chat.reflection.heuristics import classify_category, extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
-from memory.models import Conversation, ItemKind, Message, Note, Origin, ProfileFact, Role
+from memory.models import Conversation, EvidenceStatus, ItemKind, Message, Note, Origin, ProfileFact, Role
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
 from memory.services import Actor, fact_remove, fact_set, note_edit
 from memory.services.consent import memory_candidate_route
+from memory.services.evidence import evidence_record
 from memory.temporal import ground
 from memoryweb.counters import counter_add
 from memoryweb.errors import MemorywebError
@@ -249,6 +253,7 @@ def _reflect(run_id: int) -> dict:
         "evolved": 0,
         "pending": 0,
         "denied": 0,
+        "evidence": 0,
         "source": "none",
     }
     try:
@@ -269,6 +274,8 @@ def _reflect(run_id: int) -> dict:
         if config["evolution.enabled"]:
             notes = [o if o.op == "EVOLVE" else _evolve_instead(o, subject, config) for o in notes]
         prepared = [_prepare(o) for o in facts] + notes
+        # every turn becomes evidence, whatever extraction found: classified for consent here
+        turns = [(m, turn_category(m.text)) for m in messages if m.role != Role.SYSTEM]
         with transaction.atomic():
             if not _still_running(run.pk):
                 return {"run": run.pk, "skipped": "superseded"}
@@ -279,6 +286,18 @@ def _reflect(run_id: int) -> dict:
                 except MemorywebError as exc:
                     counter_add("reflection.invalid_operation")
                     logger.warning("reflection %s: skipped a %s operation (%s)", run.pk, op.op, exc.field)
+            for message, category in turns:
+                try:
+                    with transaction.atomic():
+                        unit = evidence_record(message=message, category=category, actor=actor, config=config)
+                    if unit is not None:
+                        stats["evidence"] += 1
+                        stats["pending"] += unit.status == EvidenceStatus.PENDING
+                except MemorywebError as exc:
+                    counter_add("reflection.invalid_operation")
+                    logger.warning(
+                        "reflection %s: no evidence for message %s (%s)", run.pk, message.pk, exc.field
+                    )
             ReflectionRun.objects.filter(pk=run.pk).update(
                 status=RunStatus.DONE, stats=stats, finished_at=timezone.now()
             )

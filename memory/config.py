@@ -36,6 +36,10 @@ DEFAULTS: dict[str, Any] = {
         # k of explicit recall (GET …/notes without k); seed 5, ours 10: the endpoint's old default
         "recallDefaultK": 10,
     },
+    # every user and assistant turn as a retrievable memory of its own (memory.models.Evidence),
+    # ranked with the notes; false: reflection writes none and the context searches none.
+    # maxEntries: the subject's live turns kept (the oldest go first, like notes.maxEntries)
+    "evidence": {"enabled": True, "maxEntries": 20000},
     # false: no `### profile` in the context and no facts extracted by reflection
     # contextualKeywordGate false: contextual facts render without a keyword hit (after those with one)
     "profile": {"enabled": True, "maxTokens": 512, "contextualKeywordGate": True},

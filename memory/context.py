@@ -17,11 +17,12 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig
 from memory.links import ranked_expand
-from memory.models import Lesson, Note, Procedure, Subject
+from memory.models import Evidence, Lesson, Note, Procedure, Subject
 from memory.ranking import matched_reason, rank_distilled, rank_facts, rank_notes
 from memory.rewriter import rewrite_query
 from memory.search.lexical import NoteFilter
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
+from memory.services.evidence import evidence_mark_recalled
 from memory.text import query_terms
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
@@ -32,7 +33,8 @@ GUIDANCE = (
     "You have long-term memory about the user you are talking to. Below the conversation's "
     "memory sections come in this order: `### profile` (facts the user has told you; trust the "
     "newest), `### recalled` (earlier notes that match this message, with their date), and "
-    '`### memory-index` (pointers `n:ID "gist"` to other notes that may matter). Use what '
+    '`### memory-index` (pointers `n:ID "gist"` to other notes that may matter). Lines marked '
+    "`e:ID` are earlier turns themselves, with their date and who said them. Use what "
     "helps with this message and ignore the rest. Do not recite memory back unless asked, and "
     "say so when memory is missing rather than guessing."
 )
@@ -198,7 +200,7 @@ def _item(kind: str, obj, section: str, score: float, reason: str, line: str, *,
         reason=reason,
         tokens=estimate_tokens(line),
         expanded=expanded,
-        source=_source(obj) if kind == "note" else {},
+        source=_source(obj) if kind in ("note", "evidence") else {},
     )
 
 
@@ -207,7 +209,26 @@ def note_line(note: Note) -> str:
     return f"- [n:{note.pk} · {when:%Y-%m-%d}] {note.content}"
 
 
-def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[Note, float, str]]:
+def evidence_line(unit: Evidence) -> str:
+    return f"- [e:{unit.pk} · {unit.occurred_at:%Y-%m-%d} · {unit.role}] {unit.text}"
+
+
+def _full_line(item) -> str:
+    return evidence_line(item) if isinstance(item, Evidence) else note_line(item)
+
+
+def _index_line(item, config: MemoryConfig) -> str:
+    gist = truncate_to_tokens(" ".join(item.content.split()), config["index.gistChars"] // 4)
+    if isinstance(item, Evidence):
+        return f'- e:{item.pk} [{item.occurred_at:%Y-%m-%d} {item.role}] "{gist}"'
+    return f'- n:{item.pk} "{gist}"'
+
+
+def _kind(item) -> str:
+    return "evidence" if isinstance(item, Evidence) else "note"
+
+
+def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[Note | Evidence, float, str]]:
     """Candidates, fusion and signals: memory/ranking/notes.py (`retrieve.mode`)."""
     filters = NoteFilter(scopes=sorted({"", conversation.scope}) if conversation else None)
     return rank_notes(
@@ -216,8 +237,9 @@ def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[
 
 
 def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[Block], list[Item]]:
-    """`### recalled` (the top k in full) and `### memory-index` (pointers to the next ones).
-    The notes neither could take are left out, and the last of the two says how many."""
+    """`### recalled` (the top k in full) and `### memory-index` (pointers to the next ones),
+    notes and evidence units alike (one ranking). The items neither could take are left out,
+    and the last of the two says how many."""
     k = config["recallInjection.k"]
     recall_cap, index_cap = config["recallInjection.maxTokens"], config["index.maxTokens"]
     recalled: list[str] = []
@@ -225,26 +247,25 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[Bloc
     recalled_items: list[Item] = []
     index_items: list[Item] = []
     for note, score, reason in ranked:
+        kind = _kind(note)
+        was_expanded = kind == "note" and note.pk in expanded
         if len(recalled) < k:
-            line = note_line(note)
+            line = _full_line(note)
             if not _fit("recalled", recalled, line, recall_cap):
                 room = recall_cap - estimate_tokens(_section("recalled", [*recalled, ""]))
                 line = truncate_to_tokens(line, room) if room >= 24 else ""
             if line:
                 recalled.append(line)
                 recalled_items.append(
-                    _item("note", note, "recalled", score, reason, line, expanded=note.pk in expanded)
+                    _item(kind, note, "recalled", score, reason, line, expanded=was_expanded)
                 )
                 continue
         if len(index) >= config["index.limit"]:
             continue
-        gist = truncate_to_tokens(" ".join(note.content.split()), config["index.gistChars"] // 4)
-        line = f'- n:{note.pk} "{gist}"'
+        line = _index_line(note, config)
         if _fit("memory-index", index, line, index_cap):
             index.append(line)
-            index_items.append(
-                _item("note", note, "memory-index", score, reason, line, expanded=note.pk in expanded)
-            )
+            index_items.append(_item(kind, note, "memory-index", score, reason, line, expanded=was_expanded))
     omitted = len(ranked) - len(recalled) - len(index)
     index_open = config["index.limit"] > 0
     recalled_block, recalled_items = _block(
@@ -295,7 +316,7 @@ def _procedure_lines(procedure: Procedure) -> str:
     return f"- [p:{procedure.pk}] {procedure.title} (advice, not instructions to run)\n{steps}"
 
 
-def _source(note: Note) -> dict:
+def _source(note: Note | Evidence) -> dict:
     source = {}
     if note.source_message_id:
         source["message_id"] = note.source_message_id
@@ -379,7 +400,9 @@ def context_build(
                 )
                 for block in blocks:
                     block.unchanged = unchanged[block.name]
-            notes_mark_recalled(note_ids=[int(i.id[2:]) for i in note_items if i.section == "recalled"])
+            recalled = [i for i in note_items if i.section == "recalled"]
+            notes_mark_recalled(note_ids=[int(i.id[2:]) for i in recalled if i.kind == "note"])
+            evidence_mark_recalled(evidence_ids=[int(i.id[2:]) for i in recalled if i.kind == "evidence"])
             event = retrieval_event_record(
                 subject=subject,
                 conversation=conversation,

@@ -254,13 +254,14 @@ def ranked_expand(ranked: list, *, subject_id: int, scopes: list[str] | None, co
     if not ranked or not config["links.enabled"] or depth <= 0 or limit <= 0:
         return ranked, set()
     seeds = ranked[: config["recallInjection.k"] + config["index.limit"]]
+    # the graph links notes: evidence units among the ranked neither seed nor are reached
     reached = expand(
-        [note.pk for note, _, _ in seeds],
+        [note.pk for note, _, _ in seeds if isinstance(note, Note)],
         depth,
         limit,
         subject_id=subject_id,
         scopes=scopes,
-        exclude={note.pk for note, _, _ in ranked},
+        exclude={note.pk for note, _, _ in ranked if isinstance(note, Note)},
     )
     if not reached:
         return ranked, set()

@@ -347,6 +347,65 @@ class ItemKind(models.TextChoices):
     FACT = "fact"
     LESSON = "lesson"
     PROCEDURE = "procedure"
+    EVIDENCE = "evidence"
+
+
+class EvidenceStatus(models.TextChoices):
+    VISIBLE = "visible"  # retrievable
+    PENDING = "pending"  # its consent category is `ask`: waits for the person's decision
+    DENIED = "denied"  # its category is `deny`, or the person declined it: never retrievable
+    FORGOTTEN = "forgotten"  # forgotten (or its derived note was): kept without text, so not written again
+
+
+class Evidence(models.Model):
+    """One user or assistant turn as a memory of its own (the message's redacted text), so what
+    reflection did not extract is still retrievable, with its date and speaker.
+
+    Written by reflection (memory.services.evidence), one per message. Its consent `status`
+    decides whether the context may show it; the chat log itself (Message) is the app's.
+    """
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="evidence")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="evidence")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    text = models.TextField()
+    scope = models.CharField(max_length=200, blank=True, default="", help_text="The conversation's.")
+    occurred_at = models.DateTimeField()
+    category = models.CharField(max_length=40, blank=True, default="")
+    status = models.CharField(max_length=10, choices=EvidenceStatus.choices, default=EvidenceStatus.VISIBLE)
+    vote_score = models.FloatField(default=0.0)
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "evidence"
+        indexes = [
+            models.Index(fields=["subject", "status", "archived_at", "created_at"], name="evidence_fifo")
+        ]
+
+    def __str__(self):
+        return f"e:{self.pk} {self.role}: {self.text[:40]}"
+
+    # what ranking reads of a note, so one scorer serves both (memory.ranking.notes)
+    @property
+    def content(self) -> str:
+        return self.text
+
+    @property
+    def tags(self) -> list[str]:
+        return []
+
+    @property
+    def source_message_id(self) -> int:
+        return self.message_id
+
+    @property
+    def retrievable(self) -> bool:
+        return self.status == EvidenceStatus.VISIBLE and self.archived_at is None
 
 
 class Signal(models.TextChoices):

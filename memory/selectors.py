@@ -10,6 +10,7 @@ from memory.models import (
     App,
     ConsentCategory,
     Conversation,
+    Evidence,
     JobRun,
     JobStatus,
     Lesson,
@@ -43,6 +44,34 @@ def note_get(*, subject: Subject, note_id: int) -> Note:
     if note is None:
         raise NotFound(f"no note {note_id} for this subject", field="id")
     return note
+
+
+def evidence_get(*, app, evidence_id: int) -> Evidence:
+    """An evidence unit of one of `app`'s subjects (NotFound otherwise, as for any other app's)."""
+    unit = Evidence.objects.filter(subject__app=app, pk=evidence_id).select_related("subject").first()
+    if unit is None:
+        raise NotFound(f"no evidence {evidence_id}", field="id")
+    return unit
+
+
+def evidence_dict(unit: Evidence) -> dict:
+    """What the API and the export say of a unit."""
+    return {
+        "id": unit.pk,
+        "subject": unit.subject.external_id,
+        "conversation": unit.conversation_id,
+        "message": unit.message_id,
+        "role": unit.role,
+        "text": unit.text,
+        "occurred_at": unit.occurred_at.isoformat(),
+        "category": unit.category,
+        "status": unit.status,
+        "retrievable": unit.retrievable,
+        "recall_count": unit.recall_count,
+        "last_recalled_at": unit.last_recalled_at.isoformat() if unit.last_recalled_at else None,
+        "archived_at": unit.archived_at.isoformat() if unit.archived_at else None,
+        "created_at": unit.created_at.isoformat(),
+    }
 
 
 def note_versions(*, note: Note) -> list[NoteVersion]:
@@ -127,7 +156,7 @@ def consent_policies(*, subject: Subject) -> list[dict]:
 
 def subject_export(*, subject: Subject) -> dict:
     """Everything held about the subject, as plain JSON (facts with history, notes with versions,
-    conversations with messages, consent, pending items). Categories are included."""
+    evidence units, conversations with messages, consent, pending items). Categories are included."""
 
     def dt(value):
         return value.isoformat() if value else None
@@ -186,6 +215,10 @@ def subject_export(*, subject: Subject) -> dict:
                 ],
             }
             for n in notes
+        ],
+        "evidence": [
+            evidence_dict(unit)
+            for unit in Evidence.objects.filter(subject=subject).select_related("subject").order_by("id")
         ],
         "conversations": [
             {

@@ -8,7 +8,8 @@ from celery import shared_task
 from memory.config import get_config
 from memory.services import Actor
 from memory.services.consent import pending_expire
-from memory.services.embeddings import note_embed
+from memory.services.embeddings import evidence_embed, note_embed
+from memory.services.evidence import evidence_evict_sweep
 from memory.services.links import note_link
 from memory.services.notes import notes_evict_sweep
 from memory.services.retrieval import retrieval_events_prune
@@ -16,8 +17,10 @@ from memory.services.retrieval import retrieval_events_prune
 
 @shared_task(name="memory.notes_evict_sweep")
 def notes_evict_sweep_task() -> dict:
-    """Evict overflow for every subject over its cap (the service says why it is safe to repeat)."""
-    return {"evicted": notes_evict_sweep(actor=Actor.task("notes_evict_sweep"))}
+    """Evict overflow of notes and evidence for every subject over its caps (the services say
+    why it is safe to repeat)."""
+    actor = Actor.task("notes_evict_sweep")
+    return {"evicted": notes_evict_sweep(actor=actor), "evidence_evicted": evidence_evict_sweep(actor=actor)}
 
 
 @shared_task(name="memory.retrieval_events_prune")
@@ -52,3 +55,11 @@ def note_embed_task(note_id: int) -> dict:
     to run twice: an unchanged note is skipped. A provider failure is counted, not raised."""
 
     return note_embed(note_id=note_id)
+
+
+@shared_task(name="memory.evidence_embed")
+def evidence_embed_task(evidence_id: int) -> dict:
+    """Embed one evidence unit (memory.services.embeddings.evidence_embed). Safe to run twice:
+    an unchanged unit is skipped. A provider failure is counted, not raised."""
+
+    return evidence_embed(evidence_id=evidence_id)

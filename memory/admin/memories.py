@@ -1,4 +1,4 @@
-"""Facts, notes, links, votes, lessons and procedures."""
+"""Facts, notes, evidence, links, votes, lessons and procedures."""
 
 from django.contrib import admin
 
@@ -7,6 +7,7 @@ from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, a
 from memory.services import (
     note_forget,
 )
+from memory.services.evidence import evidence_forget
 from memory.services.lessons import lesson_delete, procedure_delete
 
 
@@ -75,6 +76,37 @@ class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
 
     def service_delete(self, request, obj):
         note_forget(note=obj, actor=admin_actor(request))
+
+
+@admin.register(models.Evidence)
+class EvidenceAdmin(ServiceDeleteMixin, HistoryAdmin):
+    """The turns as memories. Deleting is "forget" (evidence_forget): the text goes, a row
+    without it stays so the turn is not written again."""
+
+    list_display = [
+        "id",
+        "subject",
+        "role",
+        "short_text",
+        "category",
+        "status",
+        "recall_count",
+        "occurred_at",
+    ]
+    list_filter = ["status", "role", "category", ("archived_at", admin.EmptyFieldListFilter), "subject__app"]
+    search_fields = ["text", "subject__external_id"]
+    list_select_related = ["subject__app"]
+    date_hierarchy = "occurred_at"
+    show_full_result_count = False  # one per message
+    raw_id_fields = ["message", "conversation"]
+    deletable = True
+
+    @admin.display(description="text")
+    def short_text(self, obj):
+        return truncate(obj.text)
+
+    def service_delete(self, request, obj):
+        evidence_forget(evidence=obj, actor=admin_actor(request))
 
 
 @admin.register(models.NoteVersion)

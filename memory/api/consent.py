@@ -63,6 +63,7 @@ class SubjectExportOut(serializers.Serializer):
     exported_at = serializers.DateTimeField()
     facts = serializers.ListField(child=serializers.DictField(), help_text="every version, closed ones too")
     notes = serializers.ListField(child=serializers.DictField(), help_text="with their versions and sources")
+    evidence = serializers.ListField(child=serializers.DictField(), help_text="the turns as memories")
     conversations = serializers.ListField(child=serializers.DictField(), help_text="with their messages")
     consent = serializers.DictField(
         child=serializers.ChoiceField(choices=Policy.choices),

@@ -1,9 +1,10 @@
 from django.urls import path
 
-from memory.api import consent, lessons, views
+from memory.api import consent, evidence, lessons, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
+    path("evidence/<int:evidence_id>", evidence.EvidenceApi.as_view(), name="api-evidence"),
     path("consent/categories", consent.ConsentCategoriesApi.as_view(), name="api-consent-categories"),
     path("subjects/<str:subject>", consent.SubjectApi.as_view(), name="api-subject"),
     path("subjects/<str:subject>/consent", consent.ConsentPoliciesApi.as_view(), name="api-consent"),

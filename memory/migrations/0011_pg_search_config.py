@@ -10,6 +10,9 @@ from django.db import migrations
 
 from memory.search import schema
 
+# the tables indexed at this point (a later index is installed by its own migration)
+TABLES = ("memory_note", "memory_profilefact", "memory_lesson", "memory_procedure")
+
 # the expressions before this migration, for going back
 OLD_POSTGRES = {
     "memory_note": "to_tsvector('english', content || ' ' || tags::text)",
@@ -23,15 +26,15 @@ def forwards(apps, schema_editor):
     connection = schema_editor.connection
     if connection.vendor != "postgresql":
         return
-    schema.uninstall(connection)
-    schema.install(connection)
+    schema.uninstall(connection, TABLES)
+    schema.install(connection, TABLES)
 
 
 def backwards(apps, schema_editor):
     connection = schema_editor.connection
     if connection.vendor != "postgresql":
         return
-    schema.uninstall(connection)
+    schema.uninstall(connection, TABLES)
     with connection.cursor() as cursor:
         for table, expression in OLD_POSTGRES.items():
             cursor.execute(f"CREATE INDEX IF NOT EXISTS {table}_fts ON {table} USING GIN ({expression})")

@@ -2,8 +2,8 @@
 worth placing for one message, best first, each with its score and the reason for it. The
 builder (memory/context.py) only lays them out in sections under their caps.
 
-- notes (`rank_notes`): full-text and vector candidates, fused, plus the signals of
-  `memory.ranking.notes`;
+- notes and evidence units, the turns themselves (`rank_notes`): full-text and vector
+  candidates, fused, plus the signals of `memory.ranking.notes`;
 - facts (`rank_facts`): pinned facts, then contextual facts whose keywords the message hits;
 - lessons and procedures (`rank_distilled`): full-text relevance and votes.
 

@@ -10,7 +10,7 @@ def rank_linked(ranked: list, reached: list, *, config: MemoryConfig) -> tuple[l
     """Merge the notes `reached` over links (BFS order: parents first) into the context's
     `ranked` [(note, score, reason)]; returns (ranked, the reached notes' ids)."""
     notes = Note.objects.in_bulk([r.note_id for r in reached])
-    scores = {note.pk: score for note, score, _ in ranked}
+    scores = {note.pk: score for note, score, _ in ranked if isinstance(note, Note)}  # not evidence
     factor = config["links.expandedScoreFactor"]
     linked = []
     for r in reached:

@@ -8,6 +8,12 @@ Retrieval modes (`retrieve.mode`):
 - `full` (the default): hybrid plus every signal below. With embeddings off (or failing) the
   vector list is empty, so `full` is the full-text list plus the signals.
 
+Evidence units (memory.models.Evidence: the turns themselves, with `evidence.enabled`) are
+candidates beside the notes: their full-text and vector hits join the notes' lists (one list
+per kind of search, best score first) and every rule below scores them alike (a unit has no
+confirmations and neither lifts nor is lifted by neighbouring turns: it is the turn). A note
+stored from a message and that message's unit never both come back: the better-scored stays.
+
 Every mode scores votes, recency and confirmations on top of relevance (`scoring.*`).
 Only `full` adds:
 - **neighbouring turns**: a note whose source message sits within `scoring.neighbourWindow`
@@ -41,9 +47,9 @@ from django.db import connection
 
 from memory.config import MemoryConfig
 from memory.embeddings import get_embedder
-from memory.models import Note
-from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, note_search
-from memory.search.vectors import note_vector_search
+from memory.models import Evidence, Note
+from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, evidence_search, note_search
+from memory.search.vectors import evidence_vector_search, note_vector_search
 from memory.search.vectors.query import query_vector
 from memory.temporal import resolve_dates
 from memory.text import word_set
@@ -80,7 +86,7 @@ DATE_HINT = re.compile(
 
 @dataclass
 class Candidate:
-    note: Note
+    note: Note | Evidence  # an evidence unit reads like a note (its `content`, `tags`)
     relevance: float = 0.0  # fused list relevance, in [0, 1]
     boost: float = 0.0  # date signals, added to relevance before neighbours see it
     lift: float = 0.0  # from neighbouring turns
@@ -92,9 +98,9 @@ class Candidate:
         return self.relevance + self.boost
 
 
-def weighted_rrf(lists: list[tuple[list[int], float]], k: float) -> dict[int, float]:
+def weighted_rrf(lists: list[tuple[list, float]], k: float) -> dict:
     """{id: Σ weight / (k + rank)} over the lists (rank 1-based), divided by the best sum."""
-    fused: dict[int, float] = defaultdict(float)
+    fused: dict = defaultdict(float)
     for ids, weight in lists:
         if weight <= 0:
             continue
@@ -104,9 +110,10 @@ def weighted_rrf(lists: list[tuple[list[int], float]], k: float) -> dict[int, fl
     return {item: value / top for item, value in fused.items()} if top > 0 else {}
 
 
-def _by_score(hits: list[Hit]) -> dict[int, float]:
-    top = max((h.score for h in hits), default=0.0)
-    return {h.id: h.score / top for h in hits} if top > 0 else {}
+def _by_score(hits: list[tuple]) -> dict:
+    """{key: score ÷ best score} of a (key, score) list."""
+    top = max((score for _, score in hits), default=0.0)
+    return {key: score / top for key, score in hits} if top > 0 else {}
 
 
 # --- dates -------------------------------------------------------------------------------
@@ -224,7 +231,7 @@ def _turn_neighbours(
 
 
 def _neighbour_lifts(
-    candidates: dict[int, Candidate], *, subject_id: int, filters: NoteFilter, config: MemoryConfig
+    candidates: dict, *, subject_id: int, filters: NoteFilter, config: MemoryConfig
 ) -> dict[int, tuple[float, int]]:
     """{note id: (lift, from note id)}: the best `scoring.neighbours` × relevance that a seed
     candidate passes to the notes of the turns around its own. In timeline order (see
@@ -232,7 +239,8 @@ def _neighbour_lifts(
     weight, window = config["scoring.neighbours"], config["scoring.neighbourWindow"]
     if weight <= 0 or window <= 0 or not candidates:
         return {}
-    seeds = sorted(candidates.values(), key=lambda c: -c.topical)[:NEIGHBOUR_SEEDS]
+    notes = [c for c in candidates.values() if isinstance(c.note, Note)]  # units have no NoteSource
+    seeds = sorted(notes, key=lambda c: -c.topical)[:NEIGHBOUR_SEEDS]
     pairs = _turn_neighbours(
         [c.note.pk for c in seeds], subject_id=subject_id, filters=filters, window=window
     )
@@ -244,18 +252,21 @@ def _neighbour_lifts(
     return lifts
 
 
-def _source_counts(note_ids: list[int]) -> dict[int, int]:
-    """{note id: number of sources} of the notes among `note_ids` stored more than once."""
+def _note_sources(note_ids: list[int]) -> dict[int, list[int | None]]:
+    """{note id: the messages it was stored from, one per source row (None: a source without a
+    message)} for the notes among `note_ids`: how often each was said, and which turns it
+    came from."""
     if not note_ids:
         return {}
     marks = ", ".join(["%s"] * len(note_ids))
+    sources: dict[int, list[int | None]] = defaultdict(list)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT note_id, COUNT(*) FROM memory_notesource WHERE note_id IN ({marks}) "
-            "GROUP BY note_id HAVING COUNT(*) > 1",
-            note_ids,
+            f"SELECT note_id, message_id FROM memory_notesource WHERE note_id IN ({marks})", note_ids
         )
-        return dict(cursor.fetchall())
+        for note_id, message_id in cursor.fetchall():
+            sources[note_id].append(message_id)
+    return sources
 
 
 # --- ranking ---------------------------------------------------------------------------------
@@ -274,15 +285,39 @@ RANKED_FIELDS = (
     "created_at",
     "vote_score",
 )
+EVIDENCE_FIELDS = (
+    "id",
+    "subject_id",
+    "conversation_id",
+    "message_id",
+    "role",
+    "text",
+    "occurred_at",
+    "created_at",
+    "vote_score",
+)
+
+# a candidate's key: a note's id, or ("e", id) for an evidence unit (the turn itself)
+Key = int | tuple[str, int]
 
 
 def _ranked_notes():
     return Note.objects.only(*RANKED_FIELDS)
 
 
-def _vector_hits(subject_id: int, query: str, *, limit: int, filters: NoteFilter, config) -> list[Hit] | None:
-    """The nearest notes to the message's embedding; None when embeddings are off or failing
-    (memory.services.embeddings counts and logs the failure)."""
+def _merged(notes: list[Hit], evidence: list[Hit]) -> list[tuple[Key, float]]:
+    """Both kinds in one list, best first (their scores are of one measure: bm25 for the
+    full-text lists, cosine for the vector lists); a note before a unit on a tie."""
+    pairs: list[tuple[Key, float]] = [(h.id, h.score) for h in notes]
+    pairs += [(("e", h.id), h.score) for h in evidence]
+    return sorted(pairs, key=lambda pair: -pair[1])
+
+
+def _vector_hits(
+    subject_id: int, query: str, *, limit: int, filters: NoteFilter, config, evidence: bool
+) -> tuple[list[Hit], list[Hit]] | None:
+    """The nearest notes and evidence units to the message's embedding; None when embeddings
+    are off or failing (memory.services.embeddings counts and logs the failure)."""
 
     vector = query_vector(config, query)
     if vector is None:
@@ -291,12 +326,42 @@ def _vector_hits(subject_id: int, query: str, *, limit: int, filters: NoteFilter
     if embedder is None:
         return None
     try:
-        return note_vector_search(
+        notes = note_vector_search(
             subject_id, vector, model_id=embedder.model_id, limit=limit, filters=filters
         )
+        units = (
+            evidence_vector_search(
+                subject_id, vector, model_id=embedder.model_id, limit=limit, scopes=filters.scopes
+            )
+            if evidence
+            else []
+        )
+        return notes, units
     except Exception as exc:  # a broken index must not break recall: full-text still answers
         logger.warning("vector search failed: %s", exc)
         return None
+
+
+def _one_per_turn(ranked: list[Candidate], sources: dict[int, list[int | None]]) -> list[Candidate]:
+    """`ranked` without the candidates that repeat a better one's turn: a note stored from a
+    message and that message's evidence unit never both take a place; the better-scored stays."""
+    turns_taken: set[int] = set()  # messages of the notes kept
+    units_taken: set[int] = set()  # messages of the units kept
+    kept = []
+    for c in ranked:
+        if isinstance(c.note, Evidence):
+            if c.note.message_id in turns_taken:
+                continue
+            units_taken.add(c.note.message_id)
+        else:
+            messages = {m for m in sources.get(c.note.pk, []) if m is not None}
+            if c.note.source_message_id:
+                messages.add(c.note.source_message_id)
+            if messages & units_taken:
+                continue
+            turns_taken |= messages
+        kept.append(c)
+    return kept
 
 
 def rank_notes(
@@ -308,38 +373,53 @@ def rank_notes(
     config: MemoryConfig,
     now: datetime,
     mode: str | None = None,
-) -> list[tuple[Note, float, str]]:
-    """The subject's notes for `query`, best first, as (note, score, reason) (module docstring)."""
+) -> list[tuple[Note | Evidence, float, str]]:
+    """The subject's notes and evidence units (with `evidence.enabled`) for `query`, best
+    first, as (item, score, reason) (module docstring)."""
     mode = mode or config["retrieve.mode"]
     limit = config["recallInjection.candidates"]
-    lexical = note_search(subject_id, terms, limit=limit, filters=filters) if mode != "vector" else []
-    vector = None
+    with_evidence = config["evidence.enabled"]
+    lexical: list[tuple[Key, float]] = []
+    if mode != "vector":
+        units = (
+            evidence_search(subject_id, terms, limit=limit, scopes=filters.scopes) if with_evidence else []
+        )
+        lexical = _merged(note_search(subject_id, terms, limit=limit, filters=filters), units)
+    vector: list[tuple[Key, float]] = []
     if mode != "fts":
-        vector = _vector_hits(subject_id, query, limit=limit, filters=filters, config=config)
-    vector = vector or []
+        found = _vector_hits(
+            subject_id, query, limit=limit, filters=filters, config=config, evidence=with_evidence
+        )
+        vector = _merged(*found) if found else []
     if mode in ("fts", "vector") or not vector or not lexical:
         relevance = _by_score(lexical or vector)
     else:
         fusion = config["retrieve.fusion"]
         relevance = weighted_rrf(
             [
-                ([h.id for h in lexical], fusion["lexicalWeight"]),
-                ([h.id for h in vector], fusion["vectorWeight"]),
+                ([key for key, _ in lexical], fusion["lexicalWeight"]),
+                ([key for key, _ in vector], fusion["vectorWeight"]),
             ],
             fusion["rrfK"],
         )
     if not relevance:
         return []
-    notes = _ranked_notes().in_bulk(list(relevance))
-    candidates = {
-        pk: Candidate(note=notes[pk], relevance=value) for pk, value in relevance.items() if pk in notes
-    }
-    lexical_ids, vector_ids = {h.id for h in lexical}, {h.id for h in vector}
-    for c in candidates.values():
-        if c.note.pk in lexical_ids:
-            c.why.append(MATCHED)  # the words themselves are named for the notes shown (below)
-        if c.note.pk in vector_ids:
+    notes = _ranked_notes().in_bulk([key for key in relevance if isinstance(key, int)])
+    unit_ids = [key[1] for key in relevance if isinstance(key, tuple)]
+    units_by_id = Evidence.objects.only(*EVIDENCE_FIELDS).in_bulk(unit_ids) if unit_ids else {}
+    candidates: dict[Key, Candidate] = {}
+    for key, value in relevance.items():
+        item = notes.get(key) if isinstance(key, int) else units_by_id.get(key[1])
+        if item is not None:
+            candidates[key] = Candidate(note=item, relevance=value)
+    lexical_keys, vector_keys = {key for key, _ in lexical}, {key for key, _ in vector}
+    for key, c in candidates.items():
+        if key in lexical_keys:
+            c.why.append(MATCHED)  # the words themselves are named for the items shown (below)
+        if key in vector_keys:
             c.why.append("similar meaning")
+        if isinstance(c.note, Evidence):
+            c.why.append(f"said by the {c.note.role}")
     if mode == "full":
         _date_signals(candidates, query, config, now)
         lifts = _neighbour_lifts(candidates, subject_id=subject_id, filters=filters, config=config)
@@ -353,8 +433,10 @@ def rank_notes(
             if pk in candidates:
                 candidates[pk].lift = lift
                 candidates[pk].why.append(f"next to n:{source} in its conversation")
-    _score(candidates, config, now, session=mode == "full")
+    sources = _note_sources([key for key in candidates if isinstance(key, int)])
+    _score(candidates, config, now, session=mode == "full", sources=sources)
     ranked = sorted(candidates.values(), key=lambda c: (-c.score, -c.note.pk))
+    ranked = _one_per_turn(ranked, sources)
     terms_set = set(terms)
     for c in ranked[: config["recallInjection.k"] + config["index.limit"]]:
         if MATCHED in c.why:
@@ -371,7 +453,7 @@ def matched_reason(terms: set[str], text: str) -> str:
     return f"matched {', '.join(matched[:6])}" if matched else MATCHED
 
 
-def _date_signals(candidates: dict[int, Candidate], query: str, config: MemoryConfig, now: datetime) -> None:
+def _date_signals(candidates: dict, query: str, config: MemoryConfig, now: datetime) -> None:
     windows = message_dates(query, now)
     weight, slack = config["scoring.dateMatch"], config["scoring.dateSlackDays"]
     if windows and weight > 0:
@@ -388,14 +470,15 @@ def _date_signals(candidates: dict[int, Candidate], query: str, config: MemoryCo
                 c.why.append("mentions a date")
 
 
-def _score(candidates: dict[int, Candidate], config: MemoryConfig, now: datetime, *, session: bool) -> None:
+def _score(
+    candidates: dict, config: MemoryConfig, now: datetime, *, session: bool, sources: dict[int, list]
+) -> None:
     """score = relevance × scoring.relevance + date boosts + neighbour lift + session
     + votes + recency + confirmations."""
     w_rel, w_votes, w_rec = config["scoring.relevance"], config["scoring.votes"], config["scoring.recency"]
     w_conf = config["scoring.confirmations"]
     half_life = config["scoring.recencyHalfLifeDays"]
     max_vote = config["voting.maxVotePerItem"] or 1.0
-    repeats = _source_counts(list(candidates))
     strength: dict[int | None, float] = {}
     if session and config["scoring.session"] > 0:
         per_conversation: dict[int | None, list[float]] = defaultdict(list)
@@ -409,7 +492,7 @@ def _score(candidates: dict[int, Candidate], config: MemoryConfig, now: datetime
         note = c.note
         age_days = max((now - (note.occurred_at or note.created_at)).total_seconds() / 86400, 0.0)
         recency = 0.5 ** (age_days / half_life) if half_life > 0 else 0.0
-        confirmations = repeats.get(note.pk, 1) - 1
+        confirmations = max(len(sources.get(note.pk, [])), 1) - 1 if isinstance(note, Note) else 0
         c.score = (
             w_rel * c.relevance
             + c.boost

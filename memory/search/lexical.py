@@ -1,4 +1,4 @@
-"""Lexical search over notes, facts, lessons and procedures: FTS5 on SQLite, tsvector on PostgreSQL.
+"""Lexical search over notes, evidence (the turns), facts, lessons and procedures: FTS5 on SQLite, tsvector on PostgreSQL.
 
 User text never reaches MATCH (or to_tsquery) as syntax: it is cut into word tokens, stop words
 are dropped, and each remaining term is quoted and OR-ed. An implicit AND of every word in a
@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from memory.search.schema import NOTE_BM25, NOTE_TEXT_COLUMNS, PG_TS_CONFIG, pg_vector
+from memory.search.schema import (
+    EVIDENCE_BM25,
+    EVIDENCE_TEXT_COLUMNS,
+    NOTE_BM25,
+    NOTE_TEXT_COLUMNS,
+    PG_TS_CONFIG,
+    pg_vector,
+)
 
 
 def fts5_expression(terms: list[str], column: str | None = None) -> str:
@@ -19,6 +26,21 @@ def fts5_expression(terms: list[str], column: str | None = None) -> str:
 
 def tsquery_expression(terms: list[str]) -> str:
     return " | ".join(terms)
+
+
+@dataclass(frozen=True)
+class TextIndex:
+    """A full-text index searched the way notes are (`note_search`): its content table, FTS5
+    table, the columns user terms may match and its bm25 (the subject column weighted 0)."""
+
+    table: str
+    fts: str
+    text_columns: str
+    bm25: str
+
+
+NOTE_INDEX = TextIndex("memory_note", "memory_note_fts", NOTE_TEXT_COLUMNS, NOTE_BM25)
+EVIDENCE_INDEX = TextIndex("memory_evidence", "memory_evidence_fts", EVIDENCE_TEXT_COLUMNS, EVIDENCE_BM25)
 
 
 @dataclass
@@ -101,22 +123,24 @@ class _Plan:
     rest: str | None = None
 
 
-def _any_of(terms: list[str]) -> str:
-    return f"{NOTE_TEXT_COLUMNS} : ({fts5_expression(terms)})"
+def _any_of(terms: list[str], index: TextIndex = NOTE_INDEX) -> str:
+    return f"{index.text_columns} : ({fts5_expression(terms)})"
 
 
-def _fts5_counts(cursor, expressions: list[str]) -> list[int]:
-    """Rows of memory_note_fts matching each expression (counting never runs bm25)."""
-    count = "(SELECT count(*) FROM memory_note_fts WHERE memory_note_fts MATCH %s)"
+def _fts5_counts(cursor, expressions: list[str], index: TextIndex = NOTE_INDEX) -> list[int]:
+    """Rows of the FTS table matching each expression (counting never runs bm25)."""
+    count = f"(SELECT count(*) FROM {index.fts} WHERE {index.fts} MATCH %s)"
     cursor.execute("SELECT " + ", ".join([count] * len(expressions)), expressions)
     return [int(n) for n in cursor.fetchone()]
 
 
-def _fts5_counts_narrowed(cursor, everything: str, subject: str, *, above: int) -> tuple[int, int | None]:
+def _fts5_counts_narrowed(
+    cursor, everything: str, subject: str, *, above: int, index: TextIndex = NOTE_INDEX
+) -> tuple[int, int | None]:
     """Rows of the index matching `everything`, and, only when those are more than `above`,
     the rows of the subject among them: one statement (SQLite runs the CASE's subquery only
     when it is asked for)."""
-    count = "(SELECT count(*) FROM memory_note_fts WHERE memory_note_fts MATCH %s)"
+    count = f"(SELECT count(*) FROM {index.fts} WHERE {index.fts} MATCH %s)"
     cursor.execute(
         f"SELECT g, CASE WHEN g > %s THEN {count} END FROM (SELECT {count} AS g)",
         [above, f"{subject} AND {everything}", everything],
@@ -131,7 +155,14 @@ def _first_depth(limit: int) -> int:
 
 
 def _note_plan(
-    cursor, subject_id: int, terms: list[str], *, budget: int, rarest: int | None, depth: int
+    cursor,
+    subject_id: int,
+    terms: list[str],
+    *,
+    budget: int,
+    rarest: int | None,
+    depth: int,
+    index: TextIndex = NOTE_INDEX,
 ) -> _Plan:
     """Choose how to run a note search so that bm25 ranks at most about `budget` rows.
 
@@ -156,14 +187,16 @@ def _note_plan(
     terms keeps every duplicate among the candidates; rarer ones just make fewer).
     """
     if rarest is not None:
-        frequency, whole = _window_counts(cursor, terms)
+        frequency, whole = _window_counts(cursor, terms, index)
         if whole and sum(frequency) <= budget:
-            return _Plan(_any_of(terms))  # a small index: the plain query, exact
+            return _Plan(_any_of(terms, index))  # a small index: the plain query, exact
         order = sorted(range(len(terms)), key=lambda i: (frequency[i], i))
-        return _Plan(_any_of([terms[i] for i in sorted(order[: max(rarest, 1)])]))
-    everything = _any_of(terms)
+        return _Plan(_any_of([terms[i] for i in sorted(order[: max(rarest, 1)])], index))
+    everything = _any_of(terms, index)
     subject = f'subject_id : "{int(subject_id)}"'
-    global_rows, subject_rows = _fts5_counts_narrowed(cursor, everything, subject, above=min(depth, budget))
+    global_rows, subject_rows = _fts5_counts_narrowed(
+        cursor, everything, subject, above=min(depth, budget), index=index
+    )
     if subject_rows is None:  # every match fits the budget and the ranked query's first pass
         return _Plan(everything, rows=global_rows)
     # the subject phrase pays off when it drops most rows; for a subject that holds most of
@@ -175,7 +208,7 @@ def _note_plan(
     if global_rows <= budget or subject_rows <= budget:
         return _Plan(prefix + everything, rows=subject_rows if narrow else global_rows)
     rows_per_match = subject_rows / global_rows if narrow else 1.0
-    frequency = _fts5_counts(cursor, [f'{NOTE_TEXT_COLUMNS} : "{t}"' for t in terms])
+    frequency = _fts5_counts(cursor, [f'{index.text_columns} : "{t}"' for t in terms], index)
     order = sorted(range(len(terms)), key=lambda i: (frequency[i], i))
     chosen: list[int] = []
     rows = 0.0
@@ -186,12 +219,12 @@ def _note_plan(
         rows += frequency[i] * rows_per_match
     seeds = [terms[i] for i in sorted(chosen)]
     rest = [t for i, t in enumerate(terms) if i not in set(chosen)]
-    plan = _Plan(prefix + _any_of(seeds))
+    plan = _Plan(prefix + _any_of(seeds, index))
     if rest:
-        plan = _Plan(f"{plan.expression} AND {_any_of([*seeds, *rest, *rest])}", multiplier=2)
-        plan.rest = f"{prefix}{_any_of(rest)} NOT {_any_of(seeds)}"
+        plan = _Plan(f"{plan.expression} AND {_any_of([*seeds, *rest, *rest], index)}", multiplier=2)
+        plan.rest = f"{prefix}{_any_of(rest, index)} NOT {_any_of(seeds, index)}"
     if frequency[chosen[0]] * rows_per_match > budget:
-        plan.min_rowid = _newest_bound(cursor, prefix + _any_of(seeds), budget)
+        plan.min_rowid = _newest_bound(cursor, prefix + _any_of(seeds, index), budget, index)
         plan.rest = None  # `budget` candidates are plenty
     return plan
 
@@ -200,24 +233,24 @@ def _note_plan(
 RARITY_WINDOW = 8192
 
 
-def _window_counts(cursor, terms: list[str]) -> tuple[list[int], bool]:
+def _window_counts(cursor, terms: list[str], index: TextIndex = NOTE_INDEX) -> tuple[list[int], bool]:
     """Matches of each term among the newest RARITY_WINDOW rows of the index (a rarity
     estimate that costs a fraction of counting a large index), and whether the window holds
     the whole index (the counts are then exact)."""
-    cursor.execute("SELECT max(id) FROM memory_note")
+    cursor.execute(f"SELECT max(id) FROM {index.table}")
     newest = cursor.fetchone()[0] or 0
-    count = "(SELECT count(*) FROM memory_note_fts WHERE memory_note_fts MATCH %s AND rowid > %s)"
+    count = f"(SELECT count(*) FROM {index.fts} WHERE {index.fts} MATCH %s AND rowid > %s)"
     params: list = []
     for term in terms:
-        params += [f'{NOTE_TEXT_COLUMNS} : "{term}"', newest - RARITY_WINDOW]
+        params += [f'{index.text_columns} : "{term}"', newest - RARITY_WINDOW]
     cursor.execute("SELECT " + ", ".join([count] * len(terms)), params)
     return [int(n) for n in cursor.fetchone()], newest <= RARITY_WINDOW
 
 
-def _newest_bound(cursor, expression: str, budget: int) -> int | None:
+def _newest_bound(cursor, expression: str, budget: int, index: TextIndex = NOTE_INDEX) -> int | None:
     """The lowest rowid among the newest `budget` matches of `expression` (None: fewer match)."""
     cursor.execute(
-        "SELECT rowid FROM memory_note_fts WHERE memory_note_fts MATCH %s ORDER BY rowid DESC LIMIT 1 OFFSET %s",
+        f"SELECT rowid FROM {index.fts} WHERE {index.fts} MATCH %s ORDER BY rowid DESC LIMIT 1 OFFSET %s",
         [expression, budget - 1],
     )
     row = cursor.fetchone()
@@ -241,24 +274,69 @@ def note_search(
     `rarest=m` makes the candidates exactly the notes that match one of the m rarest terms: a
     near-duplicate search uses it (a note holding 80 % of the words holds one of any 20 %+1).
     """
+    where, params = _note_filter_sql(filters or NoteFilter())
+    return _indexed_search(NOTE_INDEX, subject_id, terms, limit, where, params, budget=budget, rarest=rarest)
+
+
+def evidence_filter_sql(scopes: list[str] | None) -> tuple[list[str], list]:
+    """What a retrievable evidence unit is (alias `n`): visible, not archived, and in one of
+    `scopes` when they are given (a conversation's scope, as for notes)."""
+    where, params = ["n.status = 'visible'", "n.archived_at IS NULL"], []
+    if scopes is not None:
+        where.append(f"n.scope IN ({', '.join(['%s'] * len(scopes))})")
+        params.extend(scopes)
+    return where, params
+
+
+def evidence_search(
+    subject_id: int,
+    terms: list[str],
+    *,
+    limit: int,
+    scopes: list[str] | None = None,
+    budget: int | None = None,
+) -> list[Hit]:
+    """Best `limit` retrievable evidence units (turns) of the subject for any of `terms`, best
+    first (`evidence_filter_sql`); searched exactly as notes are (`note_search`)."""
+    where, params = evidence_filter_sql(scopes)
+    return _indexed_search(EVIDENCE_INDEX, subject_id, terms, limit, where, params, budget=budget)
+
+
+def _indexed_search(
+    index: TextIndex,
+    subject_id: int,
+    terms: list[str],
+    limit: int,
+    where: list[str],
+    params: list,
+    *,
+    budget: int | None = None,
+    rarest: int | None = None,
+) -> list[Hit]:
+    """Best `limit` rows of `index` of the subject for any of `terms` that pass `where` (SQL
+    over the alias `n`), best first: the note search's plan (SQLite) or BM25 (PostgreSQL)."""
     if not terms or limit <= 0:
         return []
-    filters = filters or NoteFilter()
-    where, params = _note_filter_sql(filters)
     extra = "".join(f" AND {w}" for w in where)
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             budget = RANK_BUDGET if budget is None else max(budget, 1)
             plan = _note_plan(
-                cursor, subject_id, terms, budget=budget, rarest=rarest, depth=_first_depth(limit)
+                cursor,
+                subject_id,
+                terms,
+                budget=budget,
+                rarest=rarest,
+                depth=_first_depth(limit),
+                index=index,
             )
-            rows = _fts5_ranked(cursor, plan, subject_id, where, params, limit)
+            rows = _fts5_ranked(cursor, plan, subject_id, where, params, limit, index)
             if len(rows) < limit and plan.rest is not None:
-                rest = _Plan(plan.rest, min_rowid=_newest_bound(cursor, plan.rest, budget))
-                more = _fts5_ranked(cursor, rest, subject_id, where, params, limit - len(rows))
+                rest = _Plan(plan.rest, min_rowid=_newest_bound(cursor, plan.rest, budget, index))
+                more = _fts5_ranked(cursor, rest, subject_id, where, params, limit - len(rows), index)
                 rows = sorted([*rows, *more], key=lambda row: (-row[1], -row[0]))
         else:
-            cursor.execute(*_postgres_bm25(subject_id, terms, extra, params, limit))
+            cursor.execute(*_postgres_bm25(subject_id, terms, extra, params, limit, index.table))
             rows = cursor.fetchall()
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
 
@@ -267,7 +345,9 @@ def note_search(
 _PG_AVGDL_SAMPLE = 1000
 
 
-def _postgres_bm25(subject_id: int, terms: list[str], extra: str, params: list, limit: int) -> tuple:
+def _postgres_bm25(
+    subject_id: int, terms: list[str], extra: str, params: list, limit: int, table: str = "memory_note"
+) -> tuple:
     """BM25 over the GIN matches on PostgreSQL, computed as FTS5's bm25 computes it.
 
     ts_rank_cd has no inverse document frequency, so a common word weighs as much as a rare
@@ -281,7 +361,7 @@ def _postgres_bm25(subject_id: int, terms: list[str], extra: str, params: list, 
     point of LoCoMo recall lower, mostly on names: the people of one conversation are in
     most of its turns but rare elsewhere.
     """
-    vector = pg_vector("memory_note")  # the stored, GIN-indexed tsvector column
+    vector = pg_vector(table)  # the stored, GIN-indexed tsvector column
     query = f"to_tsquery('{PG_TS_CONFIG}', %s)"
     counts = ", ".join(f"count(*) FILTER (WHERE {vector} @@ {query}) AS d{i}" for i in range(len(terms)))
     # occurrences of term i in the note: the positions of its lexeme(s), all terms in one
@@ -299,28 +379,36 @@ def _postgres_bm25(subject_id: int, terms: list[str], extra: str, params: list, 
     # every CTE is MATERIALIZED: inlined, the planner would evaluate g's counts and t's term
     # frequencies once per use in the score instead of once
     sql = (
-        f"WITH m AS MATERIALIZED (SELECT n.id, n.{vector} AS v FROM memory_note n "
+        f"WITH m AS MATERIALIZED (SELECT n.id, n.{vector} AS v FROM {table} n "
         f"WHERE n.{vector} @@ {query} AND n.subject_id = %s{extra}), "
         f"t AS MATERIALIZED (SELECT m.id, greatest(length(m.v), 1) AS dl, f.* "
         f"FROM m CROSS JOIN LATERAL (SELECT {tfs} FROM unnest(m.v) u) f), "
-        f"g AS MATERIALIZED (SELECT d.*, (SELECT count(*) FROM memory_note)::float AS total, "
-        f"(SELECT greatest(avg(length({vector})), 1) FROM (SELECT {vector} FROM memory_note "
+        f"g AS MATERIALIZED (SELECT d.*, (SELECT count(*) FROM {table})::float AS total, "
+        f"(SELECT greatest(avg(length({vector})), 1) FROM (SELECT {vector} FROM {table} "
         f"ORDER BY id DESC LIMIT {_PG_AVGDL_SAMPLE}) recent) AS avgdl "
-        f"FROM (SELECT {counts} FROM memory_note WHERE {vector} @@ {query}) d) "
+        f"FROM (SELECT {counts} FROM {table} WHERE {vector} @@ {query}) d) "
         f"SELECT t.id, {score} AS score FROM t CROSS JOIN g ORDER BY score DESC, t.id DESC LIMIT %s"
     )
     tsquery = tsquery_expression(terms)
     return sql, [tsquery, subject_id, *params, *terms, *terms, tsquery, limit]
 
 
-def _fts5_ranked(cursor, plan: _Plan, subject_id: int, where: list[str], params: list, limit: int) -> list:
-    """(id, score) of the best `limit` notes of the plan that pass the subject and filters.
+def _fts5_ranked(
+    cursor,
+    plan: _Plan,
+    subject_id: int,
+    where: list[str],
+    params: list,
+    limit: int,
+    index: TextIndex = NOTE_INDEX,
+) -> list:
+    """(id, score) of the best `limit` rows of the plan that pass the subject and filters.
 
     bm25 ranks inside the FTS table and only its best `depth` rows are joined to memory_note
     for the subject and the filters; if fewer than `limit` of them pass, a deeper pass follows
     (the last one without a depth). Joining every candidate would cost as much as ranking it.
     """
-    bound = " AND memory_note_fts.rowid >= %s" if plan.min_rowid is not None else ""
+    bound = f" AND {index.fts}.rowid >= %s" if plan.min_rowid is not None else ""
     bound_params = [plan.min_rowid] if plan.min_rowid is not None else []
     extra = "".join(f" AND {w}" for w in where)
     depth: int | None = _first_depth(limit)
@@ -328,10 +416,10 @@ def _fts5_ranked(cursor, plan: _Plan, subject_id: int, where: list[str], params:
         if depth is not None and plan.rows is not None and plan.rows <= depth:
             depth = None  # every match fits: one pass
         cursor.execute(
-            f"SELECT n.id, -f.bm / %s FROM (SELECT rowid AS id, {NOTE_BM25} AS bm "
-            f"FROM memory_note_fts WHERE memory_note_fts MATCH %s{bound} "
+            f"SELECT n.id, -f.bm / %s FROM (SELECT rowid AS id, {index.bm25} AS bm "
+            f"FROM {index.fts} WHERE {index.fts} MATCH %s{bound} "
             f"ORDER BY bm{' LIMIT %s' if depth is not None else ''}) f "
-            "CROSS JOIN memory_note n ON n.id = f.id "
+            f"CROSS JOIN {index.table} n ON n.id = f.id "
             f"WHERE n.subject_id = %s{extra} ORDER BY f.bm, n.id DESC LIMIT %s",
             [
                 float(plan.multiplier),

@@ -1,7 +1,7 @@
 """DDL for the full-text indexes, per database vendor. Used by the migrations and `reindex`.
 
-SQLite: FTS5 external-content tables (porter tokenizer) over notes, facts, lessons and
-procedures, kept in sync by triggers. The update triggers fire only when the indexed columns
+SQLite: FTS5 external-content tables (porter tokenizer) over notes, facts, lessons,
+procedures and evidence (the turns), kept in sync by triggers. The update triggers fire only when the indexed columns
 change, so recall counters and votes never touch the index. PostgreSQL: GIN indexes over the
 same tsvector expressions that the search queries use (for notes a stored generated column,
 `PG_STORED`), under the text search configuration `memoryweb` (`PG_TS_CONFIG`): the original
@@ -25,12 +25,16 @@ FTS_TABLES = {
     "memory_profilefact_fts": ("memory_profilefact", ["key", "value", "keywords"]),
     "memory_lesson_fts": ("memory_lesson", ["text", "tags"]),
     "memory_procedure_fts": ("memory_procedure", ["title", "steps"]),
+    # the turns themselves (memory.models.Evidence), laid out like notes: text, then the subject
+    "memory_evidence_fts": ("memory_evidence", ["text", "subject_id"]),
 }
 
 # the columns of memory_note_fts that user terms may match, and its bm25 with the subject
 # column weighted 0 (a subject phrase in MATCH must not change the scores)
 NOTE_TEXT_COLUMNS = "{content tags}"
 NOTE_BM25 = "bm25(memory_note_fts, 1.0, 1.0, 0.0)"
+EVIDENCE_TEXT_COLUMNS = "{text}"
+EVIDENCE_BM25 = "bm25(memory_evidence_fts, 1.0, 0.0)"
 
 # PostgreSQL's text search configuration for every index and query (see the module docstring)
 PG_TS_CONFIG = "memoryweb"
@@ -57,13 +61,14 @@ PG_VECTORS = {
     "memory_profilefact": f"to_tsvector('{PG_TS_CONFIG}', key || ' ' || value || ' ' || keywords::text)",
     "memory_lesson": f"to_tsvector('{PG_TS_CONFIG}', text || ' ' || tags::text)",
     "memory_procedure": f"to_tsvector('{PG_TS_CONFIG}', title || ' ' || steps::text)",
+    "memory_evidence": f"to_tsvector('{PG_TS_CONFIG}', text)",
 }
 
 # Tables whose tsvector is a stored generated column (PostgreSQL): the note search ranks with
-# BM25, which reads every matching note's vector, and counting a term over the whole table
+# BM25 (evidence too), which reads every matching note's vector, and counting a term over the whole table
 # must not compute to_tsvector for every row. The column is not on the Django model: only the
 # database writes it. Other tables index the expression itself.
-PG_STORED = {"memory_note": "search_vector"}
+PG_STORED = {"memory_note": "search_vector", "memory_evidence": "search_vector"}
 
 
 def pg_vector(table: str) -> str:

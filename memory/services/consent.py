@@ -27,6 +27,7 @@ from memory.models import (
     SubjectConsent,
 )
 from memory.services.audit import Actor, audit_record
+from memory.services.evidence import evidence_decline, evidence_reveal
 from memory.services.facts import fact_set
 from memory.services.notes import note_store
 from memoryweb.counters import counter_add
@@ -86,6 +87,9 @@ def _content_hash(kind: str, payload: dict) -> str:
 
 
 def _write(*, subject, kind, payload, category, source_message, actor, config, origin):
+    if kind == ItemKind.EVIDENCE:
+        # the unit exists already, hidden: approving makes it visible
+        return evidence_reveal(evidence_id=payload["evidence_id"])
     if kind == ItemKind.FACT:
         fact, _ = fact_set(
             subject=subject,
@@ -153,7 +157,31 @@ def memory_candidate_route(
         )  # fact_set / note_store announce the change
         return RouteOutcome("stored", obj)
 
-    digest = _content_hash(kind, payload)
+    return pending_queue(
+        subject=subject,
+        kind=kind,
+        payload=payload,
+        category=category,
+        content_hash=_content_hash(kind, payload),
+        source_message=source_message,
+        actor=actor,
+    )
+
+
+@transaction.atomic
+def pending_queue(
+    *,
+    subject: Subject,
+    kind: str,
+    payload: dict,
+    category: str,
+    content_hash: str,
+    source_message,
+    actor: Actor,
+) -> RouteOutcome:
+    """Queue one candidate for the person's decision, unless the same one (`content_hash`) is
+    waiting already or was rejected before. Safe to repeat."""
+    digest = content_hash
     earlier = (
         PendingMemory.objects.filter(subject=subject, content_hash=digest).order_by("-created_at").first()
     )
@@ -214,7 +242,7 @@ def pending_approve(*, pending: PendingMemory, actor: Actor, config: MemoryConfi
         config=config,
         origin=Origin.REFLECTION,
     )
-    PendingMemory.objects.filter(pk=pending.pk).update(result_id=obj.pk)
+    PendingMemory.objects.filter(pk=pending.pk).update(result_id=obj.pk if obj is not None else None)
     pending.refresh_from_db()
     audit_record(
         actor=actor,
@@ -222,7 +250,7 @@ def pending_approve(*, pending: PendingMemory, actor: Actor, config: MemoryConfi
         subject=pending.subject,
         object_kind="pending",
         object_id=pending.pk,
-        data={"result": f"{pending.kind}:{obj.pk}"},
+        data={"result": f"{pending.kind}:{obj.pk if obj is not None else None}"},
     )
     return obj
 
@@ -232,6 +260,8 @@ def pending_reject(*, pending: PendingMemory, actor: Actor) -> PendingMemory:
     """Mark the pending memory rejected: nothing is stored and it is not asked again."""
     if not _decide(pending, PendingStatus.REJECTED, actor):
         raise InvalidInput(f"this item is already {pending.status}", field="status")
+    if pending.kind == ItemKind.EVIDENCE:
+        evidence_decline(evidence_id=pending.payload["evidence_id"])
     pending.refresh_from_db()
     audit_record(
         actor=actor,

@@ -1,4 +1,4 @@
-"""Writing and reading note vectors (DESIGN §8): embed, store, backfill, query.
+"""Writing and reading note (and evidence) vectors (DESIGN §8): embed, store, backfill, query.
 
 Nothing here lets a provider failure reach an API caller: the store path logs and counts, and
 the query side (memory.search.vectors.query: `query_vector`) answers None, so recall runs on
@@ -17,7 +17,7 @@ from django.db import transaction
 
 from memory.config import MemoryConfig, get_config
 from memory.embeddings import Embedder, embedding_spec, get_embedder
-from memory.models import Embedding, ItemKind, Note, Subject
+from memory.models import Embedding, Evidence, ItemKind, Note, Subject
 from memory.search import vectors
 from memory.search.vectors.query import provider_failed
 from memoryweb.outbox import enqueue
@@ -90,27 +90,35 @@ def embed_notes(notes: Iterable[Note], *, config: MemoryConfig, embedder: Embedd
     Notes whose content hash already has a vector under this model are skipped, so running it
     twice writes nothing the second time. Raises EmbeddingError when the provider fails (the
     callers decide whether that is counted or reported)."""
+    return _embed_items(ItemKind.NOTE, list(notes), config=config, embedder=embedder)
+
+
+def embed_evidence(
+    items: Iterable[Evidence], *, config: MemoryConfig, embedder: Embedder | None = None
+) -> int:
+    """`embed_notes` for evidence units (the turns' text)."""
+    return _embed_items(ItemKind.EVIDENCE, [e for e in items if e.text], config=config, embedder=embedder)
+
+
+def _embed_items(kind: str, items: list, *, config: MemoryConfig, embedder: Embedder | None) -> int:
     embedder = embedder or get_embedder(config)
     if embedder is None:
         return 0
-    notes = list(notes)
     written = 0
-    for start in range(0, len(notes), WRITE_BATCH):
-        batch = notes[start : start + WRITE_BATCH]
-        hashes = {note.pk: content_sha256(note.content) for note in batch}
+    for start in range(0, len(items), WRITE_BATCH):
+        batch = items[start : start + WRITE_BATCH]
+        hashes = {item.pk: content_sha256(item.content) for item in batch}
         stored = dict(
             Embedding.objects.filter(
-                kind=ItemKind.NOTE, model_id=embedder.model_id, item_id__in=list(hashes)
+                kind=kind, model_id=embedder.model_id, item_id__in=list(hashes)
             ).values_list("item_id", "content_sha256")
         )
-        todo = [note for note in batch if stored.get(note.pk) != hashes[note.pk]]
+        todo = [item for item in batch if stored.get(item.pk) != hashes[item.pk]]
         if not todo:
             continue
-        matrix = embedder.embed([note.content for note in todo])
-        rows = [(note.subject_id, note.pk, hashes[note.pk]) for note in todo]
-        written += len(
-            embeddings_write(kind=ItemKind.NOTE, model_id=embedder.model_id, rows=rows, matrix=matrix)
-        )
+        matrix = embedder.embed([item.content for item in todo])
+        rows = [(item.subject_id, item.pk, hashes[item.pk]) for item in todo]
+        written += len(embeddings_write(kind=kind, model_id=embedder.model_id, rows=rows, matrix=matrix))
     return written
 
 
@@ -139,6 +147,24 @@ def note_embed_enqueue(*, note: Note, config: MemoryConfig) -> None:
     if not embeddings_enabled(config):
         return
     enqueue("memory.note_embed", note.pk)
+
+
+def evidence_embed(*, evidence_id: int) -> dict:
+    """Embed one evidence unit under its app's provider (the reflection's task); like
+    `note_embed`, a failure is logged and counted, not raised. Safe to repeat."""
+    item = Evidence.objects.select_related("subject__app").filter(pk=evidence_id).first()
+    if item is None:
+        return {"embedded": 0, "reason": "gone"}
+    config = get_config(item.subject.app)
+    try:
+        embedder = get_embedder(config)
+        if embedder is None:
+            return {"embedded": 0, "reason": "off"}
+        return {"embedded": embed_evidence([item], config=config, embedder=embedder)}
+    except Exception as exc:
+        model_id = embedding_spec(config).model_id if embeddings_enabled(config) else "?"
+        provider_failed(model_id, exc, where=f"evidence {evidence_id}", config=config)
+        return {"embedded": 0, "reason": "failed"}
 
 
 Progress = Callable[[int, int], None]
@@ -213,6 +239,7 @@ def reembed(*, subjects: Iterable[Subject] | None = None, progress: Progress | N
 
 
 def prune_orphans() -> int:
-    """Delete note vectors whose note no longer exists; returns how many."""
+    """Delete note and evidence vectors whose item no longer exists; returns how many."""
     orphans = Embedding.objects.filter(kind=ItemKind.NOTE).exclude(item_id__in=Note.objects.values("pk"))
-    return orphans.delete()[0]
+    gone = Embedding.objects.filter(kind=ItemKind.EVIDENCE).exclude(item_id__in=Evidence.objects.values("pk"))
+    return orphans.delete()[0] + gone.delete()[0]

@@ -10,6 +10,8 @@ from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
 from memory.services.embeddings import embeddings_delete, note_embed, note_embed_enqueue
+from memory.services.eviction import eviction_order
+from memory.services.evidence import evidence_forget_for_messages
 from memory.services.scrub import scrub
 from memory.services.versions import version_write
 from memory.text import query_terms
@@ -187,20 +189,15 @@ def note_edit(*, note: Note, content=None, tags=None, origin: str = Origin.API, 
 @transaction.atomic
 def note_forget(*, note: Note, actor: Actor) -> None:
     """Delete the note, its versions, provenance and links, and announce it (`memory.changed`).
-    The audit keeps only its id."""
+    The evidence of the turns it came from is forgotten with it, so the forgotten memory does
+    not come back as the turn itself. The audit keeps only its id."""
     note_id, subject = note.pk, note.subject
+    messages = {note.source_message_id, *note.sources.values_list("message_id", flat=True)}
+    evidence_forget_for_messages(message_ids=sorted(m for m in messages if m is not None))
     embeddings_delete(kind=ItemKind.NOTE, item_ids=[note_id])
     note.delete()
     audit_record(actor=actor, action="note.forgotten", subject=subject, object_kind="note", object_id=note_id)
     notify(subject.pk, "memory.changed", {"kind": "note", "id": note_id})
-
-
-def _eviction_order(config: MemoryConfig) -> str:
-    if config["eviction.utilityWeighted"]:
-        # least useful first: low votes, rarely recalled, long ago recalled, long untouched
-        nulls_first = "" if connection.vendor == "sqlite" else " NULLS FIRST"
-        return f"vote_score ASC, recall_count ASC, last_recalled_at ASC{nulls_first}, updated_at ASC, id ASC"
-    return "created_at ASC, id ASC"
 
 
 @transaction.atomic
@@ -218,7 +215,7 @@ def notes_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Actor
         return 0
     victims = (
         "SELECT id FROM memory_note WHERE subject_id = %s AND archived_at IS NULL "
-        f"ORDER BY {_eviction_order(config)} LIMIT %s"
+        f"ORDER BY {eviction_order(config)} LIMIT %s"
     )
     params = [subject.pk, overflow]
     with connection.cursor() as cursor:

@@ -11,21 +11,23 @@ from memory.context import context_build
 from memory.models import Lesson, NoteLink, Procedure
 from memory.services import fact_set
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.evidence import evidence_record
 
 # through POST /api/v1/context (retrieve.mode full, no embeddings): the key, the conversation
-# with its subject, the rewriter's history, the fact search and the facts, the note count and
-# ranking, the notes, their turn neighbours, their sources, their links, the live reached
-# notes and their rows, the lesson search and rows, the procedure search and rows; then BEGIN,
-# the deliveries read, the changed one written, the recalls, the event, COMMIT
-API_STATEMENTS = 23
-# context_build for a message that finds notes but no fact, lesson or procedure
-BUILD_STATEMENTS = 18
+# with its subject, the rewriter's history, the fact search and the facts, the evidence count
+# and ranking, the note count and ranking, the notes, the evidence units, their turn
+# neighbours, their sources, their links, the live reached notes and their rows, the lesson
+# search and rows, the procedure search and rows; then BEGIN, the deliveries read, the changed
+# one written, the recalls of notes and of evidence, the event, COMMIT
+API_STATEMENTS = 27
+# context_build for a message that finds notes and a turn but no fact, lesson or procedure
+BUILD_STATEMENTS = 22
 
 
 @pytest.fixture
-def world(subject, actor, memories):
+def world(subject, actor, memories, config):
     """The memories of tests/memory/conftest.py, plus a link, a lesson, a procedure and a
-    conversation that already holds a turn."""
+    conversation that already holds a turn (with its evidence unit)."""
     notes = memories
     NoteLink.objects.create(src=notes[0], dst=notes[4], kind="related")
     Lesson.objects.create(subject=subject, text="Alice prefers restaurants with a terrace.")
@@ -33,7 +35,10 @@ def world(subject, actor, memories):
         subject=subject, title="Booking a restaurant", steps=["Call the restaurant.", "Mention the allergy."]
     )
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c1", actor=actor)
-    message_add(conversation=conversation, role="user", text="I'm in Lisbon next week", actor=actor)
+    message, _ = message_add(
+        conversation=conversation, role="user", text="I'm in Lisbon next week", actor=actor
+    )
+    evidence_record(message=message, category="", actor=actor, config=config)
     return conversation
 
 
@@ -57,6 +62,7 @@ def test_one_context_build_over_the_api_costs_a_fixed_number_of_statements(
     # every section had something to place: the count covers each one's queries
     assert all(sections[name] for name in ("profile", "recalled", "lessons", "procedures"))
     assert any(item["expanded"] for item in response.json()["items"])
+    assert any(item["kind"] == "evidence" for item in response.json()["items"])
 
 
 def test_context_build_costs_a_fixed_number_of_statements(
@@ -70,4 +76,5 @@ def test_context_build_costs_a_fixed_number_of_statements(
         )
 
     assert any(not block.unchanged for block in context.sections)
+    assert any(item.kind == "evidence" and item.section == "recalled" for item in context.items)
     assert context.retrieval_event_id is not None

@@ -18,7 +18,7 @@ def test_the_sweep_evicts_subjects_over_a_lowered_cap(subject, actor):
     first = notes_evict_sweep_task()
     second = notes_evict_sweep_task()
 
-    assert first == {"evicted": 2} and second == {"evicted": 0}
+    assert first == {"evicted": 2, "evidence_evicted": 0} and second == {"evicted": 0, "evidence_evicted": 0}
     assert sorted(Note.objects.values_list("pk", flat=True)) == [notes[2].pk, notes[3].pk]
 
 

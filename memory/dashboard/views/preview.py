@@ -90,6 +90,8 @@ def _item_href(subject, item_id: str) -> str:
         return reverse("dashboard:lessons", args=[subject.pk]) + f"#lesson-{pk}"
     if kind == "p":
         return reverse("dashboard:procedures", args=[subject.pk]) + f"#procedure-{pk}"
+    if kind == "e":
+        return reverse("dashboard:evidence", args=[subject.pk]) + f"#evidence-{pk}"
     return ""
 
 

@@ -1,4 +1,4 @@
-"""Vector search over stored embeddings, per subject.
+"""Vector search over stored embeddings (notes and evidence), per subject.
 
 index.py keeps the index tables, cache.py the per-process copies; this module searches.
 
@@ -34,11 +34,12 @@ Scores are cosine similarities (vectors are L2-normalised), best first; hits wit
 """
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
 
-from memory.search.lexical import Hit, NoteFilter, _note_filter_sql
+from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, evidence_filter_sql
 from memory.search.vectors.cache import (
     _load_from_floats,
     _load_from_vec0,
@@ -80,6 +81,7 @@ __all__ = [
     "index_ensure",
     "index_table",
     "int8_copy",
+    "evidence_vector_search",
     "note_vector_search",
     "pgvector_available",
     "sign_bits",
@@ -96,28 +98,43 @@ def _as_query(vector) -> np.ndarray:
     return query / norm if norm > 0 else query
 
 
-def _passing(subject_id: int, note_ids: list[int], query: np.ndarray, model_id: str, filters: NoteFilter):
-    """{note id: exact cosine} for those of `note_ids` that exist, belong to the subject and
-    pass the filters (the float vectors are read for these few)."""
+@dataclass(frozen=True)
+class _Target:
+    """What a vector search returns: Embedding rows of `kind` whose item (alias `n` in
+    `table`) passes `where`."""
+
+    kind: str
+    table: str
+    where: tuple[str, ...] = ()
+    params: tuple = ()
+
+
+def _note_target(filters: NoteFilter) -> _Target:
     where, params = _note_filter_sql(filters)
-    extra = "".join(f" AND {w}" for w in where)
-    marks = ", ".join(["%s"] * len(note_ids))
+    return _Target("note", "memory_note", tuple(where), tuple(params))
+
+
+def _passing(subject_id: int, item_ids: list[int], query: np.ndarray, model_id: str, target: _Target):
+    """{item id: exact cosine} for those of `item_ids` that exist, belong to the subject and
+    pass the target's filters (the float vectors are read for these few)."""
+    extra = "".join(f" AND {w}" for w in target.where)
+    marks = ", ".join(["%s"] * len(item_ids))
     # `+n.subject_id`: SQLite would otherwise walk the subject's whole (subject, archived_at)
     # index instead of looking the few ids up by primary key
     subject_column = "+n.subject_id" if connection.vendor == "sqlite" else "n.subject_id"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT n.id, e.vector FROM memory_note n JOIN memory_embedding e "
-            "ON e.item_id = n.id AND e.kind = 'note' AND e.model_id = %s "
+            f"SELECT n.id, e.vector FROM {target.table} n JOIN memory_embedding e "
+            "ON e.item_id = n.id AND e.kind = %s AND e.model_id = %s "
             f"WHERE n.id IN ({marks}) AND {subject_column} = %s{extra}",
-            [model_id, *note_ids, subject_id, *params],
+            [target.kind, model_id, *item_ids, subject_id, *target.params],
         )
         rows = cursor.fetchall()
     scores = {}
-    for note_id, blob in rows:
+    for item_id, blob in rows:
         vector = np.frombuffer(bytes(blob), "<f4")
         if vector.shape == query.shape:
-            scores[note_id] = float(vector @ query)
+            scores[item_id] = float(vector @ query)
     return scores
 
 
@@ -127,13 +144,31 @@ def note_vector_search(
     """The subject's `limit` notes nearest to `vector` under `model_id`, best first, scored by
     cosine similarity. Archived notes are left out unless `filters.include_archived`; scope,
     working_dir and tag filters apply as in lexical search."""
+    return _vector_search(subject_id, vector, model_id, limit, _note_target(filters or NoteFilter()))
+
+
+def evidence_vector_search(
+    subject_id: int, vector, *, model_id: str, limit: int, scopes: list[str] | None = None
+) -> list[Hit]:
+    """The subject's `limit` retrievable evidence units (lexical.evidence_filter_sql) nearest
+    to `vector`, best first, searched as notes are."""
+    where, params = evidence_filter_sql(scopes)
+    return _vector_search(
+        subject_id,
+        vector,
+        model_id,
+        limit,
+        _Target("evidence", "memory_evidence", tuple(where), tuple(params)),
+    )
+
+
+def _vector_search(subject_id: int, vector, model_id: str, limit: int, target: _Target) -> list[Hit]:
     if limit <= 0 or vector is None:
         return []
-    filters = filters or NoteFilter()
     query = _as_query(vector)
     if backend() == "pgvector":
-        return _pgvector_search(subject_id, query, model_id, limit, filters)
-    return _cached_search(subject_id, query, model_id, limit, filters)
+        return _pgvector_search(subject_id, query, model_id, limit, target)
+    return _cached_search(subject_id, query, model_id, limit, target)
 
 
 def _best(found: dict[int, float], limit: int) -> list[Hit]:
@@ -145,8 +180,8 @@ def _candidate_count(limit: int) -> int:
     return max(MIN_CANDIDATES, limit * CANDIDATE_FACTOR)
 
 
-def _cached_search(subject_id, query, model_id, limit, filters) -> list[Hit]:
-    vectors = _subject_vectors(subject_id, model_id, query.shape[0])
+def _cached_search(subject_id, query, model_id, limit, target: _Target) -> list[Hit]:
+    vectors = _subject_vectors(subject_id, model_id, query.shape[0], kind=target.kind)
     if vectors is None or vectors.fine.shape[1] != query.shape[0]:
         return []
     n = len(vectors.note_ids)
@@ -176,7 +211,7 @@ def _cached_search(subject_id, query, model_id, limit, filters) -> list[Hit]:
         for start in range(0, len(ranked), step):
             batch = ranked[start : start + step]
             checked.update(batch)
-            found.update(_passing(subject_id, batch, query, model_id, filters))
+            found.update(_passing(subject_id, batch, query, model_id, target))
             if len(found) >= limit:
                 return _best(found, limit)
         if distances is None or k >= live:
@@ -184,20 +219,19 @@ def _cached_search(subject_id, query, model_id, limit, filters) -> list[Hit]:
         k *= 4  # the filters left too few: widen
 
 
-def _pgvector_search(subject_id, query, model_id, limit, filters) -> list[Hit]:
+def _pgvector_search(subject_id, query, model_id, limit, target: _Target) -> list[Hit]:
     table = index_table(model_id)
     if not _table_exists(table):
-        return _cached_search(subject_id, query, model_id, limit, filters)
-    where, params = _note_filter_sql(filters)
-    extra = "".join(f" AND {w}" for w in where)
+        return _cached_search(subject_id, query, model_id, limit, target)
+    extra = "".join(f" AND {w}" for w in target.where)
     literal = _pg_literal(query.astype("<f4").tobytes())
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT e.item_id, 1 - (v.embedding <=> %s::vector) AS score FROM {table} v "
             "JOIN memory_embedding e ON e.id = v.embedding_id "
-            "JOIN memory_note n ON n.id = e.item_id "
-            f"WHERE v.subject_id = %s AND e.kind = 'note' AND n.subject_id = %s{extra} "
+            f"JOIN {target.table} n ON n.id = e.item_id "
+            f"WHERE v.subject_id = %s AND e.kind = %s AND n.subject_id = %s{extra} "
             "ORDER BY v.embedding <=> %s::vector LIMIT %s",
-            [literal, subject_id, subject_id, *params, literal, limit],
+            [literal, subject_id, target.kind, subject_id, *target.params, literal, limit],
         )
         return [Hit(id=int(row[0]), score=float(row[1])) for row in cursor.fetchall() if row[1] > 0]

@@ -118,16 +118,16 @@ def _load_from_vec0(subject_id: int, model_id: str, dim: int):
     return np.concatenate(ids).astype(np.int64), _words(np.vstack(bits)), np.vstack(fine)
 
 
-def _load_from_floats(subject_id: int, model_id: str, after_id: int = 0):
-    """(note ids, bit words, int8 vectors, newest id) of the Embedding rows newer than `after_id`."""
+def _load_from_floats(subject_id: int, model_id: str, after_id: int = 0, kind: str = "note"):
+    """(item ids, bit words, int8 vectors, newest id) of the `kind` Embedding rows newer than `after_id`."""
     ids: list[int] = []
     bits, fine = [], []
     newest = after_id
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, item_id, vector FROM memory_embedding "
-            "WHERE subject_id = %s AND model_id = %s AND kind = 'note' AND id > %s ORDER BY id",
-            [subject_id, model_id, after_id],
+            "WHERE subject_id = %s AND model_id = %s AND kind = %s AND id > %s ORDER BY id",
+            [subject_id, model_id, kind, after_id],
         )
         while rows := cursor.fetchmany(4096):
             ids.extend(row[1] for row in rows)
@@ -140,19 +140,21 @@ def _load_from_floats(subject_id: int, model_id: str, after_id: int = 0):
     return np.array(ids, dtype=np.int64), np.vstack(bits), np.vstack(fine), newest
 
 
-def _subject_vectors(subject_id: int, model_id: str, dim: int) -> _Vectors | None:
+def _subject_vectors(subject_id: int, model_id: str, dim: int, kind: str = "note") -> _Vectors | None:
+    """The subject's vectors of `kind` (notes: from the vec0 partition when there is one;
+    evidence has no vec0 table and is read from the floats)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, created_at FROM memory_embedding WHERE subject_id = %s AND model_id = %s "
-            "AND kind = 'note' ORDER BY id DESC LIMIT 1",
-            [subject_id, model_id],
+            "AND kind = %s ORDER BY id DESC LIMIT 1",
+            [subject_id, model_id, kind],
         )
         newest_row = cursor.fetchone()
     if newest_row is None:
         return None
     # the id with its time: SQLite hands a rolled-back id out again, never with the same time
     max_id, newest_at = newest_row[0], str(newest_row[1])
-    key = (connection.alias, subject_id, model_id)
+    key = (connection.alias, subject_id, model_id, kind)
     with _cache_lock:
         cached = _cache.get(key)
         if cached is not None and cached.max_id == max_id and cached.newest_at == newest_at:
@@ -160,7 +162,7 @@ def _subject_vectors(subject_id: int, model_id: str, dim: int) -> _Vectors | Non
             return cached
     if cached is not None and cached.max_id < max_id and cached.fine.shape[1] == dim and _still_there(cached):
         # newer vectors only: appended; the rows they replace (same note) are marked dead
-        added = _load_from_floats(subject_id, model_id, after_id=cached.max_id)
+        added = _load_from_floats(subject_id, model_id, after_id=cached.max_id, kind=kind)
         if added is None:
             return cached
         note_ids, words, fine, newest = added
@@ -174,12 +176,13 @@ def _subject_vectors(subject_id: int, model_id: str, dim: int) -> _Vectors | Non
             fine=np.vstack([cached.fine, fine]),
         )
     else:
-        loaded = _load_from_vec0(subject_id, model_id, dim) if backend() == "vec0" and dim % 8 == 0 else None
+        vec0 = kind == "note" and backend() == "vec0" and dim % 8 == 0
+        loaded = _load_from_vec0(subject_id, model_id, dim) if vec0 else None
         if loaded is not None:
             note_ids, words, fine = loaded
             newest = max_id
         else:
-            full = _load_from_floats(subject_id, model_id)
+            full = _load_from_floats(subject_id, model_id, kind=kind)
             if full is None:
                 return None
             note_ids, words, fine, newest = full

@@ -13,6 +13,7 @@ from memory.models import (
     ApiKey,
     AuditEvent,
     Conversation,
+    Evidence,
     Lesson,
     Message,
     Note,
@@ -27,6 +28,7 @@ from memory.models import (
 from memory.services import api_key_revoke, fact_set, note_store
 from memory.services.consent import memory_candidate_route
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.evidence import evidence_record
 from memoryweb.urls import api_patterns
 from tests.factories import SubjectFactory
 
@@ -61,6 +63,8 @@ ENDPOINTS = {
     "note-read": ("api-note", "get", "/subjects/alice/notes/{note}", None),
     "note-edit": ("api-note", "patch", "/subjects/alice/notes/{note}", {"content": "Alice's cat is Mochi"}),
     "note-forget": ("api-note", "delete", "/subjects/alice/notes/{note}", None),
+    "evidence-read": ("api-evidence", "get", "/evidence/{evidence}", None),
+    "evidence-forget": ("api-evidence", "delete", "/evidence/{evidence}", None),
     "votes-cast": ("api-votes", "post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "up"}),
     "flush": ("api-flush", "post", "/flush", {"subject": "alice", "timeout_ms": 100}),
     "consent-categories": ("api-consent-categories", "get", "/consent/categories", None),
@@ -124,6 +128,8 @@ FOREIGN = {
     "note-read": ("get", "/subjects/alice/notes/{note}", None),
     "note-edit": ("patch", "/subjects/alice/notes/{note}", {"content": "overwritten"}),
     "note-forget": ("delete", "/subjects/alice/notes/{note}", None),
+    "evidence-read": ("get", "/evidence/{evidence}", None),
+    "evidence-forget": ("delete", "/evidence/{evidence}", None),
     "votes-on-note": ("post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "down"}),
     "votes-on-fact": ("post", "/subjects/alice/votes", {"item": "f:{fact}", "signal": "down"}),
     "flush": ("post", "/flush", {"subject": "alice", "conversation": "{conversation}", "timeout_ms": 100}),
@@ -167,6 +173,7 @@ def world(subject, actor, config):
         actor=actor,
         config=config,
     ).obj
+    evidence = evidence_record(message=message, category="", actor=actor, config=config)
     lesson = Lesson.objects.create(subject=subject, text="Deploys go out on Tuesdays after the checks pass.")
     procedure = Procedure.objects.create(
         subject=subject, title="Deploy the api", steps=["Run the checks.", "Deploy with make deploy."]
@@ -181,6 +188,7 @@ def world(subject, actor, config):
         fact=fact,
         key=fact.key,
         pending=pending,
+        evidence=evidence,
     )
 
 
@@ -194,6 +202,7 @@ def _fill(value, world):
         "pending": world.pending.pk,
         "lesson": world.lesson.pk,
         "procedure": world.procedure.pk,
+        "evidence": world.evidence.pk,
     }
     if isinstance(value, dict):
         return {k: _fill(v, world) for k, v in value.items()}
@@ -226,6 +235,7 @@ def snapshot():
         AuditEvent,
         PendingMemory,
         SubjectConsent,
+        Evidence,
     ]
     counts = {model.__name__: model.objects.count() for model in models}
     counts["lessons"] = sorted(Lesson.objects.values_list("text", flat=True))
@@ -233,6 +243,7 @@ def snapshot():
     counts["active facts"] = ProfileFact.objects.filter(valid_to=None).count()
     counts["note contents"] = sorted(Note.objects.values_list("content", flat=True))
     counts["pending statuses"] = sorted(PendingMemory.objects.values_list("status", flat=True))
+    counts["evidence"] = sorted(Evidence.objects.values_list("status", "text"))
     return counts
 
 
@@ -391,6 +402,7 @@ def test_another_apps_objects_are_404_and_untouched(other_client, other_app, wor
     "path,placeholder",
     [
         ("/subjects/alice/notes/{id}", "note"),
+        ("/evidence/{id}", "evidence"),
         ("/conversations/{id}", "conversation"),
         ("/conversations/{id}/messages", "conversation"),
         ("/subjects/alice/profile/{id}/history", "key"),

@@ -8,6 +8,7 @@ from memory.models import (
     AuditEvent,
     ConsentCategory,
     Conversation,
+    Evidence,
     Message,
     Note,
     NoteVersion,
@@ -391,6 +392,7 @@ def holds(text: str) -> bool:
     return (
         ProfileFact.objects.filter(value__icontains=text).exists()
         or Note.objects.filter(content__icontains=text).exists()
+        or Evidence.objects.filter(status="visible", text__icontains=text).exists()
     )
 
 
@@ -404,7 +406,11 @@ def test_a_sensitive_statement_waits_for_consent_until_approved(
     run = ReflectionRun.objects.get()
     queued = client.get(f"{API}/subjects/alice/pending").json()["pending"]
     assert run.status == "done" and run.stats["pending"] == len(queued)
-    assert sorted((p["kind"], p["category"]) for p in queued) == [("fact", "health"), ("note", "health")]
+    assert sorted((p["kind"], p["category"]) for p in queued) == [
+        ("evidence", "health"),  # the turn itself
+        ("fact", "health"),
+        ("note", "health"),
+    ]
     assert all(p["source_text"] == DIAGNOSIS + "." for p in queued)
     assert not holds("diabetes")
 
@@ -412,8 +418,10 @@ def test_a_sensitive_statement_waits_for_consent_until_approved(
         assert post(client, f"/subjects/alice/pending/{item['id']}/approve").status_code == 200
 
     assert holds("diabetes")
-    stored = list(ProfileFact.objects.filter(subject=subject, value__icontains="diabetes")) + list(
-        Note.objects.filter(subject=subject, content__icontains="diabetes")
+    stored = (
+        list(ProfileFact.objects.filter(subject=subject, value__icontains="diabetes"))
+        + list(Note.objects.filter(subject=subject, content__icontains="diabetes"))
+        + list(Evidence.objects.filter(subject=subject, status="visible", text__icontains="diabetes"))
     )
     assert len(stored) == len(queued)
     assert {m.category for m in stored} == {"health"}

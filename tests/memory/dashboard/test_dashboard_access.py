@@ -60,6 +60,24 @@ def _pending(subject: Subject) -> dict:
     return {"pending_id": pending.pk}
 
 
+def _evidence(subject: Subject) -> dict:
+    from memory.models import Conversation, Evidence, Message
+
+    conversation = Conversation.objects.create(subject=subject)
+    message = Message.objects.create(
+        conversation=conversation, role="user", text="the shed key is under the pot"
+    )
+    unit = Evidence.objects.create(
+        subject=subject,
+        conversation=conversation,
+        message=message,
+        role="user",
+        text=message.text,
+        occurred_at=message.occurred_at,
+    )
+    return {"evidence_id": unit.pk}
+
+
 def _lesson(subject: Subject) -> dict:
     from memory.models import Lesson
 
@@ -106,6 +124,8 @@ ROUTES = [
     Route("dashboard:note_edit", make=_note),
     Route("dashboard:note_edit", "POST", make=_note, data={"content": "Alice runs on Saturdays", "tags": ""}),
     Route("dashboard:note_forget", "POST", make=_note),
+    Route("dashboard:evidence"),
+    Route("dashboard:evidence_forget", "POST", make=_evidence),
     Route("dashboard:playground"),
     Route("dashboard:playground_send", "POST", data={"message": "I live in Lisbon"}),
     # lessons and procedures (pages helper)
