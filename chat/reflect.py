@@ -21,12 +21,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
-from chat.reflection.categories import classify_category as turn_category
-from chat.reflection.heuristics import classify_category, extract
+from chat.reflection.categories import classify_category
+from chat.reflection.heuristics import extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS
 from memory.config import MemoryConfig, get_config
@@ -254,6 +254,7 @@ def _reflect(run_id: int) -> dict:
         "pending": 0,
         "denied": 0,
         "evidence": 0,
+        "evidence_pending": 0,  # turns waiting for the person's consent (stats["pending"] counts memories)
         "source": "none",
     }
     try:
@@ -275,7 +276,7 @@ def _reflect(run_id: int) -> dict:
             notes = [o if o.op == "EVOLVE" else _evolve_instead(o, subject, config) for o in notes]
         prepared = [_prepare(o) for o in facts] + notes
         # every turn becomes evidence, whatever extraction found: classified for consent here
-        turns = [(m, turn_category(m.text)) for m in messages if m.role != Role.SYSTEM]
+        turns = [(m, classify_category(m.text)) for m in messages if m.role != Role.SYSTEM]
         with transaction.atomic():
             if not _still_running(run.pk):
                 return {"run": run.pk, "skipped": "superseded"}
@@ -292,7 +293,7 @@ def _reflect(run_id: int) -> dict:
                         unit = evidence_record(message=message, category=category, actor=actor, config=config)
                     if unit is not None:
                         stats["evidence"] += 1
-                        stats["pending"] += unit.status == EvidenceStatus.PENDING
+                        stats["evidence_pending"] += unit.status == EvidenceStatus.PENDING
                 except MemorywebError as exc:
                     counter_add("reflection.invalid_operation")
                     logger.warning(
@@ -463,6 +464,43 @@ def reflections_reclaim() -> dict:
             enqueue("chat.turn_reflect", pk)
             stats["redispatched"] += 1
     return stats
+
+
+IDLE_LOOKBACK = timedelta(days=7)
+IDLE_BATCH = 500
+
+
+def idle_turns_reflect(*, now: datetime | None = None) -> dict:
+    """The sweeper for turns no reply closed: a conversation whose newest message no
+    reflection run covers (done, open or given up) and that has been quiet for
+    MEMORYWEB_IDLE_TURN_MINUTES gets a reflection through that message, so a user's last
+    words before leaving become evidence and memories too. Conversations quiet for longer than
+    IDLE_LOOKBACK were swept when they went quiet. Safe to repeat: a covered conversation is
+    skipped, and reflection_enqueue supersedes any run queued meanwhile."""
+    now = now or timezone.now()
+    quiet_since = now - timedelta(minutes=settings.MEMORYWEB_IDLE_TURN_MINUTES)
+    newest = Message.objects.filter(conversation=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    covered = (
+        ReflectionRun.objects.filter(
+            conversation=OuterRef("pk"), status__in=[*OPEN, RunStatus.DONE, RunStatus.ABANDONED]
+        )
+        .order_by("-through_message_id")
+        .values("through_message_id")[:1]
+    )
+    idle = (
+        Conversation.objects.filter(updated_at__lt=quiet_since, updated_at__gte=now - IDLE_LOOKBACK)
+        .annotate(newest_id=Subquery(newest), covered_id=Subquery(covered))
+        .filter(newest_id__isnull=False)
+        .filter(Q(covered_id__isnull=True) | Q(covered_id__lt=F("newest_id")))
+        .order_by("updated_at")[:IDLE_BATCH]
+    )
+    queued = 0
+    for conversation in idle:
+        reflection_enqueue(
+            conversation=conversation, through_message=Message.objects.get(pk=conversation.newest_id)
+        )
+        queued += 1
+    return {"queued": queued}
 
 
 def response_needs_reflection(message: Message) -> bool:

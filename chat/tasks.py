@@ -4,7 +4,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import connection
 
-from chat.reflect import reflections_reclaim, turn_reflect
+from chat.reflect import idle_turns_reflect, reflections_reclaim, turn_reflect
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +21,12 @@ def reflections_reclaim_task() -> dict:
     """The sweeper: redo the reflections whose worker died (chat.reflect.reflections_reclaim).
     Safe to repeat: each run is reclaimed once."""
     return reflections_reclaim()
+
+
+@shared_task(name="chat.idle_turns_reflect")
+def idle_turns_reflect_task() -> dict:
+    """Reflect on the conversations whose last turn no reply closed (chat.reflect.idle_turns_reflect)."""
+    return idle_turns_reflect()
 
 
 @worker_ready.connect

@@ -40,6 +40,8 @@ SCHEDULE = [
     # the sweepers: runs whose worker stopped heartbeating are redone (memory/leases.py)
     PeriodicJob("consolidation: reclaim dead job runs", "consolidation.runs_reclaim", timedelta(seconds=30)),
     PeriodicJob("chat: reclaim dead reflections", "chat.reflections_reclaim", timedelta(seconds=30)),
+    # a user's last turn with no reply after it still becomes evidence (MEMORYWEB_IDLE_TURN_MINUTES)
+    PeriodicJob("chat: reflect idle turns", "chat.idle_turns_reflect", timedelta(minutes=5)),
     # tasks the broker refused are retried by every worker's dispatcher loop too (memoryweb/outbox.py)
     PeriodicJob("memoryweb: deliver the task outbox", "memoryweb.outbox_dispatch", timedelta(minutes=1)),
 ]

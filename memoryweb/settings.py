@@ -364,6 +364,8 @@ MEMORYWEB_OUTBOX_POLL_SECONDS = env_int("MEMORYWEB_OUTBOX_POLL_SECONDS", 5)
 MEMORYWEB_HEARTBEAT_SECONDS = env_int("MEMORYWEB_HEARTBEAT_SECONDS", 15)
 MEMORYWEB_HEARTBEAT_STALE_SECONDS = env_int("MEMORYWEB_HEARTBEAT_STALE_SECONDS", 60)
 MEMORYWEB_REDISPATCH_SECONDS = env_int("MEMORYWEB_REDISPATCH_SECONDS", 600)
+# a conversation whose last message no reply closed is reflected after this many quiet minutes
+MEMORYWEB_IDLE_TURN_MINUTES = env_int("MEMORYWEB_IDLE_TURN_MINUTES", 10)
 for _name in ("OUTBOX_POLL", "HEARTBEAT", "HEARTBEAT_STALE", "REDISPATCH"):
     if globals()[f"MEMORYWEB_{_name}_SECONDS"] < 1:
         raise ImproperlyConfigured(f"MEMORYWEB_{_name}_SECONDS must be at least 1")

@@ -64,8 +64,10 @@ def test_ten_remember_that_turns_in_a_row_keep_ten_notes(client, subject):
 
     assert stats["messages"] == 20
     # a spare key's hiding place and a lock code are credentials: they wait for consent
-    pending = PendingMemory.objects.filter(subject=subject)
+    pending = PendingMemory.objects.filter(subject=subject).exclude(kind="evidence")
     assert sorted(p.category.slug for p in pending) == ["credentials", "credentials"]
+    # and so do the two turns themselves, as evidence
+    assert stats["evidence_pending"] == 2
     assert Note.objects.filter(subject=subject, origin="reflection").count() + pending.count() == 10
     assert stats["notes"] + stats["pending"] == 10 and stats["dropped"] == {"facts": 0, "notes": 0}
 

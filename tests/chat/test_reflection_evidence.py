@@ -65,6 +65,6 @@ def test_a_sensitive_turn_waits_for_consent_and_an_ordinary_one_does_not(subject
     assert Evidence.objects.get(message=shed).status == EvidenceStatus.VISIBLE
     pending = PendingMemory.objects.get(kind="evidence")
     assert pending.category.slug == "credentials" and pending.source_message_id == wifi.pk
-    assert stats["pending"] >= 1
+    assert stats["evidence_pending"] >= 1
     context = context_build(subject=subject, message="where is the wifi password?", config=config)
     assert "binder" not in context.as_dict()["tail"]
