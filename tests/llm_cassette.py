@@ -1,0 +1,65 @@
+"""Replays recorded OpenAI-compatible chat.completions exchanges (tests/data/llm_cassettes/*.json)
+over an httpx2 transport, so the real SDK, provider and parsing code run on real-shaped bodies.
+
+A cassette is {"about": …, "interactions": [...]}; each interaction has a `name`, a `match`
+(text the request's user message must contain — the labelled message it was recorded for),
+optionally `response_format` (true/false: whether the request must carry one), and either a
+`response` ({"status", "headers", "body"}) or `raise` (the name of an httpx2 exception, e.g.
+"ReadTimeout", for a server that never answers). A request no interaction matches gets a 500
+and is kept in `unmatched`, so a test can tell a missing recording from a model failure.
+"""
+
+import json
+from pathlib import Path
+
+import httpx2
+
+CASSETTES = Path(__file__).resolve().parent / "data" / "llm_cassettes"
+
+
+def load_cassette(name: str) -> dict:
+    return json.loads((CASSETTES / f"{name}.json").read_text())
+
+
+class Cassette:
+    def __init__(self, name: str):
+        self.data = load_cassette(name)
+        self.interactions: list[dict] = self.data["interactions"]
+        self.requests: list[dict] = []
+        self.played: list[str] = []
+        self.unmatched: list[str] = []
+
+    def interaction(self, name: str) -> dict:
+        return next(i for i in self.interactions if i["name"] == name)
+
+    def _find(self, body: dict) -> dict | None:
+        user = next((m["content"] for m in reversed(body.get("messages", [])) if m["role"] == "user"), "")
+        conversation = user.split("<conversation>")[-1]
+        for interaction in self.interactions:
+            if interaction["match"] not in conversation:
+                continue
+            wants_format = interaction.get("response_format")
+            if wants_format is not None and wants_format != ("response_format" in body):
+                continue
+            return interaction
+        return None
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        self.requests.append(body)
+        interaction = self._find(body)
+        if interaction is None:
+            self.unmatched.append(request.url.path)
+            return httpx2.Response(500, json={"error": {"message": "no recorded interaction matches"}})
+        self.played.append(interaction["name"])
+        if "raise" in interaction:
+            raise getattr(httpx2, interaction["raise"])(
+                "recorded: the server did not answer", request=request
+            )
+        response = interaction["response"]
+        return httpx2.Response(
+            response["status"], headers=response.get("headers", {}), json=response["body"], request=request
+        )
+
+    def client(self) -> httpx2.Client:
+        return httpx2.Client(transport=httpx2.MockTransport(self.handler))
