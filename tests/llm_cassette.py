@@ -10,11 +10,14 @@ and is kept in `unmatched`, so a test can tell a missing recording from a model 
 """
 
 import json
+import re
+from datetime import datetime
 from pathlib import Path
 
 import httpx2
 
 CASSETTES = Path(__file__).resolve().parent / "data" / "llm_cassettes"
+CONVERSATION = re.compile(r"<conversation>\n(.*?)\n</conversation>", re.DOTALL)
 
 
 def load_cassette(name: str) -> dict:
@@ -34,7 +37,8 @@ class Cassette:
 
     def _find(self, body: dict) -> dict | None:
         user = next((m["content"] for m in reversed(body.get("messages", [])) if m["role"] == "user"), "")
-        conversation = user.split("<conversation>")[-1]
+        block = CONVERSATION.search(user)
+        conversation = block.group(1) if block else ""
         for interaction in self.interactions:
             if interaction["match"] not in conversation:
                 continue
@@ -63,3 +67,55 @@ class Cassette:
 
     def client(self) -> httpx2.Client:
         return httpx2.Client(transport=httpx2.MockTransport(self.handler))
+
+
+class Recorder:
+    """A transport that forwards to a real server and keeps every exchange as an interaction;
+    `record_cases` below uses it to write a cassette (run it from `manage.py shell`)."""
+
+    def __init__(self):
+        self.real = httpx2.HTTPTransport()
+        self.interactions: list[dict] = []
+        self.match = ""
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = self.real.handle_request(request)
+        response.read()
+        body = json.loads(request.content)
+        self.interactions.append(
+            {
+                "match": self.match,
+                "response_format": "response_format" in body,
+                "response": {
+                    "status": response.status_code,
+                    "headers": {"content-type": response.headers.get("content-type", "application/json")},
+                    "body": response.json(),
+                },
+            }
+        )
+        return response
+
+
+def record_cases(*, spec: str, base_url: str, case_ids: list[str], out: Path, timeout: float = 300.0) -> None:
+    """Ask a running server about the labelled cases `case_ids` through reflection's LLM path
+    and write what it answered as a cassette (its interactions named after the cases)."""
+    from chat.reflection.evaluation import load_cases
+    from chat.reflection.model_extraction import ModelExtractor
+    from memory.config import get_config
+    from memoryweb.llm import client_for
+
+    config = get_config().with_overrides(
+        {"llm": {"reflection": spec, "baseUrl": base_url, "timeoutSeconds": timeout, "maxRetries": 0}}
+    )
+    recorder = Recorder()
+    client = client_for("reflection", config, http_client=httpx2.Client(transport=recorder))
+    extractor = ModelExtractor(client, config)
+    reference, cases = load_cases()
+    for case in (c for c in cases if c["id"] in case_ids):
+        recorder.match = case["text"]
+        when = datetime.fromisoformat(case["occurred_at"]) if "occurred_at" in case else reference
+        extractor(case["text"], role=case.get("role", "user"), occurred_at=when)
+        recorder.interactions[-1]["name"] = case["id"]
+    out.write_text(
+        json.dumps({"about": "", "interactions": recorder.interactions}, indent=2, ensure_ascii=False) + "\n"
+    )

@@ -46,7 +46,11 @@ JSON_MODE_WORDS = ("response_format", "json_object")
 
 def _refuses_json_mode(exc: openai.APIStatusError) -> bool:
     """A 400/422 whose error names the JSON mode: the server does not support it."""
-    return exc.status_code in (400, 422) and any(word in str(exc).lower() for word in JSON_MODE_WORDS)
+    if exc.status_code not in (400, 422):
+        return False
+    # the SDK keeps only a dict's "message" in str(exc); LM Studio's error is a bare string
+    said = f"{exc} {exc.response.text}".lower()
+    return any(word in said for word in JSON_MODE_WORDS)
 
 
 @dataclass
