@@ -56,7 +56,9 @@ def facts_of(subject) -> dict[str, str]:
 
 
 def fallbacks() -> dict[str, int]:
-    return dict(Counter.objects.filter(name__startswith="llm.fallback.reflection").values_list("name", "value"))
+    return dict(
+        Counter.objects.filter(name__startswith="llm.fallback.reflection").values_list("name", "value")
+    )
 
 
 def test_a_recorded_llama_cpp_answer_becomes_the_facts_of_the_turn(local_app, subject, actor, cassette):
@@ -92,7 +94,11 @@ def test_a_truncated_answer_falls_back_to_the_heuristic_extractor(local_app, sub
     assert cassette.played == ["llama-server-truncated"] and stats["source"] == "heuristic"
     assert fallbacks() == {"llm.fallback.reflection.truncated": 1}
     note = Note.objects.get(subject=subject)  # the heuristic's plan note for the trip
-    assert note.tags[0] == "plan" and "travel" in note.tags and note.occurred_at.date().isoformat() == "2024-03-22"
+    assert (
+        note.tags[0] == "plan"
+        and "travel" in note.tags
+        and note.occurred_at.date().isoformat() == "2024-03-22"
+    )
 
 
 def test_a_server_that_refuses_response_format_is_asked_again_without_it(local_app, subject, actor, cassette):
@@ -143,10 +149,17 @@ def test_extraction_eval_scores_the_model_path_and_counts_its_fallbacks(db, tmp_
     assert metrics["extractor"]["fallbacks"] == {"error": 1, "truncated": 1}
     # 5 facts labelled: 3 from the recorded answer, 2 from the fenced one; the diet fact and
     # the trip note come from the heuristic fallbacks
-    assert metrics["dev"]["metrics"]["facts"]["tp"] == 6 and metrics["dev"]["metrics"]["facts"]["expected"] == 6
+    assert (
+        metrics["dev"]["metrics"]["facts"]["tp"] == 6 and metrics["dev"]["metrics"]["facts"]["expected"] == 6
+    )
     assert metrics["dev"]["metrics"]["notes (kind)"]["tp"] == 1
     assert sorted(cassette.played) == sorted(
-        ["llama-cpp-name-job-combo", "llama-server-fenced-json", "llama-server-truncated", "server-never-answers"]
+        [
+            "llama-cpp-name-job-combo",
+            "llama-server-fenced-json",
+            "llama-server-truncated",
+            "server-never-answers",
+        ]
     )
 
 
