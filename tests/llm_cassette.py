@@ -115,7 +115,8 @@ def record_cases(*, spec: str, base_url: str, case_ids: list[str], out: Path, ti
         recorder.match = case["text"]
         when = datetime.fromisoformat(case["occurred_at"]) if "occurred_at" in case else reference
         extractor(case["text"], role=case.get("role", "user"), occurred_at=when)
-        recorder.interactions[-1]["name"] = case["id"]
+        for interaction in recorder.interactions:  # a call that timed out recorded nothing
+            interaction.setdefault("name", case["id"])
     out.write_text(
         json.dumps({"about": "", "interactions": recorder.interactions}, indent=2, ensure_ascii=False) + "\n"
     )

@@ -54,6 +54,9 @@ class Command(BaseCommand):
             "--timeout", type=float, default=None, help="seconds per model call (default: llm.timeoutSeconds)"
         )
         parser.add_argument(
+            "--max-retries", type=int, default=None, help="retries per model call (default: llm.maxRetries)"
+        )
+        parser.add_argument(
             "--split",
             dest="splits",
             action="append",
@@ -61,7 +64,7 @@ class Command(BaseCommand):
             help="score only these splits (repeat the option); default: all of them",
         )
 
-    def _extractor(self, provider: str, base_url: str | None, timeout: float | None):
+    def _extractor(self, provider: str, base_url: str | None, timeout: float | None, retries, verbosity: int):
         if provider.strip().lower() == "none":
             return extract, "heuristic"
         llm: dict = {"reflection": provider}
@@ -69,6 +72,8 @@ class Command(BaseCommand):
             llm["baseUrl"] = base_url
         if timeout is not None:
             llm["timeoutSeconds"] = timeout
+        if retries is not None:
+            llm["maxRetries"] = retries
         try:
             config = get_config().with_overrides({"llm": llm})
             client = client_for("reflection", config)
@@ -78,7 +83,7 @@ class Command(BaseCommand):
             raise CommandError(f"{provider}: no API key in the environment (see docs/configuration.md)")
 
         def progress(text: str, source: str, seconds: float) -> None:
-            if self.verbosity >= 2:
+            if verbosity >= 2:
                 sys.stderr.write(f"{source:<9} {seconds:6.1f}s  {text[:70]}\n")
 
         return ModelExtractor(client, config, on_message=progress), provider
@@ -86,7 +91,13 @@ class Command(BaseCommand):
     def handle(self, *args, data: Path, json_out: Path | None, errors: bool, **options):
         if not data.exists():
             raise CommandError(f"no labelled set at {data}")
-        extractor, name = self._extractor(options["provider"], options["base_url"], options["timeout"])
+        extractor, name = self._extractor(
+            options["provider"],
+            options["base_url"],
+            options["timeout"],
+            options["max_retries"],
+            options["verbosity"],
+        )
         splits = tuple(options["splits"] or SPLITS)
         # The untouched splits are only ever reported alone, never merged with a development set.
         development = tuple(s for s in splits if s in DEVELOPMENT)
