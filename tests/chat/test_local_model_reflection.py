@@ -25,6 +25,7 @@ LOCAL = {"reflection": "openai-compatible/qwen2.5-7b-instruct", "baseUrl": BASE_
 @pytest.fixture
 def cassette():
     recorded = Cassette("local_reflection")
+    recorded.interactions = [i for i in recorded.interactions if i["origin"] == "shaped"]
     previous = set_http_client_factory(lambda spec: recorded.client())
     yield recorded
     set_http_client_factory(previous)
@@ -170,3 +171,21 @@ def test_extraction_eval_refuses_a_compatible_spec_without_a_server(db):
 
     with pytest.raises(CommandError, match="baseUrl"):
         call_command("extraction_eval", "--provider", "openai-compatible/some-model", "--base-url", "")
+
+
+def test_a_recorded_llama_cpp_answer_is_stored_as_it_came(local_app, subject, actor):
+    recorded = Cassette("local_reflection")
+    recorded.interactions = [recorded.interaction("recorded-name-job-combo")]
+    previous = set_http_client_factory(lambda spec: recorded.client())
+    try:
+        user, stats = reflect_on(subject, actor, case_text("name-job-combo"))
+    finally:
+        set_http_client_factory(previous)
+
+    assert stats["source"] == "llm" and recorded.played == ["recorded-name-job-combo"]
+    # the 1.5B model put the job in a note, and gave the name pinned=false with no keywords,
+    # which fact_set refuses (an unpinned fact needs keywords): that operation alone is skipped
+    assert facts_of(subject) == {}
+    assert Counter.objects.get(name="reflection.invalid_operation").value == 1
+    note = Note.objects.get(subject=subject, source_message=user)
+    assert "Stripe" in note.content and note.tags[:2] == ["job", "work"]
