@@ -1,4 +1,6 @@
-"""Measure the heuristic extractor against the hand-labelled set (tests/data/extraction_labelled.json).
+"""Measure an extractor against the hand-labelled set (tests/data/extraction_labelled.json): the
+heuristic one by default, or any callable with its signature (chat/reflection/model_extraction.py
+puts the LLM path of reflection behind one).
 
 A predicted fact counts when its key matches and its value matches case-insensitively after
 normalisation (punctuation dropped; list keys compared as sets of items). Notes count by kind
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +23,9 @@ from chat.reflection.heuristics import extract
 from chat.reflection.ops import LIST_KEYS, Extraction
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "extraction_labelled.json"
+
+# extract(text, role=…, occurred_at=…) -> Extraction
+Extractor = Callable[..., Extraction]
 
 
 @dataclass
@@ -113,8 +119,13 @@ def load_cases(
     return datetime.fromisoformat(data["reference"]), cases
 
 
-def evaluate(path: Path | str = DEFAULT_DATA, split: str | tuple[str, ...] | None = None) -> Report:
-    """Score the extractor on the labelled cases of `split` (one name, several, or None for all).
+def evaluate(
+    path: Path | str = DEFAULT_DATA,
+    split: str | tuple[str, ...] | None = None,
+    extractor: Extractor = extract,
+) -> Report:
+    """Score `extractor` (the heuristic one unless told) on the labelled cases of `split` (one
+    name, several, or None for all).
 
     "dev" cases were in view while the rules were written, "dev2" and "dev3" were labelled before
     the extractor first ran on them and then used to fix it; the UNTOUCHED splits never were (see
@@ -130,7 +141,7 @@ def evaluate(path: Path | str = DEFAULT_DATA, split: str | tuple[str, ...] | Non
         reference = (
             datetime.fromisoformat(case["occurred_at"]) if "occurred_at" in case else default_reference
         )
-        got: Extraction = extract(case["text"], role=case.get("role", "user"), occurred_at=reference)
+        got: Extraction = extractor(case["text"], role=case.get("role", "user"), occurred_at=reference)
         expected_notes = case.get("notes", [])
         predicted = {
             "facts": _facts((f.key, f.value) for f in got.facts),

@@ -47,14 +47,33 @@ def _category(value) -> str:
 
 
 def llm_operations(client, messages, *, subject, config, operation_class) -> list | None:
+    """The model's operations on `messages`, shown the subject's profile and related notes."""
     notes_text, note_ids = _related_notes(subject, messages)
+    return model_operations(
+        client,
+        messages,
+        profile=_profile(subject),
+        notes=notes_text,
+        note_ids=note_ids,
+        now=timezone.now(),
+        config=config,
+        operation_class=operation_class,
+    )
+
+
+def model_operations(
+    client, messages, *, profile: str, notes: str, note_ids: set[int], now: datetime, config, operation_class
+) -> list | None:
+    """Ask the model about `messages` (anything with `text`, `role` and `occurred_at`) given
+    the profile and notes text it is shown; None when its answer is unusable. Reads and
+    writes no memory, so extraction_eval runs it on labelled messages without a subject."""
     answer = client.complete_json(
         component="reflection",
         prompt="reflection",
         variables={
-            "now": timezone.now().isoformat(timespec="minutes"),
-            "profile": _profile(subject),
-            "notes": notes_text,
+            "now": now.isoformat(timespec="minutes"),
+            "profile": profile,
+            "notes": notes,
             "conversation": "\n".join(
                 f"[{i}] {m.occurred_at:%Y-%m-%d %H:%M} {m.role}: {m.text}" for i, m in enumerate(messages, 1)
             ),
@@ -74,12 +93,15 @@ def llm_operations(client, messages, *, subject, config, operation_class) -> lis
     for item in answer.get("facts", []):
         if float(item.get("confidence") or 0.0) < MIN_CONFIDENCE:
             continue
+        key, value = str(item["key"]).strip().lower(), str(item["value"]).strip()
+        if not key or not value:  # small local models sometimes leave one of them empty
+            continue
         ops.append(
             operation_class(
                 op="SET",
                 message=message_of(item),
-                key=str(item["key"]),
-                value=str(item["value"]),
+                key=key,
+                value=value,
                 pinned=bool(item["pinned"]),
                 keywords=[str(k) for k in item.get("keywords") or []],
                 confidence=float(item.get("confidence") or 0.0),
@@ -87,13 +109,15 @@ def llm_operations(client, messages, *, subject, config, operation_class) -> lis
             )
         )
     for item in answer.get("notes", []):
+        if not str(item["content"]).strip():
+            continue
         message = message_of(item)
         ops.append(
             operation_class(
                 op="NOTE",
                 message=message,
                 content=str(item["content"]),
-                tags=[str(t) for t in item.get("tags") or []],
+                tags=[str(t).strip().lower() for t in item.get("tags") or [] if str(t).strip()],
                 occurred_at=_occurred(item.get("occurred_at"), message.occurred_at),
                 category=_category(item.get("category")),
             )

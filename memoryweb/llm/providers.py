@@ -11,10 +11,14 @@ turns whatever came back â€” including a body that is not the documented shape â
   `finish_reason` `length` means truncated, `message.refusal` or `content_filter` a refusal.
 - openai-compatible (llama.cpp, Ollama, vLLM): `json_object` mode, which they mostly support
   where `json_schema` is patchy, with the schema spelled out in the system message, and
-  `max_tokens` instead of `max_completion_tokens`.
+  `max_tokens` instead of `max_completion_tokens`. A server that refuses `response_format`
+  with a 400 or 422 naming it (LM Studio takes only `json_schema`; some proxies none) is
+  asked again without it, and not offered it again by this provider: the prompt already asks
+  for one JSON object and the answer is read defensively (memoryweb/llm/parsing.py).
 """
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,8 +29,11 @@ import httpx2
 import openai
 from pydantic import BaseModel
 
+from memoryweb.counters import counter_add
 from memoryweb.llm.parsing import strict_compatible
 from memoryweb.llm.spec import ANTHROPIC, OPENAI_COMPATIBLE, LLMSpec
+
+logger = logging.getLogger(__name__)
 
 COMPLETE = "complete"
 TRUNCATED = "truncated"
@@ -34,6 +41,16 @@ REFUSAL = "refusal"
 
 ANTHROPIC_FINISH = {"max_tokens": TRUNCATED, "model_context_window_exceeded": TRUNCATED, "refusal": REFUSAL}
 OPENAI_FINISH = {"length": TRUNCATED, "content_filter": REFUSAL}
+JSON_MODE_WORDS = ("response_format", "json_object")
+
+
+def _refuses_json_mode(exc: openai.APIStatusError) -> bool:
+    """A 400/422 whose error names the JSON mode: the server does not support it."""
+    if exc.status_code not in (400, 422):
+        return False
+    # the SDK keeps only a dict's "message" in str(exc); LM Studio's error is a bare string
+    said = f"{exc} {exc.response.text}".lower()
+    return any(word in said for word in JSON_MODE_WORDS)
 
 
 @dataclass
@@ -151,6 +168,7 @@ class OpenAIProvider:
     def __init__(self, spec: LLMSpec, *, api_key: str, http_client: httpx2.Client, timeout: float):
         self.spec = spec
         self.compatible = spec.provider == OPENAI_COMPATIBLE
+        self.json_mode = True  # set False when a compatible server refuses response_format
         self.sdk = openai.OpenAI(
             api_key=api_key,
             base_url=spec.base_url or None,
@@ -179,9 +197,18 @@ class OpenAIProvider:
         params: dict[str, Any] = {
             "model": self.spec.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
-            "response_format": response_format,
             **self._limit(max_tokens),
         }
+        if not self.json_mode:
+            return self.sdk.chat.completions.create(**params)
+        try:
+            return self.sdk.chat.completions.create(**params, response_format=response_format)
+        except openai.APIStatusError as exc:
+            if not (self.compatible and _refuses_json_mode(exc)):
+                raise
+        self.json_mode = False
+        logger.warning("llm: model=%s refused response_format; asking without it", self.spec)
+        counter_add("llm.json_mode_refused")
         return self.sdk.chat.completions.create(**params)
 
     def _text_params(self, system: str, messages: list[dict], max_tokens: int) -> dict[str, Any]:

@@ -857,3 +857,38 @@ def test_non_string_variables_are_rendered_as_json():
 )
 def test_extract_json_finds_the_first_object(text, expected):
     assert extract_json(text) == expected
+
+
+def json_mode_refusal(status=400):
+    body = {"error": {"message": "response_format of type json_object is not supported", "type": "invalid"}}
+    return httpx2.Response(status, json=body)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("status", [400, 422])
+def test_a_compatible_server_refusing_json_mode_is_asked_once_more_without_it(status):
+    wire = Wire(json_mode_refusal(status), text_answer("openai-compatible", '{"query": "q"}'))
+    client = rewriter("openai-compatible", wire)
+
+    assert ask_json(client) == {"query": "q"}
+    assert ask_json(client) == {"query": "q"}  # the same client does not offer it again
+
+    sent = [json.loads(r.content) for r in wire.requests]
+    assert ["response_format" in body for body in sent] == [True, False, False]
+    assert counters()["llm.json_mode_refused"] == 1
+
+
+@pytest.mark.django_db
+def test_openai_itself_refusing_response_format_is_not_asked_without_it():
+    wire = Wire(json_mode_refusal(), json_answer("openai", {"query": "q"}))
+
+    assert ask_json(rewriter("openai", wire)) is None
+    assert len(wire.requests) == 1 and counters()["llm.fallback.rewriter.error"] == 1
+
+
+@pytest.mark.django_db
+def test_an_unrelated_400_from_a_compatible_server_is_not_retried_without_json_mode():
+    wire = Wire(error_answer("openai-compatible", 400), text_answer("openai-compatible", '{"query": "q"}'))
+
+    assert ask_json(rewriter("openai-compatible", wire)) is None
+    assert len(wire.requests) == 1

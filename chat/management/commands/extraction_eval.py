@@ -1,9 +1,17 @@
-"""`manage.py extraction_eval [--json OUT] [--errors]`: precision and recall of the heuristic
-extractor on the hand-labelled messages, for all of them, the development sets together, and
-each split alone (the untouched ones are the figures that say how it does on new text). Reads
-no database."""
+"""`manage.py extraction_eval [--provider SPEC --base-url URL] [--split NAME …] [--json OUT] [--errors]`:
+precision and recall of reflection's extraction on the hand-labelled messages, for all of them,
+the development sets together, and each split alone (the untouched ones are the figures that
+say how it does on new text).
+
+With `--provider none` (the default) it scores the heuristic extractor and reads no database.
+With a model spec (`openai-compatible/qwen2.5:7b --base-url http://127.0.0.1:11434/v1`,
+`openai/gpt-4o-mini`, …) each labelled message goes once through reflection's LLM path
+(chat/reflection/model_extraction.py), falling back to the heuristic extractor where the answer
+is unusable, as a reflection does; the LLM client counts its calls in the database (run
+`manage.py migrate` first). docs/local-models.md has the recipe for a local server."""
 
 import json
+import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -16,10 +24,15 @@ from chat.reflection.evaluation import (
     format_errors,
     format_table,
 )
+from chat.reflection.heuristics import extract
+from chat.reflection.model_extraction import ModelExtractor
+from memory.config import get_config
+from memoryweb.errors import ConfigError
+from memoryweb.llm import client_for
 
 
 class Command(BaseCommand):
-    help = "Precision/recall of the heuristic extractor (facts, notes, categories) on the labelled set."
+    help = "Precision/recall of reflection's extractor (heuristic or a model) on the labelled set."
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
@@ -28,18 +41,85 @@ class Command(BaseCommand):
             "--json", dest="json_out", type=Path, metavar="OUT", help="also write the metrics to this file"
         )
         parser.add_argument("--errors", action="store_true", help="list every miss and extra, per message")
+        parser.add_argument(
+            "--provider",
+            default="none",
+            metavar="SPEC",
+            help="none (the heuristic extractor) or a model spec such as openai-compatible/MODEL",
+        )
+        parser.add_argument(
+            "--base-url", default=None, help="the server for openai-compatible (default: memory.llm.baseUrl)"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=None, help="seconds per model call (default: llm.timeoutSeconds)"
+        )
+        parser.add_argument(
+            "--max-retries", type=int, default=None, help="retries per model call (default: llm.maxRetries)"
+        )
+        parser.add_argument(
+            "--split",
+            dest="splits",
+            action="append",
+            choices=SPLITS,
+            help="score only these splits (repeat the option); default: all of them",
+        )
+
+    def _extractor(self, provider: str, base_url: str | None, timeout: float | None, retries, verbosity: int):
+        if provider.strip().lower() == "none":
+            return extract, "heuristic"
+        llm: dict = {"reflection": provider}
+        if base_url is not None:
+            llm["baseUrl"] = base_url
+        if timeout is not None:
+            llm["timeoutSeconds"] = timeout
+        if retries is not None:
+            llm["maxRetries"] = retries
+        try:
+            config = get_config().with_overrides({"llm": llm})
+            client = client_for("reflection", config)
+        except ConfigError as exc:
+            raise CommandError(exc.message) from exc
+        if client is None:
+            raise CommandError(f"{provider}: no API key in the environment (see docs/configuration.md)")
+
+        def progress(text: str, source: str, seconds: float) -> None:
+            if verbosity >= 2:
+                sys.stderr.write(f"{source:<9} {seconds:6.1f}s  {text[:70]}\n")
+
+        return ModelExtractor(client, config, on_message=progress), provider
 
     def handle(self, *args, data: Path, json_out: Path | None, errors: bool, **options):
         if not data.exists():
             raise CommandError(f"no labelled set at {data}")
+        extractor, name = self._extractor(
+            options["provider"],
+            options["base_url"],
+            options["timeout"],
+            options["max_retries"],
+            options["verbosity"],
+        )
+        splits = tuple(options["splits"] or SPLITS)
         # The untouched splits are only ever reported alone, never merged with a development set.
-        reports = {"all": evaluate(data), "all development": evaluate(data, DEVELOPMENT)}
-        reports |= {split: evaluate(data, split) for split in SPLITS}
+        development = tuple(s for s in splits if s in DEVELOPMENT)
+        reports = {}
+        if not options["splits"]:
+            reports["all"] = evaluate(data, extractor=extractor)
+        if development:
+            reports["all development"] = evaluate(data, development, extractor=extractor)
+        reports |= {split: evaluate(data, split, extractor=extractor) for split in splits}
+        summary = extractor.summary() if isinstance(extractor, ModelExtractor) else None
         for title, report in reports.items():
-            self.stdout.write(format_table(report, title) + "\n")
+            self.stdout.write(format_table(report, title if summary is None else f"{title} · {name}") + "\n")
+        if summary:
+            fallbacks = ", ".join(f"{k} {v}" for k, v in sorted(summary["fallbacks"].items())) or "none"
+            self.stdout.write(
+                f"model answers: {summary['answered']}/{summary['messages']} messages; heuristic "
+                f"fallbacks: {fallbacks}; {summary['seconds_per_message']} s per message\n"
+            )
         if errors:
-            self.stdout.write(format_errors(reports["all"]))
+            self.stdout.write(format_errors(next(iter(reports.values()))))
         if json_out:
-            payload = {title: report.as_dict() for title, report in reports.items()}
+            payload: dict = {title: report.as_dict() for title, report in reports.items()}
+            payload["extractor"] = {"name": name, **(summary or {})}
             json_out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
             self.stdout.write(f"wrote {json_out}")
