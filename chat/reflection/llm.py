@@ -13,6 +13,7 @@ from chat.reflection.categories import CATEGORY_PRIORITY
 from memory.models import Note, ProfileFact
 from memory.search.lexical import note_search
 from memory.text import query_terms
+from memoryweb.counters import counter_add
 from memoryweb.llm import prompt_schema
 
 CATEGORIES = frozenset(CATEGORY_PRIORITY)  # the seeded consent categories
@@ -86,8 +87,15 @@ def model_operations(
         return None
 
     def message_of(item):
+        """The message an operation names; None (the operation is dropped and counted) when it
+        names none that was shown, unless there was only one to name."""
         index = item.get("message")
-        return messages[index - 1] if isinstance(index, int) and 1 <= index <= len(messages) else messages[-1]
+        if isinstance(index, int) and not isinstance(index, bool) and 1 <= index <= len(messages):
+            return messages[index - 1]
+        if index is None and len(messages) == 1:
+            return messages[0]
+        counter_add("llm.unknown_message")
+        return None
 
     ops = []
     for item in answer.get("facts", []):
@@ -112,6 +120,8 @@ def model_operations(
         if not str(item["content"]).strip():
             continue
         message = message_of(item)
+        if message is None:
+            continue
         ops.append(
             operation_class(
                 op="NOTE",
@@ -139,4 +149,4 @@ def model_operations(
                 op="RETRACT", message=message_of(item), key=str(item["key"]), value=str(item["value"])
             )
         )
-    return ops
+    return [op for op in ops if op.message is not None]

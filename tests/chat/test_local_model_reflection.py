@@ -77,7 +77,7 @@ def test_a_think_block_before_the_json_is_skipped(local_app, subject, actor, cas
     _, stats = reflect_on(subject, actor, case_text("health-diabetes"))
 
     assert stats["source"] == "llm" and cassette.played == ["ollama-think-block"]
-    pending = PendingMemory.objects.get(subject=subject)  # health: the consent gate asks first
+    pending = PendingMemory.objects.exclude(kind="evidence").get(subject=subject)  # health: the consent gate asks first
     assert pending.category.slug == "health" and pending.payload["value"] == "type 1 diabetes"
     assert not ProfileFact.objects.filter(subject=subject).exists() and not fallbacks()
 
@@ -187,5 +187,47 @@ def test_a_recorded_llama_cpp_answer_is_stored_as_it_came(local_app, subject, ac
     # which fact_set refuses (an unpinned fact needs keywords): that operation alone is skipped
     assert facts_of(subject) == {}
     assert Counter.objects.get(name="reflection.invalid_operation").value == 1
-    note = Note.objects.get(subject=subject, source_message=user)
-    assert "Stripe" in note.content and note.tags[:2] == ["job", "work"]
+    # and it put the job in a note on message 2 of a one-message conversation: a message it was
+    # not shown, so that note is dropped and counted rather than pinned on the wrong turn
+    assert not Note.objects.filter(subject=subject).exists()
+    assert Counter.objects.get(name="llm.unknown_message").value == 1
+
+
+class Answering:
+    """A client whose model answered `answer` (the JSON parsing is tested above, over HTTP)."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def complete_json(self, **_kwargs):
+        return self.answer
+
+
+def test_an_operation_naming_a_message_that_was_not_shown_is_dropped_and_counted(db):
+    from chat.reflect import Operation
+    from chat.reflection.llm import model_operations
+    from memory.config import get_config
+
+    when = datetime(2024, 3, 14, 10, 0, tzinfo=UTC)
+    shown = [
+        type("M", (), {"text": text, "role": "user", "occurred_at": when})()
+        for text in ("I moved to Lyon", "and I work at Airbus")
+    ]
+    fact = {"key": "employer", "value": "Airbus", "pinned": True, "keywords": [], "confidence": 0.9}
+    answer = {
+        "facts": [
+            fact | {"message": 2},
+            fact | {"message": 7},
+            fact | {"message": None},
+            fact | {"message": True},
+        ],
+        "notes": [{"message": 9, "content": "moved to Lyon", "tags": ["move"]}],
+    }
+
+    ops = model_operations(
+        Answering(answer), shown, profile="", notes="", note_ids=set(), now=when,
+        config=get_config(), operation_class=Operation,
+    )  # fmt: skip
+
+    assert [(op.op, op.message.text) for op in ops] == [("SET", "and I work at Airbus")]
+    assert Counter.objects.get(name="llm.unknown_message").value == 4
