@@ -15,7 +15,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from chat.reflection.categories import CATEGORY_PRIORITY, categories, classify_category
+from chat.reflection.categories import (
+    CATEGORY_PRIORITY,
+    categories,
+    classify_category,
+    with_source_categories,
+)
 from chat.reflection.evaluation import DEFAULT_DATA as EXTRACTION_DATA
 from chat.reflection.heuristics import extract
 
@@ -106,13 +111,17 @@ def evaluate_messages(path: Path | str, splits: tuple[str, ...]) -> GateReport:
     return report
 
 
-def evaluate_extracted(path: Path | str, splits: tuple[str, ...]) -> GateReport:
-    """The categories on the facts and notes the heuristic extractor draws from each message."""
+def evaluate_extracted(path: Path | str, splits: tuple[str, ...], inherit: str = "") -> GateReport:
+    """The categories on the facts and notes the heuristic extractor draws from each message; with
+    `inherit` ("clause", "sentence" or "message") each item's category is first escalated by that
+    part of the message it came from (`with_source_categories`), as the extractor itself may do."""
     report = GateReport()
     reference, cases = _cases(Path(path), splits)
     for case in cases:
         at = datetime.fromisoformat(case["occurred_at"]) if "occurred_at" in case else reference
         got = extract(case["text"], role=case.get("role", "user"), occurred_at=at)
+        if inherit:
+            got = with_source_categories(got, case["text"], inherit)
         predicted = {c for c in [*(f.category for f in got.facts), *(n.category for n in got.notes)] if c}
         report.add(case["id"], predicted, set(case.get("categories", [])), bool(predicted))
     return report

@@ -3,11 +3,19 @@ must stay unflagged, the contract of `categories` and `classify_category`, and f
 development part of tests/data/consent_labelled.json (its "heldback" part is never scored here)."""
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from chat.reflection.categories import CATEGORY_PRIORITY, categories, classify_category, fact_category
+from chat.reflection.categories import (
+    CATEGORY_PRIORITY,
+    categories,
+    classify_category,
+    fact_category,
+    item_category,
+    with_source_categories,
+)
 from chat.reflection.evaluation import DEVELOPMENT
 from chat.reflection.gate_evaluation import (
     CONSENT_DATA,
@@ -16,6 +24,7 @@ from chat.reflection.gate_evaluation import (
     evaluate_extracted,
     evaluate_messages,
 )
+from chat.reflection.heuristics import extract
 from tests.chat.test_labelled_set_stays_out_of_the_code import ROOT, SOURCES, shingles
 
 PHRASINGS = {
@@ -32,6 +41,10 @@ PHRASINGS = {
         "backup codes for my google account are in the drawer",
         "I changed my pasword yesterday",
         "my phone's passcode is 1122",
+        "guest wifi: CoffeeNet / latte2024!",
+        "hotspot: jay-iphone / hunter2!x9",
+        "remember: 7731 for the side door",
+        "the debit card pin is 4412",
     ],
     "government_ids": [
         "my passport number is K7745120",
@@ -56,6 +69,14 @@ PHRASINGS = {
         "I've been so anxious I can't eat",
         "the dentist wants to pull a tooth",
         "my docter changed my prescription",
+        "went off the pill last month",
+        "getting the coil fitted on tuesday",
+        "doing sober october again",
+        "trying to cut down on drinking",
+        "I take vitamin D and magnesium every night",
+        "what helps you fall asleep faster?",
+        "my blood results came back a bit off",
+        "I'm type 1 so I carry snacks",
     ],
     "sexual_life": [
         "I'm gay, my family knows",
@@ -72,6 +93,12 @@ PHRASINGS = {
         "my toddler won't sleep",
         "my 9 year old plays chess",
         "my niece starts kindergarten",
+        "we're expecting twins",
+        "I'm 20 weeks pregnant",
+        "I teach reception at a primary in Leeds",
+        "we homeschool the kids",
+        "our two year old just learned to say no",
+        "my lad starts year 7 in september",
     ],
     "finances": [
         "I earn about 65k a year",
@@ -81,6 +108,9 @@ PHRASINGS = {
         "I have 8k in savings",
         "I'm completely broke this month",
         "I got laid off last week",
+        "we give 10% to the mosque",
+        "I tithe every sunday",
+        "atm pin is the same as my birthday",
     ],
     "religion": [
         "I'm catholic and go to mass on sundays",
@@ -95,6 +125,7 @@ PHRASINGS = {
         "I joined the strike at work, I'm in the union",
         "I went to the protest downtown",
         "I'm pretty conservative politically",
+        "went on the climate march saturday",
     ],
     "precise_location": [
         "I live at 18 Larch Road",
@@ -103,6 +134,10 @@ PHRASINGS = {
         "I'm at the cafe on Elm street right now",
         "my postcode is EH1 2NG",
         "home alone all weekend",
+        "waiting at gate 22 in Frankfurt",
+        "my train is the ICE 578 at 10:12, coach 6",
+        "got a reservation at Noma for friday at 7",
+        "I'm flying LH 400 tomorrow",
     ],
     "relationships": [
         "my new girlfriend is called Hana",
@@ -113,6 +148,12 @@ PHRASINGS = {
         "me and my partner are moving in together",
         "my girlfirend loves sushi",
         "my sister and I had a huge fight",
+        "thinking of proposing to Priya over the summer",
+        "gonna pop the question at christmas",
+        "me and my brother are not on speaking terms",
+        "we're pregnant!! due in march",
+        "me and jess are official now",
+        "Sam and I split last month",
     ],
 }
 
@@ -137,6 +178,19 @@ NEAR_MISSES = [
     "the selection sort is slow",
     "I love jazz",
     "can you write a unit test for this",
+    "as a kid I loved lego",
+    "the cat is such a baby at the vet",
+    "this bug fix is a wing and a prayer",
+    "I committed to a 10k every weekend",
+    "the build broke me today lol",
+    "let's propose to the team that we ship friday",
+    "we're expecting rain tomorrow",
+    "the gate closes in 10 minutes",
+    "the pill-shaped button looks odd",
+    "the PR is on GH 1234",
+    "recall@10 went up to 0.7",
+    "we split the bill",
+    "booking the meeting room at 3",
 ]
 
 
@@ -229,12 +283,46 @@ def test_the_gate_catches_the_sensitive_messages_of_the_consent_dev_set():
     assert all(score.recall >= 0.9 for score in report.per_category.values())
 
 
+def test_an_extracted_item_with_no_category_of_its_own_takes_its_clauses():
+    source = "hoping to propose to Mei next spring, also started learning Rust"
+
+    assert item_category("Mei", source, "note") == "relationships"
+    assert item_category("Rust", source, "programming_languages") == ""  # another clause
+    assert item_category("Sam", "my partner is Sam and I have asthma", "partner") == "relationships"
+    assert item_category("Mei", source, "note", scope="own") == ""
+
+
+def test_source_categories_fill_the_items_of_an_extraction_in_place():
+    got = extract("I live in Lisbon with my boyfriend", occurred_at=datetime(2026, 6, 1, tzinfo=UTC))
+    assert got.facts and any(not f.category for f in got.facts)  # "Lisbon" says nothing by itself
+
+    with_source_categories(got, "I live in Lisbon with my boyfriend")
+
+    assert all(f.category == "relationships" for f in got.facts)
+
+
+def test_dev6_per_message_floor():
+    """dev6: 207 messages written by someone who never read the rules (issue 18); its misses
+    taught the kinds of phrasing above, so its floor is high; unseen text is the real test."""
+    report = evaluate_messages(EXTRACTION_DATA, ("dev6",))
+
+    assert report.messages >= 200
+    assert report.gate.recall >= 0.98 and report.gate.precision >= 0.9
+    assert report.total.recall >= 0.97 and report.total.precision >= 0.88
+    assert all(score.recall >= 0.9 for score in report.per_category.values())
+
+
 def test_the_gate_catches_the_sensitive_messages_of_the_extraction_development_sets():
     per_message = evaluate_messages(EXTRACTION_DATA, DEVELOPMENT)
     extracted = evaluate_extracted(EXTRACTION_DATA, DEVELOPMENT)
 
-    assert per_message.gate.recall >= 0.95 and per_message.total.recall >= 0.95
-    assert extracted.gate.recall >= 0.85  # what reflection stores, as far as its rules find items
+    assert "dev6" in DEVELOPMENT
+    assert per_message.gate.recall >= 0.97 and per_message.total.recall >= 0.97
+    assert per_message.gate.precision >= 0.85 and per_message.total.precision >= 0.8
+    # what reflection stores, as far as its rules find items (dev6's are mostly not found yet)
+    assert extracted.gate.recall >= 0.6
+    inherited = evaluate_extracted(EXTRACTION_DATA, DEVELOPMENT, inherit="clause")
+    assert inherited.gate.recall >= extracted.gate.recall
 
 
 def test_consent_eval_reports_the_development_splits(capsys):

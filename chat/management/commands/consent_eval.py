@@ -1,4 +1,4 @@
-"""`manage.py consent_eval [--split NAME ...] [--errors] [--json OUT]`: per-category precision and
+"""`manage.py consent_eval [--split NAME ...] [--errors] [--inherit SCOPE] [--json OUT]`: per-category precision and
 recall of the consent gate, scored on each labelled message directly (what the evidence index
 asks `classify_category`) and, on the extraction set, over the facts and notes drawn from it.
 
@@ -39,10 +39,18 @@ class Command(BaseCommand):
             "--errors", action="store_true", help="list the missed categories (development only)"
         )
         parser.add_argument(
+            "--inherit",
+            choices=["clause", "sentence", "message"],
+            help="score extracted items as if each took the category of that part of its message "
+            "when its own words have none (categories.with_source_categories)",
+        )
+        parser.add_argument(
             "--json", dest="json_out", type=Path, metavar="OUT", help="also write the metrics here"
         )
 
-    def handle(self, *args, split: list[str] | None, errors: bool, json_out: Path | None, **options):
+    def handle(
+        self, *args, split: list[str] | None, errors: bool, json_out: Path | None, inherit=None, **options
+    ):
         runs: list[tuple[str, Path, tuple[str, ...]]] = []
         if not split:
             runs = [
@@ -69,7 +77,10 @@ class Command(BaseCommand):
         for title, path, splits in runs:
             reports = {f"{title}, per message": evaluate_messages(path, splits)}
             if path == EXTRACTION_DATA:
-                reports[f"{title}, over extracted facts and notes"] = evaluate_extracted(path, splits)
+                label = f", items inheriting their {inherit}'s category" if inherit else ""
+                reports[f"{title}, over extracted facts and notes{label}"] = evaluate_extracted(
+                    path, splits, inherit or ""
+                )
             for name, report in reports.items():
                 self.stdout.write(format_report(report, name) + "\n")
                 if errors:
