@@ -33,7 +33,7 @@ from functools import partial
 
 from chat.reflection import identity, personal
 from chat.reflection.capture import make_fact
-from chat.reflection.categories import classify_category
+from chat.reflection.categories import classify_category, with_source_categories
 from chat.reflection.changes import changes, without_retracted
 from chat.reflection.identity import Context, Found
 from chat.reflection.notes import (
@@ -128,7 +128,7 @@ def extract(
         if note:
             result.notes.append(note)
     result.facts = _merge(result.facts)
-    return result
+    return with_source_categories(result, text)
 
 
 def _unique_retractions(items: list[FactRetraction]) -> list[FactRetraction]:

@@ -292,11 +292,13 @@ def test_an_extracted_item_with_no_category_of_its_own_takes_its_clauses():
     assert item_category("Mei", source, "note", scope="own") == ""
 
 
-def test_source_categories_fill_the_items_of_an_extraction_in_place():
-    got = extract("I live in Lisbon with my boyfriend", occurred_at=datetime(2026, 6, 1, tzinfo=UTC))
-    assert got.facts and any(not f.category for f in got.facts)  # "Lisbon" says nothing by itself
+def test_extract_fills_each_items_category_from_its_clause():
+    text = "I live in Lisbon with my boyfriend"
+    got = extract(text, occurred_at=datetime(2026, 6, 1, tzinfo=UTC))
+    # "Lisbon" says nothing by itself; the clause it came from names a partner
+    assert got.facts and all(f.category == "relationships" for f in got.facts)
 
-    with_source_categories(got, "I live in Lisbon with my boyfriend")
+    with_source_categories(got, text)  # in place and idempotent
 
     assert all(f.category == "relationships" for f in got.facts)
 
