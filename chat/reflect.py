@@ -16,7 +16,6 @@ under its own category's consent policy, so a turn extraction missed is still re
 """
 
 import logging
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -28,7 +27,7 @@ from chat.models import ReflectionRun, RunStatus
 from chat.reflection.categories import classify_category
 from chat.reflection.heuristics import extract
 from chat.reflection.llm import llm_operations
-from chat.reflection.ops import LIST_KEYS
+from chat.reflection.ops import LIST_KEYS, Operation
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
 from memory.models import Conversation, EvidenceStatus, ItemKind, Message, Note, Origin, ProfileFact, Role
@@ -47,24 +46,6 @@ from memoryweb.outbox import enqueue
 logger = logging.getLogger(__name__)
 
 OPEN = [RunStatus.QUEUED, RunStatus.RUNNING]
-
-
-@dataclass
-class Operation:
-    op: str  # SET | NOTE | EVOLVE | RETRACT
-    message: Message
-    key: str = ""
-    value: str = ""
-    pinned: bool = True
-    keywords: list[str] = field(default_factory=list)
-    confidence: float = 1.0
-    content: str = ""
-    tags: list[str] = field(default_factory=list)
-    occurred_at: datetime | None = None
-    category: str = ""
-    note_id: int | None = None
-    add_tags: list[str] = field(default_factory=list)
-    remove_tags: list[str] = field(default_factory=list)
 
 
 def reflection_enqueue(*, conversation: Conversation, through_message: Message) -> ReflectionRun:

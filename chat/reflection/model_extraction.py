@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from chat.reflection.categories import classify_category
 from chat.reflection.heuristics import extract
 from chat.reflection.llm import model_operations
-from chat.reflection.ops import Extraction, FactOp, FactRetraction, NoteOp
+from chat.reflection.ops import Extraction, FactOp, FactRetraction, NoteOp, Operation
 from memoryweb.counters import counter_values
 
 FALLBACK_COUNTERS = "llm.fallback.reflection."
@@ -39,27 +39,7 @@ class LabelledTurn:
     pk: int = 0
 
 
-@dataclass
-class ModelOperation:
-    """The fields `model_operations` fills (the same names as chat.reflect.Operation)."""
-
-    op: str
-    message: LabelledTurn
-    key: str = ""
-    value: str = ""
-    pinned: bool = True
-    keywords: list[str] = field(default_factory=list)
-    confidence: float = 1.0
-    content: str = ""
-    tags: list[str] = field(default_factory=list)
-    occurred_at: datetime | None = None
-    category: str = ""
-    note_id: int | None = None
-    add_tags: list[str] = field(default_factory=list)
-    remove_tags: list[str] = field(default_factory=list)
-
-
-def extraction_from_operations(ops: list[ModelOperation]) -> Extraction:
+def extraction_from_operations(ops: list[Operation]) -> Extraction:
     result = Extraction()
     for op in ops:
         category = op.category or classify_category(op.content or f"{op.key} {op.value}")
@@ -116,7 +96,7 @@ class ModelExtractor:
             note_ids=set(),
             now=occurred_at,
             config=self.config,
-            operation_class=ModelOperation,
+            operation_class=Operation,
         )
         spent = time.monotonic() - started
         self.seconds += spent

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 # Keys whose value is a comma-separated list; the writer should union with the active value
 # instead of replacing it ("I also speak French" must not forget English).
@@ -60,3 +61,25 @@ class Extraction:
 
     def __bool__(self) -> bool:
         return bool(self.facts or self.notes or self.retractions)
+
+
+@dataclass
+class Operation:
+    """One operation a reflection run applies (chat.reflect), from the heuristic extractor or a
+    model; `message` is the turn it came from (a memory.Message, or in extraction_eval a
+    labelled turn: anything with `text`, `role` and `occurred_at`)."""
+
+    op: str  # SET | NOTE | EVOLVE | RETRACT
+    message: Any
+    key: str = ""
+    value: str = ""
+    pinned: bool = True
+    keywords: list[str] = field(default_factory=list)
+    confidence: float = 1.0
+    content: str = ""
+    tags: list[str] = field(default_factory=list)
+    occurred_at: datetime | None = None
+    category: str = ""
+    note_id: int | None = None
+    add_tags: list[str] = field(default_factory=list)
+    remove_tags: list[str] = field(default_factory=list)

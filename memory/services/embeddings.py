@@ -122,23 +122,28 @@ def _embed_items(kind: str, items: list, *, config: MemoryConfig, embedder: Embe
     return written
 
 
-def note_embed(*, note_id: int) -> dict:
-    """Embed one note under its app's configured provider (the store path's task). A provider
-    failure is logged and counted, not raised: `manage.py memory reembed` backfills. Safe to
-    repeat: an unchanged note is skipped."""
-    note = Note.objects.select_related("subject__app").filter(pk=note_id).first()
-    if note is None:
+def _embed_one(item, embed, *, where: str) -> dict:
+    """Embed one item (a note or an evidence unit) under its app's configured provider. A
+    provider failure is logged and counted, not raised."""
+    if item is None:
         return {"embedded": 0, "reason": "gone"}
-    config = get_config(note.subject.app)
+    config = get_config(item.subject.app)
     try:
         embedder = get_embedder(config)
         if embedder is None:
             return {"embedded": 0, "reason": "off"}
-        return {"embedded": embed_notes([note], config=config, embedder=embedder)}
+        return {"embedded": embed([item], config=config, embedder=embedder)}
     except Exception as exc:
         model_id = embedding_spec(config).model_id if embeddings_enabled(config) else "?"
-        provider_failed(model_id, exc, where=f"note {note_id}", config=config)
+        provider_failed(model_id, exc, where=where, config=config)
         return {"embedded": 0, "reason": "failed"}
+
+
+def note_embed(*, note_id: int) -> dict:
+    """Embed one note (the store path's task); a failure is counted, and `manage.py memory
+    reembed` backfills. Safe to repeat: an unchanged note is skipped."""
+    note = Note.objects.select_related("subject__app").filter(pk=note_id).first()
+    return _embed_one(note, embed_notes, where=f"note {note_id}")
 
 
 def note_embed_enqueue(*, note: Note, config: MemoryConfig) -> None:
@@ -150,21 +155,9 @@ def note_embed_enqueue(*, note: Note, config: MemoryConfig) -> None:
 
 
 def evidence_embed(*, evidence_id: int) -> dict:
-    """Embed one evidence unit under its app's provider (the reflection's task); like
-    `note_embed`, a failure is logged and counted, not raised. Safe to repeat."""
+    """Embed one evidence unit (the reflection's task), like `note_embed`. Safe to repeat."""
     item = Evidence.objects.select_related("subject__app").filter(pk=evidence_id).first()
-    if item is None:
-        return {"embedded": 0, "reason": "gone"}
-    config = get_config(item.subject.app)
-    try:
-        embedder = get_embedder(config)
-        if embedder is None:
-            return {"embedded": 0, "reason": "off"}
-        return {"embedded": embed_evidence([item], config=config, embedder=embedder)}
-    except Exception as exc:
-        model_id = embedding_spec(config).model_id if embeddings_enabled(config) else "?"
-        provider_failed(model_id, exc, where=f"evidence {evidence_id}", config=config)
-        return {"embedded": 0, "reason": "failed"}
+    return _embed_one(item, embed_evidence, where=f"evidence {evidence_id}")
 
 
 Progress = Callable[[int, int], None]
