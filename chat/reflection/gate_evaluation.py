@@ -119,6 +119,8 @@ def evaluate_extracted(path: Path | str, splits: tuple[str, ...], inherit: str =
     reference, cases = _cases(Path(path), splits)
     for case in cases:
         at = datetime.fromisoformat(case["occurred_at"]) if "occurred_at" in case else reference
+        if at is None:
+            raise ValueError(f"{case['id']}: no occurred_at, and the set has no reference time")
         got = extract(case["text"], role=case.get("role", "user"), occurred_at=at)
         if inherit:
             got = with_source_categories(got, case["text"], inherit)

@@ -202,7 +202,7 @@ class OpenAIProvider:
         if not self.json_mode:
             return self.sdk.chat.completions.create(**params)
         try:
-            return self.sdk.chat.completions.create(**params, response_format=response_format)
+            return self.sdk.chat.completions.create(**params, response_format=response_format)  # type: ignore[call-overload]
         except openai.APIStatusError as exc:
             if not (self.compatible and _refuses_json_mode(exc)):
                 raise
