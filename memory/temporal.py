@@ -396,6 +396,64 @@ def _us(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     return _day(d) if d else None
 
 
+def _easter(year: int) -> date:
+    """Western Easter Sunday (the anonymous Gregorian algorithm)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    l = (32 + 2 * e + 2 * i - h - k) % 7  # noqa: E741
+    m = (a + 11 * h + 22 * l) // 451
+    month, day = divmod(h + l - 7 * m + 114, 31)
+    return date(year, month, day + 1)
+
+
+_FIXED_HOLIDAYS = {
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
+    "boxing day": (12, 26), "new year's eve": (12, 31), "new years eve": (12, 31), "nye": (12, 31),
+    "new year's day": (1, 1), "halloween": (10, 31), "valentine's day": (2, 14), "valentine's": (2, 14),
+    "valentines": (2, 14), "bonfire night": (11, 5),
+}  # fmt: skip
+
+
+def _holiday(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    """Christmas, Easter, Halloween …: this year's unless it has passed (or, told in the past
+    tense, has not yet come), then the neighbouring year's. "last"/"next" shift by a year."""
+    name = " ".join(m["holiday"].lower().split())
+
+    def on(year: int) -> date:
+        if name.startswith("easter"):
+            return _easter(year)
+        month, day = _FIXED_HOLIDAYS[name]
+        return date(year, month, day)
+
+    rel = (m["rel"] or "").lower()
+    this = on(ref.year)
+    if rel == "last" or (not rel and tense == "past"):
+        d = this if this < ref else on(ref.year - 1)
+    elif rel == "next":
+        d = this if this > ref else on(ref.year + 1)
+    else:
+        d = this if this >= ref or rel == "this" else on(ref.year + 1)
+    return _day(d)
+
+
+_HOLIDAYS = (
+    r"christmas\s+eve|christmas\s+day|christmas|xmas|boxing\s+day|new\s+year'?s\s+eve|nye|new\s+year'?s\s+day|"
+    r"halloween|valentine'?s(?:\s+day)?|valentines|bonfire\s+night|easter(?:\s+sunday)?"
+)
+
+
+def _weekend_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    unit = m["unit"].lower()
+    if unit == "week":
+        start = _monday(ref) + timedelta(weeks=2)
+        return _Resolved(start, start + timedelta(days=6), "week")
+    saturday = _monday(ref) + timedelta(weeks=2, days=5)
+    return _Resolved(saturday, saturday + timedelta(days=1), "day")
+
+
 # Ordered longest-first; overlapping later matches are dropped.
 _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(p, re.IGNORECASE), r)
@@ -404,7 +462,13 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\b(?P<m>0?[1-9]|1[0-2])/(?P<d>0?[1-9]|[12]\d|3[01])/(?P<y>\d{4}|\d{2})\b", _us),
         (r"\bthe day before yesterday\b", _fixed(-2)),
         (r"\bthe day after tomorrow\b", _fixed(2)),
-        (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago),
+        (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
+        (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
+        (
+            rf"\b(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:(?P<rel>next|last|this)\s+)?{_MONTH}\b",
+            _relative_month,
+        ),
+        (rf"\b(?:(?P<rel>last|next|this)\s+)?(?P<holiday>{_HOLIDAYS})\b", _holiday),
         (rf"\bin\s+{_NUM}\s+{_UNIT}\b", _in_n),
         (
             rf"\b(?:(?-i:Q)(?P<q>[1-4])|the\s+(?P<ord>first|second|third|fourth)\s+quarter)"

@@ -53,6 +53,14 @@ _REMEMBER_TAIL = re.compile(
     r"(?:\s+(?:that|this|it))?(?:\s+(?:please|ok|okay|for\s+me))?[\s.!?]*$",
     I,
 )
+# "… - keep hold of that for the visa application", "… - don't let me forget", "… in case I ask again"
+_KEEP_TAIL = re.compile(
+    r"^(?P<body>.+?)[\s,;—-]+(?:pls\s+|please\s+)?(?:keep\s+hold\s+of|hang\s+on\s+to|hold\s+on\s+to|hold\s+onto|"
+    r"keep|save|store|note|jot)\s+(?:that|this|it)(?:\s+down)?\b(?:\s+[^.!?]{0,60})?[\s.!?]*$|"
+    r"^(?P<body2>.+?)[\s,;—-]+(?:(?:and\s+)?(?:pls\s+|please\s+)?(?:do\s+not|don'?t)\s+let\s+me\s+forget(?:\s+(?:it|that|this))?|"
+    r"(?:just\s+)?in\s+case\s+I\s+(?:ask|forget)(?:\s+(?:again|later|you))?)[\s.!?]*$",
+    I,
+)
 _NOT_AN_INSTRUCTION = re.compile(r"^(?:when|how|what|where|who|whether|if|the\s+time|me|us|him|her)\b", I)
 
 
@@ -74,10 +82,10 @@ def reminder_note(s: Sentence, reference: datetime, speaker: str | None) -> Note
 
 def remembered_body(sentence: str) -> str | None:
     """The thing to remember, when the sentence asks for it; None for "do you remember when …"."""
-    m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence)
+    m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence) or _KEEP_TAIL.match(sentence)
     if not m:
         return None
-    body = m["body"].strip(" .!?")
+    body = (m.groupdict().get("body") or m.groupdict().get("body2") or "").strip(" .!?")
     return None if not body or _NOT_AN_INSTRUCTION.match(body) else body
 
 
@@ -90,8 +98,11 @@ def remembered_note(body: str, reference: datetime, speaker: str | None) -> Note
 # --- decisions --------------------------------------------------------------------------------
 
 _DECISION = re.compile(
-    r"\b(?:we|I|our\s+team|the\s+team|everyone)\s+(?:have\s+|has\s+|had\s+)?(?:finally\s+|just\s+|eventually\s+|now\s+|all\s+)?"
-    r"(?:decided|agreed|settled\s+on|opted|chose|picked|committed\s+to)\b|"
+    r"\b(?:we|I|(?:our\s+|the\s+|my\s+)?(?:team|squad|company|board|family|management|leadership|committee|group)|everyone)"
+    r"\s+(?:have\s+|has\s+|had\s+)?(?:finally\s+|just\s+|eventually\s+|now\s+|all\s+|officially\s+)?"
+    r"(?:decided|agreed|settled\s+on|opted|chose|picked(?!\s+up)|committed\s+to|signed\s+off|approved|green-?lit)\b|"
+    r"\b(?:we|I)\s+(?:have\s+|had\s+)?promised\s+(?:the\s+|my\s+|our\s+)?\w+\s+(?:a\s+|an\s+|the\s+)?(?-i:[A-Z])?\w+|"
+    r"\b(?:the|our|my)\s+plan\s+is\s+(?:that\s+)?(?:we|I)\b|"
     r"\b(?:we|I)\s+(?:are|am|will)\s+(?:going\s+with|go\s+with|going\s+to\s+go\s+with|sticking\s+with|"
     r"switching\s+(?:over\s+)?(?:from\s+[\w .+-]{1,30}?\s+)?to|moving\s+(?:from\s+[\w .+-]{1,30}?\s+)?to)\b|^let's\s+(?:go\s+with|use|stick\s+with|do|pick|choose|switch\s+to|ship)\b|"
     r"\b(?:final\s+(?:decision|answer)|the\s+decision\s+is|the\s+plan\s+is\s+to)\b",
@@ -99,7 +110,10 @@ _DECISION = re.compile(
 )
 _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
-    r"\bso\s+we\s+are\s+going\s+with\b",
+    r"\bso\s+we\s+are\s+going\s+with\b|"
+    # an agreement restated: "Agreed - we'll keep …", "Sounds good, so we'll do … as you suggested"
+    r"^(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it)\b[^.!?]*?\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+|"
+    r"\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+suggested|discussed|planned)\b",
     I,
 )
 
@@ -125,7 +139,7 @@ _GROUP = (
     r"(?:me|I)\s+and\s+(?:my\s+)?\w+|(?:my\s+)?\w+\s+and\s+(?:I|me))"
 )
 _INTEND = (
-    r"(?:will|shall|(?:are|is|am)\s+going\s+to|(?:plan|intend|aim|mean|expect)s?\s+to|"
+    r"(?:will|shall|(?:are|is|am)\s+going\s+to|(?<=\w)'s\s+going\s+to|(?:plan|intend|aim|mean|expect)s?\s+to|"
     r"(?:are|is|am)\s+(?:planning|aiming|intending|set|scheduled|due)\s+to)"
 )
 _PROMISE = (
@@ -134,12 +148,12 @@ _PROMISE = (
 )
 _ADVERBS = r"(?:(?:also|then|finally|definitely|really|now|all|both|just|officially|soon)\s+)*"
 _COMMITMENT = re.compile(
-    rf"(?:\b(?P<who>{_GROUP}|I)\s+(?:(?P<promise>{_PROMISE})|{_INTEND})|"
+    rf"(?:\b(?P<who>{_GROUP}|I)(?:\s+|(?='s\s))(?:(?P<promise>{_PROMISE})|{_INTEND})|"
     rf"\b(?P<whose>my|our)\s+(?:plan|goal|intention|aim)\s+is\s+to)\s+{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
     I,
 )
 _FRONTED = re.compile(
-    rf"^(?P<when>[^,]{{3,40}}?),?\s+{_GROUP}\s+(?:will\s+)?{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$", I
+    rf"^(?P<when>[^,]{{3,40}}?),?\s+{_GROUP}\s+(?:will\s+|are\s+(?=\w+ing\b))?{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$", I
 )
 _FROM_NOW_ON = re.compile(r"^(?:from\s+now\s+on|going\s+forward|starting\s+(?:today|now))$", I)
 # Things one says to end or steer a conversation, not commitments: "I'll think about it",
@@ -169,7 +183,10 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     m = _COMMITMENT.search(text)
     if m:
         group = (m["who"] or m["whose"]).lower() not in ("i", "my")
-        kind = "decision" if group or m["promise"] else "plan"
+        # "I promised …", "I agreed to …" bind the speaker to someone; "I've committed to a 5k
+        # every morning", "I signed up to …" are the speaker's own resolutions
+        own = m["promise"] and re.search(r"committed|resolved|vowed|signed", m["promise"], I)
+        kind = "decision" if group or (m["promise"] and not own) else "plan"
     else:
         m = _FRONTED.match(text)
         if not m:
@@ -189,9 +206,20 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         rest = rest[1:]
     # "gonna scream, the build broke": the clause ends at its comma
     clause = re.split(r"[,;:]|\s+-\s+", " ".join(rest))[0].split()
-    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2 or len(clause) < 2:
+    # "we'll do it later" is talk; "we are going to do retros every other Wednesday" is not
+    substantial = verb == "do" and len(clause) >= 4 and clause[1].lower() not in ("it", "that", "this", "so", "the")
+    if verb in _NOT_A_VERB or (verb in _CONVERSATIONAL and not substantial) or len(rest) < 2 or len(clause) < 2:
         return None
-    return ("plan" if verb in _OUTINGS and not m.groupdict().get("promise") else kind), m["rest"]
+    outing = verb in _OUTINGS or _TRIP.search(" ".join(clause))
+    return ("plan" if outing and not m.groupdict().get("promise") else kind), m["rest"]
+
+
+# a trip is a plan whoever makes it: "we're doing a road trip round Scotland"
+_TRIP = re.compile(
+    r"\b(?:trip|holiday|vacation|getaway|honeymoon|tour|cruise|flights?|visit|christmas|xmas|easter|"
+    r"thanksgiving|new\s+year|diwali|eid|hanukkah)\b",
+    I,
+)
 
 
 def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
@@ -211,7 +239,9 @@ _EVENT_NOUNS = (
     r"game|match|date|dinner|lunch|birthday|vacation|holiday|conference|presentation|demo|launch|"
     r"release|checkup|check-up|gig|festival|funeral|graduation|ceremony|recital|race|marathon|"
     r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|appt|"
-    r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season"
+    r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season|"
+    r"therapy|therapist|physio|physiotherapy|dentist|doctor|GP|vet|counsell?ing|session|haircut|op|"
+    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis"
 )
 _EVENT_VERBS = (
     r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
@@ -219,7 +249,9 @@ _EVENT_VERBS = (
     r"got\s+promoted|got\s+hired|got\s+fired|got\s+laid\s+off|gave\s+birth|diagnosed|married|born|"
     r"hired|fired|promoted|engaged|divorced|injured|hospitalized|accepted|rejected|moved|graduated|"
     r"starts?|starting|begins?|leaves?|leaving|arrives?|arriving|lands?|landing|fly|flies|flying|"
-    r"visit|visits|visiting|travel(?:l)?ing|heading|expecting|interviewing|moving|going|turns|turning"
+    r"visit|visits|visiting|travel(?:l)?ing|heading|expecting|interviewing|moving|going|turns|turning|"
+    r"split|split\s+up|broke\s+up|separated|adopted|rehomed|expires?|expiring|renew|done|finished|completed|"
+    r"signed\s+up|registered|enrolled|booked|put\s+down|put\s+to\s+sleep|passed\s+away|died"
 )
 _ADJECTIVE_ED = {
     "tired", "bored", "excited", "interested", "scared", "worried", "stressed", "annoyed", "exhausted",
