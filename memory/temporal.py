@@ -83,7 +83,9 @@ _FUTURE_CUES = re.compile(
     r"\b(will|won't|shall|gonna|going to|plan(?:s|ning)? to|about to|can't wait|cannot wait|"
     r"upcoming|coming up|(?:i'?ve|we'?ve|have|has) got|deadline|due|scheduled|appointment|"
     r"reservation|booked|rescheduled|postponed|until|hope to|want to|need to|have to|"
-    r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set) to|"
+    r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set|committed) to|promised|"
+    # entered for something still to come: "signed up for the Great North Run in September"
+    r"signed up|registered for|enrolled (?:in|on|for)|"
     # a promise of something still to come: "I promised Tom I'd paint the fence in May"
     r"(?:agreed|promised|swore|vowed|told\s+\w+)\s+(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)(?:'d|\s+would))\b|"
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b|"
@@ -99,7 +101,7 @@ _PAST_CUES = re.compile(
     r"\b(was|were|went|did|had|got|came|saw|met|took|made|spent|ran|left|bought|ate|told|said|"
     r"flew|drove|began|felt|found|gave|heard|kept|lost|paid|sent|sat|slept|spoke|thought|won|"
     r"wrote|broke|caught|fell|forgot|grew|hit|held|led|rode|sang|sold|swam|taught|threw|wore|"
-    r"ago|used to|last|earlier|already|\w{2,}ed)\b",
+    r"ago|used to|last|earlier|already|done|split up|broke up|passed away|\w{2,}ed)\b",
     re.IGNORECASE,
 )
 
@@ -500,7 +502,11 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\b(?:yesterday|last night)\b", _fixed(-1)),
         (r"\btomorrow\b", _fixed(1)),
         (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _fixed(0)),
-        (rf"\b(?:on\s+)?(?<!black )(?<!good )(?<!cyber ){_WD}\b(?P<rel>)", _weekday),
+        # not a recurring day: "every other Wednesday", "each Monday", "Mondays"
+        (
+            rf"\b(?:on\s+)?(?<!black )(?<!good )(?<!cyber )(?<!every )(?<!every other )(?<!each ){_WD}\b(?!s\b)(?P<rel>)",
+            _weekday,
+        ),
         (
             r"\b(?:on\s+|from\s+|by\s+|until\s+|till\s+|before\s+)?the\s+(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
             r"(?!\s+(?:century|time|times|floor|place|grade|anniversary|birthday|edition|round|row|street|"

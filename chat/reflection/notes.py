@@ -100,7 +100,7 @@ def remembered_note(body: str, reference: datetime, speaker: str | None) -> Note
 _DECISION = re.compile(
     r"\b(?:we|I|(?:our\s+|the\s+|my\s+)?(?:team|squad|company|board|family|management|leadership|committee|group)|everyone)"
     r"\s+(?:have\s+|has\s+|had\s+)?(?:finally\s+|just\s+|eventually\s+|now\s+|all\s+|officially\s+)?"
-    r"(?:decided|agreed|settled\s+on|opted|chose|picked(?!\s+up)|committed\s+to|signed\s+off|approved|green-?lit)\b|"
+    r"(?:decided|agreed|settled\s+on|opted|chose|picked(?!\s+up)|signed\s+off|approved|green-?lit)\b|"
     r"\b(?:we|I)\s+(?:have\s+|had\s+)?promised\s+(?:the\s+|my\s+|our\s+)?\w+\s+(?:a\s+|an\s+|the\s+)?(?-i:[A-Z])?\w+|"
     r"\b(?:the|our|my)\s+plan\s+is\s+(?:that\s+)?(?:we|I)\b|"
     r"\b(?:we|I)\s+(?:are|am|will)\s+(?:going\s+with|go\s+with|going\s+to\s+go\s+with|sticking\s+with|"
@@ -112,7 +112,7 @@ _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
     r"\bso\s+we\s+are\s+going\s+with\b|"
     # an agreement restated: "Agreed - we'll keep …", "Sounds good, so we'll do … as you suggested"
-    r"^(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it)\b[^.!?]*?\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+|"
+    r"^(?:I\s+)?(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it)\b[^.!?]*?\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+|"
     r"\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+suggested|discussed|planned)\b",
     I,
 )
@@ -207,7 +207,11 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     # "gonna scream, the build broke": the clause ends at its comma
     clause = re.split(r"[,;:]|\s+-\s+", " ".join(rest))[0].split()
     # "we'll do it later" is talk; "we are going to do retros every other Wednesday" is not
-    substantial = verb == "do" and len(clause) >= 4 and clause[1].lower() not in ("it", "that", "this", "so", "the")
+    substantial = (
+        (verb == "do" or clause[1:2] in (["off"], ["out"]))
+        and len(clause) >= 4
+        and clause[1].lower() not in ("it", "that", "this", "so", "the")
+    )
     if verb in _NOT_A_VERB or (verb in _CONVERSATIONAL and not substantial) or len(rest) < 2 or len(clause) < 2:
         return None
     outing = verb in _OUTINGS or _TRIP.search(" ".join(clause))
@@ -329,11 +333,49 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
     return "plan" if sentence_tense(text) == "future" else "event"
 
 
-def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+# A clause whose subject chat dropped: "…, saw them live in 2023", "leaving 3 March", "started X
+# two months back", "officially divorced from Mark".
+_CLAUSE_START = re.compile(
+    r"(?:^|[,;:]\s*|\s-\s*)(?:(?:just|finally|officially|then|and|also|recently|honestly|so)\s+)*(?P<w>[a-z]+)\b", I
+)
+_GRANULARITY = {"day": 0, "week": 1, "month": 2, "year": 3}
+
+
+def _dropped_subject(text: str) -> bool:
+    for m in _CLAUSE_START.finditer(text):
+        w = m["w"].lower()
+        if w in _ADJECTIVE_ED or w in _STATIVE or w in ("was", "were", "is", "are", "been"):
+            continue
+        if is_past_form(w) or (w.endswith("ed") and len(w) > 4) or (w.endswith("ing") and len(w) > 5):
+            return True
+    return False
+
+
+def _told_by_speaker(s: Sentence, message: str) -> bool:
+    """The sentence is the speaker's own story: first person, a dropped subject, or a story
+    sentence about a named pet or a month ("April was all backpacking") in a first-person message."""
+    if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text):
+        return True
+    if not message or not _FIRST_PERSON.search(message):
+        return False
+    first = s.text.split()[0] if s.text.split() else ""
+    return bool(
+        re.match(rf"(?:(?-i:[A-Z])[a-z]+$|{'|'.join(MONTH_NAMES)}$)", first, I)
+        and not re.match(r"(?:the|this|that|it|there|he|she|they|you)$", first, I)
+    )
+
+
+MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+)  # fmt: skip
+
+
+def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     if s.question or s.conditional or _PRONOUN_START.match(s.text):
         return None
     if not (
-        _FIRST_PERSON.search(s.text)
+        _told_by_speaker(s, message)
         or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)
         or _RELATIVE_SUBJECT.match(s.text)
     ):
@@ -343,8 +385,10 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp 
     mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
     if mentions:
         grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
-        kind = _kind(mentions[0], s.text, reference.date())
-        return _note(kind, grounded, occurred_at=_at(mentions[0].start, reference), speaker=speaker)
+        # the most precise mention dates the note: "came last year; started X two months back"
+        mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
+        kind = _kind(mention, s.text, reference.date())
+        return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
     if _just_happened(s.text):
         return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
     return None
