@@ -7,7 +7,7 @@ import re
 from datetime import date, datetime, time
 
 from chat.reflection.categories import classify_category
-from chat.reflection.lexicon import RELATION_WORDS
+from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
 from chat.reflection.topics import TOPIC_TAGS
@@ -265,7 +265,9 @@ _ADJECTIVE_ED = {
 }  # fmt: skip
 _ACTIVITY = re.compile(
     rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to)\s+\w+|"
-    r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b",
+    r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
+    # a past progressive is something done: "April was all backpacking in Peru"
+    r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
     I,
 )
 _ED_WORD = re.compile(r"\b(?P<w>[a-z]{2,}ed)\b", I)
@@ -356,7 +358,7 @@ def _told_by_speaker(s: Sentence, message: str) -> bool:
     sentence about a named pet or a month ("April was all backpacking") in a first-person message."""
     if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text):
         return True
-    if not message or not _FIRST_PERSON.search(message):
+    if not message or not (_FIRST_PERSON.search(message) or _PET_WORD.search(message)):
         return False
     first = s.text.split()[0] if s.text.split() else ""
     return bool(
@@ -365,6 +367,7 @@ def _told_by_speaker(s: Sentence, message: str) -> bool:
     )
 
 
+_PET_WORD = re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, PET_SPECIES), key=len, reverse=True))})s?\b", I)
 MONTH_NAMES = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december",
@@ -435,3 +438,4 @@ def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp
         ):
             note.tags.insert(1, "family")
     return note
+
