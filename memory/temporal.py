@@ -86,6 +86,7 @@ _FUTURE_CUES = re.compile(
     r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set|committed) to|promised|"
     # entered for something still to come: "signed up for the Great North Run in September"
     r"signed up|registered for|enrolled (?:in|on|for)|"
+    r"(?:plan|goal|idea|aim) is (?:to|that)|(?:from|starting|until|till|by) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     # a promise of something still to come: "I promised Tom I'd paint the fence in May"
     r"(?:agreed|promised|swore|vowed|told\s+\w+)\s+(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)(?:'d|\s+would))\b|"
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b|"

@@ -231,6 +231,7 @@ _BREAKUP = [
         rf"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced)\s+(?:from\s+|with\s+)?{NAME}(?!\s+(?-i:[A-Z]))", I
     ),
     re.compile(rf"\bex-?{_PARTNERS}\s*,?\s+{NAME}", I),
+    re.compile(rf"\bmy\s+ex\s*,?\s+{NAME}", I),
     re.compile(rf"\b{NAME},?\s+(?:my|our)\s+ex(?:-?{_PARTNERS})?\b", I),
 ]
 _WE_SPLIT = re.compile(r"\b(?:we|we\s+have|we\s+just)\s+(?:split(?:\s+up)?|broke\s+up|separated|divorced|called\s+it\s+off)\b", I)

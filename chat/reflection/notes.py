@@ -149,7 +149,7 @@ _PROMISE = (
 _ADVERBS = r"(?:(?:also|then|finally|definitely|really|now|all|both|just|officially|soon)\s+)*"
 _COMMITMENT = re.compile(
     rf"(?:\b(?P<who>{_GROUP}|I)(?:\s+|(?='s\s))(?:(?P<promise>{_PROMISE})|{_INTEND})|"
-    rf"\b(?P<whose>my|our)\s+(?:plan|goal|intention|aim)\s+is\s+to)\s+{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
+    rf"(?:\b(?P<whose>my|our)\s+|^)(?:plan|goal|intention|aim)\s+is\s+to)\s+{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
     I,
 )
 _FRONTED = re.compile(
@@ -182,7 +182,7 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     text = s.text
     m = _COMMITMENT.search(text)
     if m:
-        group = (m["who"] or m["whose"]).lower() not in ("i", "my")
+        group = (m["who"] or m["whose"] or "my").lower() not in ("i", "my")
         # "I promised …", "I agreed to …" bind the speaker to someone; "I've committed to a 5k
         # every morning", "I signed up to …" are the speaker's own resolutions
         own = m["promise"] and re.search(r"committed|resolved|vowed|signed", m["promise"], I)
@@ -340,6 +340,10 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
 _CLAUSE_START = re.compile(
     r"(?:^|[,;:]\s*|\s-\s*)(?:(?:just|finally|officially|then|and|also|recently|honestly|so)\s+)*(?P<w>[a-z]+)\b", I
 )
+# "I'll think about it next week", "we'll talk tomorrow": conversation, not a plan
+_TALK = re.compile(
+    r"^(?:I|we)\s+will\s+(?:think|see|talk|check|let\s+you\s+know|get\s+back|sleep\s+on\s+it|ask)\b(?:\s+\S+){0,4}$", I
+)
 _GRANULARITY = {"day": 0, "week": 1, "month": 2, "year": 3}
 
 
@@ -383,7 +387,7 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         or _RELATIVE_SUBJECT.match(s.text)
     ):
         return None
-    if not _has_activity(s.text):
+    if not _has_activity(s.text) or _TALK.match(s.text):
         return None
     mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
     if mentions:
