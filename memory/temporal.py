@@ -84,7 +84,7 @@ _FUTURE_CUES = re.compile(
     r"upcoming|coming up|(?:i'?ve|we'?ve|have|has) got|deadline|due|scheduled|appointment|"
     r"reservation|booked|rescheduled|postponed|until|hope to|want to|need to|have to|"
     r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set|committed) to|promised|"
-    # entered for something still to come: "signed up for the Great North Run in September"
+    # entered for something still to come: "registered for the Berlin half in April"
     r"signed up|registered for|enrolled (?:in|on|for)|"
     r"(?:plan|goal|idea|aim) is (?:to|that)|(?:from|starting|until|till|by) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     # a promise of something still to come: "I promised Tom I'd paint the fence in May"

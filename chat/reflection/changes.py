@@ -33,7 +33,7 @@ _ENDS = (
     r"lol|though|tho"
 )
 _END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS})\b))"
-# after a thing given up, a time phrase ends it too: "quit Ocado back in March"
+# after a thing given up, a time phrase ends it too: "dropped Asana back in June"
 _THING_END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS}|in|on|at|for|last|this|back|ago|\d+\s+\w+\s+ago)\b))"
 _REST = rf"(?P<rest>[^,.;!?]+?){_END}"
 _SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
@@ -94,7 +94,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     # "went from Ritalin to Concerta", "moved from Vim to Helix"
     (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
     # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan), "moved to
-    # Leeds from Cork", "packed up from Oslo", "relocated from Cork"
+    # Leeds from Cork", "packed up from Turin", "relocated from Cork"
     (
         re.compile(
             rf"\b(?:(?:moved|moved\s+back|relocated|packed\s+up)\s+(?:and\s+left\s+)?(?:out\s+of|away\s+from|from)|"
@@ -103,9 +103,9 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I live in {m['rest']}",
     ),
-    # "ditched keto", "gave up on Korean", "dropped Jira", "no more Java for me", "outgrew the
-    # peanut allergy", "left the Mormon church", "cancelled my Labour membership", "stepped down as
-    # team lead": the thing given up, read in every frame a fact can have
+    # "ditched paleo", "gave up on Italian", "dropped Jira", "no more Perl", "outgrew a cashew
+    # allergy", "left the Baptist church", "cancelled my Green membership", "stepped down as
+    # head chef": the thing given up, read in every frame a fact can have
     (
         re.compile(
             rf"\b(?:ditched|dropped|abandoned|binned|gave\s+up(?:\s+on)?|given\s+up(?:\s+on)?|quit|kicked|"
@@ -115,9 +115,9 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: _given_up(m["rest"]),
     ),
-    # "ex-catholic", "ex-vegan", "my ex-wife Dana"
+    # "ex-Methodist", "ex-vegan", "my ex-husband Ravi"
     (re.compile(rf"\bex-(?!{_PARTNERS}\b)(?P<rest>[a-z]+)\b", I), lambda m: f"I am {m['rest']}"),
-    # "eating meat again after 5 years veggie", "back on coffee after two years vegan"
+    # "having fish again after two years vegan", "back on cheese after a year of being vegan"
     (
         re.compile(
             r"\b(?:again|back\s+(?:on|to))\b.*?\bafter\s+(?:\w+\s+){1,2}(?:years?|months?|weeks?)\s+"
@@ -126,7 +126,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I am {m['rest']}",
     ),
-    # "lost my job at Meta", "lost my job in the Meta layoffs"
+    # "lost my position at Acme", "lost my role in the Intel cuts"
     (
         re.compile(
             rf"\b(?:lost|lose)\s+my\s+(?:job|position|role)\s+(?:at|with|in\s+the)\s+(?P<rest>(?-i:[A-Z])[^,.;!?]*?)"
@@ -192,16 +192,16 @@ _DEATH = [
 ]
 _NAME2 = NAME.replace("?P<v>", "?P<v2>")
 _DEATH += [
-    # "Mochi got put to sleep", "Rex was put down"
+    # "Rex was put down", "Tigger had to be put to sleep"
     re.compile(rf"\b{_NAME2}\s+(?:got|was|has\s+been|had\s+to\s+be)\s+put\s+(?:down|to\s+sleep)\b"),
-    # "Nala, our old lab, passed away"
+    # "Bruno, our beagle, died"
     re.compile(
         rf"\b{NAME},\s+(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES}),?\s+(?:(?:has|had|just|sadly|finally)\s+)*"
         r"(?:died|passed(?:\s+away|\s+on)?|was\s+put\s+down|was\s+put\s+to\s+sleep|crossed\s+the\s+rainbow\s+bridge)\b",
         I,
     ),
 ]
-# Pets given away: "rehomed the rabbits, Pip and Clover", "gave our dog Rex away"
+# Pets given away: "re-homed our hamsters, Nib and Dot", "gave away my parrot"
 _REHOMED = re.compile(
     rf"\b(?:re-?homed|gave\s+away|gave\s+up|surrendered|sold)\s+(?:the|my|our)\s+(?:[\w-]+\s+){{0,2}}?"
     rf"(?P<species>{_SPECIES})s?(?:,?\s+(?-i:(?P<a>[A-Z][a-z]+))(?:,?\s+and\s+(?-i:(?P<b>[A-Z][a-z]+)))?)?",
@@ -216,8 +216,8 @@ _DOG_BREEDS = {
 }  # fmt: skip
 _CAT_BREEDS = {"tabby", "siamese", "maine coon", "ragdoll", "sphynx", "bengal", "rescue cat", "kitten"}
 
-# Breakups: "me and Jonas split up", "broke up with Sam", "divorced from Mark", "my ex-wife Dana";
-# "we broke up" names the partner elsewhere in the message ("… about Chloe").
+# Breakups: "Lena and I separated", "broke up with Sam", "divorced Ravi", "my ex-husband Ravi";
+# "we split" names the partner elsewhere in the message ("… forget what I said about Ines").
 _BREAKUP = [
     re.compile(
         rf"\b(?:me|I)\s+and\s+{NAME}\s+(?:have\s+|had\s+|finally\s+|officially\s+)*(?:split|broke\s+up|separated|divorced)\b",
@@ -331,7 +331,7 @@ def _said_of_speaker(text: str, pos: int, start: int | None = None) -> bool:
     if re.search(r"\b(?:me|us)\s+(?:over\s+)?(?:to|on|from)\s+$", text[:pos]):
         return True
     subjects = [m.group(0).lower() for m in _SUBJECT.finditer(text, 0, pos)]
-    if not subjects:  # chat drops the subject: "ditched keto", "ex-vegan", "quit Acme in May"
+    if not subjects:  # chat drops the subject: "dropped Asana", "ex-vegan", "quit Acme in May"
         return len(text[: pos if start is None else start].split()) <= 4
     return subjects[-1] in ("i", "we")
 

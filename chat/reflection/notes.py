@@ -53,7 +53,7 @@ _REMEMBER_TAIL = re.compile(
     r"(?:\s+(?:that|this|it))?(?:\s+(?:please|ok|okay|for\s+me))?[\s.!?]*$",
     I,
 )
-# "… - keep hold of that for the visa application", "… - don't let me forget", "… in case I ask again"
+# "… - hang on to that until the audit", "… - don't let me forget", "… just in case I forget"
 _KEEP_TAIL = re.compile(
     r"^(?P<body>.+?)[\s,;—-]+(?:pls\s+|please\s+)?(?:keep\s+hold\s+of|hang\s+on\s+to|hold\s+on\s+to|hold\s+onto|"
     r"keep|save|store|note|jot)\s+(?:that|this|it)(?:\s+down)?\b(?:\s+[^.!?]{0,60})?[\s.!?]*$|"
@@ -111,7 +111,7 @@ _DECISION = re.compile(
 _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
     r"\bso\s+we\s+are\s+going\s+with\b|"
-    # an agreement restated: "Agreed - we'll keep …", "Sounds good, so we'll do … as you suggested"
+    # an agreement restated: "Agreed - we'll keep …", "Perfect, we'll ship … as you suggested"
     r"^(?:I\s+)?(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it)\b[^.!?]*?\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+|"
     r"\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+suggested|discussed|planned)\b",
     I,
@@ -183,8 +183,8 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     m = _COMMITMENT.search(text)
     if m:
         group = (m["who"] or m["whose"] or "my").lower() not in ("i", "my")
-        # "I promised …", "I agreed to …" bind the speaker to someone; "I've committed to a 5k
-        # every morning", "I signed up to …" are the speaker's own resolutions
+        # "I promised …", "I agreed to …" bind the speaker to someone; "I have committed to daily
+        # push-ups", "I signed up to …" are the speaker's own resolutions
         own = m["promise"] and re.search(r"committed|resolved|vowed|signed", m["promise"], I)
         kind = "decision" if group or (m["promise"] and not own) else "plan"
     else:
@@ -206,7 +206,7 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         rest = rest[1:]
     # "gonna scream, the build broke": the clause ends at its comma
     clause = re.split(r"[,;:]|\s+-\s+", " ".join(rest))[0].split()
-    # "we'll do it later" is talk; "we are going to do retros every other Wednesday" is not
+    # "we'll do it later" is talk; "we will do code reviews in pairs each sprint" is not
     substantial = (
         (verb == "do" or clause[1:2] in (["off"], ["out"]))
         and len(clause) >= 4
@@ -218,7 +218,7 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     return ("plan" if outing and not m.groupdict().get("promise") else kind), m["rest"]
 
 
-# a trip is a plan whoever makes it: "we're doing a road trip round Scotland"
+# a trip is a plan whoever makes it: "we are doing a cruise along the Danube"
 _TRIP = re.compile(
     r"\b(?:trip|holiday|vacation|getaway|honeymoon|tour|cruise|flights?|visit|christmas|xmas|easter|"
     r"thanksgiving|new\s+year|diwali|eid|hanukkah)\b",
@@ -266,7 +266,7 @@ _ADJECTIVE_ED = {
 _ACTIVITY = re.compile(
     rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to)\s+\w+|"
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
-    # a past progressive is something done: "April was all backpacking in Peru"
+    # a past progressive is something done: "June was mostly sailing off Crete"
     r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
     I,
 )
@@ -335,8 +335,8 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
     return "plan" if sentence_tense(text) == "future" else "event"
 
 
-# A clause whose subject chat dropped: "…, saw them live in 2023", "leaving 3 March", "started X
-# two months back", "officially divorced from Mark".
+# A clause whose subject chat dropped: "…, met her at a gig in 2019", "flying out 4 May", "began
+# the new meds three weeks back", "finally divorced as of Monday".
 _CLAUSE_START = re.compile(
     r"(?:^|[,;:]\s*|\s-\s*)(?:(?:just|finally|officially|then|and|also|recently|honestly|so)\s+)*(?P<w>[a-z]+)\b", I
 )
@@ -359,7 +359,7 @@ def _dropped_subject(text: str) -> bool:
 
 def _told_by_speaker(s: Sentence, message: str) -> bool:
     """The sentence is the speaker's own story: first person, a dropped subject, or a story
-    sentence about a named pet or a month ("April was all backpacking") in a first-person message."""
+    sentence about a named pet or a month ("June was mostly sailing") in a first-person message."""
     if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text):
         return True
     if not message or not (_FIRST_PERSON.search(message) or _PET_WORD.search(message)):
@@ -392,7 +392,7 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
     mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
     if mentions:
         grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
-        # the most precise mention dates the note: "came last year; started X two months back"
+        # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
         mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
         kind = _kind(mention, s.text, reference.date())
         return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
