@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 from chat.reflection.capture import NAME
 from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
-from chat.reflection.ops import LIST_KEYS, FactOp, FactRetraction
+from chat.reflection.ops import FactOp, FactRetraction
 from chat.reflection.text import Sentence, read_sentence
 
 I = re.IGNORECASE  # noqa: E741
@@ -228,13 +228,16 @@ _BREAKUP = [
         I,
     ),
     re.compile(
-        rf"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced)\s+(?:from\s+|with\s+)?{NAME}(?!\s+(?-i:[A-Z]))", I
+        rf"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced)\s+(?:from\s+|with\s+)?{NAME}(?!\s+(?-i:[A-Z]))",
+        I,
     ),
     re.compile(rf"\bex-?{_PARTNERS}\s*,?\s+{NAME}", I),
     re.compile(rf"\bmy\s+ex\s*,?\s+{NAME}", I),
     re.compile(rf"\b{NAME},?\s+(?:my|our)\s+ex(?:-?{_PARTNERS})?\b", I),
 ]
-_WE_SPLIT = re.compile(r"\b(?:we|we\s+have|we\s+just)\s+(?:split(?:\s+up)?|broke\s+up|separated|divorced|called\s+it\s+off)\b", I)
+_WE_SPLIT = re.compile(
+    r"\b(?:we|we\s+have|we\s+just)\s+(?:split(?:\s+up)?|broke\s+up|separated|divorced|called\s+it\s+off)\b", I
+)
 _PARTNER_NAMED = re.compile(rf"\b(?:about|with|from|and|me\s+and)\s+{NAME}\b")
 
 
@@ -309,9 +312,9 @@ def changes(
             FactRetraction("pets", species)
         ]
     if any(r.key == "partner" for r in retracted) or _NOT_TOGETHER.search(s.text):
-        retracted = [r for r in retracted if r.key != "partner"] + (_breakups(s, message) or [
-            r for r in retracted if r.key == "partner"
-        ])
+        retracted = [r for r in retracted if r.key != "partner"] + (
+            _breakups(s, message) or [r for r in retracted if r.key == "partner"]
+        )
     else:
         retracted += _breakups(s, message)
     return _unique(retracted), new

@@ -153,7 +153,8 @@ _COMMITMENT = re.compile(
     I,
 )
 _FRONTED = re.compile(
-    rf"^(?P<when>[^,]{{3,40}}?),?\s+{_GROUP}\s+(?:will\s+|are\s+(?=\w+ing\b))?{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$", I
+    rf"^(?P<when>[^,]{{3,40}}?),?\s+{_GROUP}\s+(?:will\s+|are\s+(?=\w+ing\b))?{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
+    I,
 )
 _FROM_NOW_ON = re.compile(r"^(?:from\s+now\s+on|going\s+forward|starting\s+(?:today|now))$", I)
 # Things one says to end or steer a conversation, not commitments: "I'll think about it",
@@ -212,7 +213,12 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         and len(clause) >= 4
         and clause[1].lower() not in ("it", "that", "this", "so", "the")
     )
-    if verb in _NOT_A_VERB or (verb in _CONVERSATIONAL and not substantial) or len(rest) < 2 or len(clause) < 2:
+    if (
+        verb in _NOT_A_VERB
+        or (verb in _CONVERSATIONAL and not substantial)
+        or len(rest) < 2
+        or len(clause) < 2
+    ):
         return None
     outing = verb in _OUTINGS or _TRIP.search(" ".join(clause))
     return ("plan" if outing and not m.groupdict().get("promise") else kind), m["rest"]
@@ -266,7 +272,7 @@ _ADJECTIVE_ED = {
 _ACTIVITY = re.compile(
     rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to)\s+\w+|"
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
-    # a past progressive is something done: "June was mostly sailing off Crete"
+    # a past progressive is something done: "April was mostly sailing off Crete"
     r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
     I,
 )
@@ -338,11 +344,13 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
 # A clause whose subject chat dropped: "…, met her at a gig in 2019", "flying out 4 May", "began
 # the new meds three weeks back", "finally divorced as of Monday".
 _CLAUSE_START = re.compile(
-    r"(?:^|[,;:]\s*|\s-\s*)(?:(?:just|finally|officially|then|and|also|recently|honestly|so)\s+)*(?P<w>[a-z]+)\b", I
+    r"(?:^|[,;:]\s*|\s-\s*)(?:(?:just|finally|officially|then|and|also|recently|honestly|so)\s+)*(?P<w>[a-z]+)\b",
+    I,
 )
 # "I'll think about it next week", "we'll talk tomorrow": conversation, not a plan
 _TALK = re.compile(
-    r"^(?:I|we)\s+will\s+(?:think|see|talk|check|let\s+you\s+know|get\s+back|sleep\s+on\s+it|ask)\b(?:\s+\S+){0,4}$", I
+    r"^(?:I|we)\s+will\s+(?:think|see|talk|check|let\s+you\s+know|get\s+back|sleep\s+on\s+it|ask)\b(?:\s+\S+){0,4}$",
+    I,
 )
 _GRANULARITY = {"day": 0, "week": 1, "month": 2, "year": 3}
 
@@ -359,7 +367,7 @@ def _dropped_subject(text: str) -> bool:
 
 def _told_by_speaker(s: Sentence, message: str) -> bool:
     """The sentence is the speaker's own story: first person, a dropped subject, or a story
-    sentence about a named pet or a month ("June was mostly sailing") in a first-person message."""
+    sentence about a named pet or a month ("April was mostly sailing") in a first-person message."""
     if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text):
         return True
     if not message or not (_FIRST_PERSON.search(message) or _PET_WORD.search(message)):
@@ -371,7 +379,9 @@ def _told_by_speaker(s: Sentence, message: str) -> bool:
     )
 
 
-_PET_WORD = re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, PET_SPECIES), key=len, reverse=True))})s?\b", I)
+_PET_WORD = re.compile(
+    rf"\b(?:{'|'.join(sorted(map(re.escape, PET_SPECIES), key=len, reverse=True))})s?\b", I
+)
 MONTH_NAMES = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december",
@@ -442,4 +452,3 @@ def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp
         ):
             note.tags.insert(1, "family")
     return note
-
