@@ -109,7 +109,9 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     (
         re.compile(
             rf"\b(?:ditched|dropped|abandoned|binned|gave\s+up(?:\s+on)?|given\s+up(?:\s+on)?|quit|kicked|"
-            rf"outgrew|outgrown|left|cancel+ed|stepped\s+down\s+(?:as|from)|(?:\bno\s+|^)more|done\s+with|finished\s+with)\s+"
+            rf"outgrew|outgrown|left(?=\s+(?:the|my)\s+\w+\s+(?:church|faith|party)\b)|cancel+ed|stepped\s+down\s+(?:as|from)|(?:\bno\s+|^)more|done\s+with|finished\s+with)\s+"
+            # not a pause: "done with Python for today"
+            rf"(?![^,.;!?]*\bfor\s+(?:today|now|tonight|the\s+(?:day|night|week|weekend)))"
             rf"(?:(?:my|the|our|being|a|an)\s+)?(?P<rest>[^,.;!?]+?){_THING_END}",
             I,
         ),
@@ -143,9 +145,11 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
             rf"(?P<rest>[^,.;!?]+?){_END}",
             I,
         ),
-        lambda m: f"I work at {m['rest']}",
+        # a place left in a move: "left Rome in May and moved to Bari"
+        lambda m: [f"I live in {m['rest']}"] if _MOVE.search(m.string) else f"I work at {m['rest']}",
     ),
 ]
+_MOVE = re.compile(r"\b(?:moved|moving|relocated|relocating|emigrated|packed\s+up)\b", I)
 _OBJECT_TAIL = re.compile(r"\s+(?:church|faith|diet|habit|subscription|account)$", I)
 
 
@@ -162,7 +166,7 @@ def _given_up(thing: str) -> list[str]:
         return [f"I vote {m['party']}"]
     core = _OBJECT_TAIL.sub("", thing)
     frames = [f"I use {core}. I am {core}. I am on {core}. I am learning {core}. I am a {core}"]
-    if core[:1].isupper():
+    if core[:1].isupper() and core == thing:  # not "my Hulu subscription": that is no employer
         frames.append(f"I work at {core}")
     return frames
 
