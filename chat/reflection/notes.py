@@ -233,7 +233,7 @@ _TRIP = re.compile(
 
 
 def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
-    if s.question or s.conditional or _UNSURE.search(s.text):
+    if s.question or s.conditional or _UNSURE.search(s.text) or _TALK.match(s.text):
         return None
     found = _committed(s, reference)
     if found is None:
