@@ -411,6 +411,14 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
     return None
 
 
+# a clause that asks, without its question mark: "…, what should she do", "…, any tips"
+_ASKS = re.compile(
+    r"[,;:-]\s*(?:so\s+)?(?:(?:what|how|which|where|who|why)\s+(?:should|do|does|can|could|would|is|are)|"
+    r"(?:should|can|could|would)\s+(?:I|she|he|they|we)|any\s+(?:tips|advice|ideas|thoughts))\b",
+    I,
+)
+
+
 # --- people in the speaker's life -------------------------------------------------------------
 
 _RELATIONS = "|".join(sorted((re.escape(r) for r in RELATION_WORDS), key=len, reverse=True))
@@ -425,6 +433,8 @@ _PEOPLE = re.compile(
 def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
     """What the speaker says about someone else ("my brother lives in Toronto")."""
     if s.question or s.conditional or not _PEOPLE.match(s.text) or len(s.text.split()) < 4:
+        return None
+    if _ASKS.search(s.text):  # "my cousin may be moving, how do I help her pack": a request for advice
         return None
     grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     note = _note("people", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)

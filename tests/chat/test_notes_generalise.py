@@ -157,3 +157,8 @@ def test_talk_questions_and_hypotheticals_stay_silent(text):
 def test_a_recurring_weekday_does_not_date_the_note():
     notes = _notes("we're going to do code reviews every other Friday starting next month")
     assert notes == [("decision", date(2025, 7, 1))]
+
+
+def test_asking_advice_about_someone_is_not_a_note_about_them():
+    assert _notes("my brother might be moving to Oslo, how do I help him pack") == []
+    assert _notes("my sister lives in Leeds with her two greyhounds") == [("people", None)]
