@@ -83,7 +83,10 @@ _FUTURE_CUES = re.compile(
     r"\b(will|won't|shall|gonna|going to|plan(?:s|ning)? to|about to|can't wait|cannot wait|"
     r"upcoming|coming up|(?:i'?ve|we'?ve|have|has) got|deadline|due|scheduled|appointment|"
     r"reservation|booked|rescheduled|postponed|until|hope to|want to|need to|have to|"
-    r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set) to|"
+    r"(?:agreed|decided|promised|planned|intend(?:ed)?|expect(?:ed)?|set|committed) to|promised|"
+    # entered for something still to come: "registered for the Berlin half in April"
+    r"signed up|registered for|enrolled (?:in|on|for)|"
+    r"(?:plan|goal|idea|aim) is (?:to|that)|(?:from|starting|until|till|by) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     # a promise of something still to come: "I promised Tom I'd paint the fence in May"
     r"(?:agreed|promised|swore|vowed|told\s+\w+)\s+(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)(?:'d|\s+would))\b|"
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b|"
@@ -99,7 +102,7 @@ _PAST_CUES = re.compile(
     r"\b(was|were|went|did|had|got|came|saw|met|took|made|spent|ran|left|bought|ate|told|said|"
     r"flew|drove|began|felt|found|gave|heard|kept|lost|paid|sent|sat|slept|spoke|thought|won|"
     r"wrote|broke|caught|fell|forgot|grew|hit|held|led|rode|sang|sold|swam|taught|threw|wore|"
-    r"ago|used to|last|earlier|already|\w{2,}ed)\b",
+    r"ago|used to|last|earlier|already|done|split up|broke up|passed away|\w{2,}ed)\b",
     re.IGNORECASE,
 )
 
@@ -396,6 +399,64 @@ def _us(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     return _day(d) if d else None
 
 
+def _easter(year: int) -> date:
+    """Western Easter Sunday (the anonymous Gregorian algorithm)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    l = (32 + 2 * e + 2 * i - h - k) % 7  # noqa: E741
+    m = (a + 11 * h + 22 * l) // 451
+    month, day = divmod(h + l - 7 * m + 114, 31)
+    return date(year, month, day + 1)
+
+
+_FIXED_HOLIDAYS = {
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
+    "boxing day": (12, 26), "new year's eve": (12, 31), "new years eve": (12, 31), "nye": (12, 31),
+    "new year's day": (1, 1), "halloween": (10, 31), "valentine's day": (2, 14), "valentine's": (2, 14),
+    "valentines": (2, 14), "bonfire night": (11, 5),
+}  # fmt: skip
+
+
+def _holiday(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    """Christmas, Easter, Halloween …: this year's unless it has passed (or, told in the past
+    tense, has not yet come), then the neighbouring year's. "last"/"next" shift by a year."""
+    name = " ".join(m["holiday"].lower().split())
+
+    def on(year: int) -> date:
+        if name.startswith("easter"):
+            return _easter(year)
+        month, day = _FIXED_HOLIDAYS[name]
+        return date(year, month, day)
+
+    rel = (m["rel"] or "").lower()
+    this = on(ref.year)
+    if rel == "last" or (not rel and tense == "past"):
+        d = this if this < ref else on(ref.year - 1)
+    elif rel == "next":
+        d = this if this > ref else on(ref.year + 1)
+    else:
+        d = this if this >= ref or rel == "this" else on(ref.year + 1)
+    return _day(d)
+
+
+_HOLIDAYS = (
+    r"christmas\s+eve|christmas\s+day|christmas|xmas|boxing\s+day|new\s+year'?s\s+eve|nye|new\s+year'?s\s+day|"
+    r"halloween|valentine'?s(?:\s+day)?|valentines|bonfire\s+night|easter(?:\s+sunday)?"
+)
+
+
+def _weekend_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    unit = m["unit"].lower()
+    if unit == "week":
+        start = _monday(ref) + timedelta(weeks=2)
+        return _Resolved(start, start + timedelta(days=6), "week")
+    saturday = _monday(ref) + timedelta(weeks=2, days=5)
+    return _Resolved(saturday, saturday + timedelta(days=1), "day")
+
+
 # Ordered longest-first; overlapping later matches are dropped.
 _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(p, re.IGNORECASE), r)
@@ -404,7 +465,13 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\b(?P<m>0?[1-9]|1[0-2])/(?P<d>0?[1-9]|[12]\d|3[01])/(?P<y>\d{4}|\d{2})\b", _us),
         (r"\bthe day before yesterday\b", _fixed(-2)),
         (r"\bthe day after tomorrow\b", _fixed(2)),
-        (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago),
+        (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
+        (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
+        (
+            rf"\b(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:(?P<rel>next|last|this)\s+)?{_MONTH}\b",
+            _relative_month,
+        ),
+        (rf"\b(?:(?P<rel>last|next|this)\s+)?(?P<holiday>{_HOLIDAYS})\b", _holiday),
         (rf"\bin\s+{_NUM}\s+{_UNIT}\b", _in_n),
         (
             rf"\b(?:(?-i:Q)(?P<q>[1-4])|the\s+(?P<ord>first|second|third|fourth)\s+quarter)"
@@ -436,7 +503,11 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\b(?:yesterday|last night)\b", _fixed(-1)),
         (r"\btomorrow\b", _fixed(1)),
         (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _fixed(0)),
-        (rf"\b(?:on\s+)?(?<!black )(?<!good )(?<!cyber ){_WD}\b(?P<rel>)", _weekday),
+        # not a recurring day: "every other Wednesday", "each Monday", "Mondays"
+        (
+            rf"\b(?:on\s+)?(?<!black )(?<!good )(?<!cyber )(?<!every )(?<!every other )(?<!each ){_WD}\b(?!s\b)(?P<rel>)",
+            _weekday,
+        ),
         (
             r"\b(?:on\s+|from\s+|by\s+|until\s+|till\s+|before\s+)?the\s+(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
             r"(?!\s+(?:century|time|times|floor|place|grade|anniversary|birthday|edition|round|row|street|"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 from chat.reflection.capture import NAME
 from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
-from chat.reflection.ops import LIST_KEYS, FactOp, FactRetraction
+from chat.reflection.ops import FactOp, FactRetraction
 from chat.reflection.text import Sentence, read_sentence
 
 I = re.IGNORECASE  # noqa: E741
@@ -25,23 +25,33 @@ I = re.IGNORECASE  # noqa: E741
 RETRACTABLE = {
     "location", "employer", "job_title", "school", "medications", "diet", "os", "editor", "tools",
     "programming_languages", "pets", "partner", "health_conditions", "religion", "politics",
+    "allergies", "languages.learning",
 }  # fmt: skip
 
-_END = r"(?=\s*(?:[,.;!?]|$|\s+(?:and|but|so|because|since|after|now|anymore|any\s+more|lol|though)\b))"
+_ENDS = (
+    r"and|but|so|because|since|after|now|anymore|any\s+more|these\s+days|nowadays|for\s+(?:me|good|now)|"
+    r"lol|though|tho"
+)
+_END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS})\b))"
+# after a thing given up, a time phrase ends it too: "dropped Asana back in June"
+_THING_END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS}|in|on|at|for|last|this|back|ago|\d+\s+\w+\s+ago)\b))"
 _REST = rf"(?P<rest>[^,.;!?]+?){_END}"
 _SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
 
+_PARTNERS = r"(?:wife|husband|partner|boyfriend|girlfriend|bf|gf|fianc[ée]+|spouse)"
 _NOT_TOGETHER = re.compile(r"\bnot\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I)
 _SWITCH = re.compile(
     r"\b(?:switched|moved|changed|went|migrated|converted)\s+(?:over\s+)?(?:me\s+)?from\s+(?P<rest>[\w .+#-]+?)\s+to\b",
     I,
 )
 # (pattern, how the old state reads as a plain sentence)
-_OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+_OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str]]]] = [
     # "not on lithium any more", "we don't use Jira anymore", "not vegan any more"
     (
         re.compile(
-            r"\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+not\s+(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more)\b", I
+            r"\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+not\s+(?P<rest>[^,.;!?]+?)\s+"
+            r"(?:anymore|any\s+more|these\s+days|nowadays)\b",
+            I,
         ),
         lambda m: f"I {m['rest']}" if m["aux"].lower() in ("do", "does") else f"I am {m['rest']}",
     ),
@@ -62,7 +72,11 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (
         re.compile(rf"\b(?:I|we)\s+(?P<aux>am\s+|are\s+|have\s+)?no\s+longer\s+{_REST}", I),
         lambda m: (
-            f"I am {m['rest']}" if (m["aux"] or "").strip().lower() in ("am", "are") else f"I {m['rest']}"
+            f"I work {m['rest']}"
+            if re.match(r"(?:at|with|for)\s", m["rest"], I)
+            else f"I am {m['rest']}"
+            if (m["aux"] or "").strip().lower() in ("am", "are")
+            else f"I {m['rest']}"
         ),
     ),
     # "stopped taking the pill", "quit using Jira"
@@ -79,10 +93,49 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),
     # "went from Ritalin to Concerta", "moved from Vim to Helix"
     (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
-    # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan)
+    # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan), "moved to
+    # Leeds from Cork", "packed up from Turin", "relocated from Cork"
     (
-        re.compile(rf"\b(?:moved|moved\s+back)\s+(?:out\s+of|away\s+from)\s+{_REST}", I),
+        re.compile(
+            rf"\b(?:(?:moved|moved\s+back|relocated|packed\s+up)\s+(?:and\s+left\s+)?(?:out\s+of|away\s+from|from)|"
+            rf"(?:moved|relocated)\s+(?:back\s+)?(?:to|over\s+to)\s+[^,.;!?]+?\s+from)\s+(?=(?-i:[A-Z])){_REST}",
+            I,
+        ),
         lambda m: f"I live in {m['rest']}",
+    ),
+    # "ditched paleo", "gave up on Italian", "dropped Jira", "no more Perl", "outgrew a cashew
+    # allergy", "left the Baptist church", "cancelled my Green membership", "stepped down as
+    # head chef": the thing given up, read in every frame a fact can have
+    (
+        re.compile(
+            rf"\b(?:ditched|dropped|abandoned|binned|gave\s+up(?:\s+on)?|given\s+up(?:\s+on)?|quit|kicked|"
+            rf"outgrew|outgrown|left(?=\s+(?:the|my)\s+\w+\s+(?:church|faith|party)\b)|cancel+ed|stepped\s+down\s+(?:as|from)|(?:\bno\s+|^)more|done\s+with|finished\s+with)\s+"
+            # not a pause: "done with Python for today"
+            rf"(?![^,.;!?]*\bfor\s+(?:today|now|tonight|the\s+(?:day|night|week|weekend)))"
+            rf"(?:(?:my|the|our|being|a|an)\s+)?(?P<rest>[^,.;!?]+?){_THING_END}",
+            I,
+        ),
+        lambda m: _given_up(m["rest"]),
+    ),
+    # "ex-Methodist", "ex-vegan", "my ex-husband Ravi"
+    (re.compile(rf"\bex-(?!{_PARTNERS}\b)(?P<rest>[a-z]+)\b", I), lambda m: f"I am {m['rest']}"),
+    # "having fish again after two years vegan", "back on cheese after a year of being vegan"
+    (
+        re.compile(
+            r"\b(?:again|back\s+(?:on|to))\b.*?\bafter\s+(?:\w+\s+){1,2}(?:years?|months?|weeks?)\s+"
+            r"(?:of\s+)?(?:being\s+)?(?P<rest>[a-z]+)\b",
+            I,
+        ),
+        lambda m: f"I am {m['rest']}",
+    ),
+    # "lost my position at Acme", "lost my role in the Intel cuts"
+    (
+        re.compile(
+            rf"\b(?:lost|lose)\s+my\s+(?:job|position|role)\s+(?:at|with|in\s+the)\s+(?P<rest>(?-i:[A-Z])[^,.;!?]*?)"
+            rf"(?:\s+(?:layoffs?|cuts|restructur\w*|redundanc\w*))?{_THING_END}",
+            I,
+        ),
+        lambda m: "I work at " + re.sub(r"\s+(?:layoffs?|cuts)$", "", m["rest"]),
     ),
     # "left Acme", "quit my position with the council"
     (
@@ -92,9 +145,32 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
             rf"(?P<rest>[^,.;!?]+?){_END}",
             I,
         ),
-        lambda m: f"I work at {m['rest']}",
+        # a place left in a move: "left Rome in May and moved to Bari"
+        lambda m: [f"I live in {m['rest']}"] if _MOVE.search(m.string) else f"I work at {m['rest']}",
     ),
 ]
+_MOVE = re.compile(r"\b(?:moved|moving|relocated|relocating|emigrated|packed\s+up)\b", I)
+_OBJECT_TAIL = re.compile(r"\s+(?:church|faith|diet|habit|subscription|account)$", I)
+
+
+def _given_up(thing: str) -> list[str]:
+    """The old state behind a thing given up, as restatements tried in turn: the first that a
+    fact rule reads is the one retracted (an employer or a party only when nothing else fits)."""
+    thing = thing.strip()
+    if m := re.match(r"^(?:job|position|role|post)\s+(?:at|with)\s+(?P<org>.+)$", thing, I):
+        return [f"I work at {m['org']}"]
+    if m := re.match(r"^(?P<what>.+?)\s+allergy$", thing, I):
+        what = m["what"] + ("s" if m["what"].lower().endswith("nut") else "")
+        return [f"I am allergic to {what}"]
+    if m := re.match(r"^(?P<party>.+?)\s+(?:party\s+)?membership$", thing, I):
+        return [f"I vote {m['party']}"]
+    core = _OBJECT_TAIL.sub("", thing)
+    frames = [f"I use {core}. I am {core}. I am on {core}. I am learning {core}. I am a {core}"]
+    if core[:1].isupper() and core == thing:  # not "my Hulu subscription": that is no employer
+        frames.append(f"I work at {core}")
+    return frames
+
+
 # "they switched me over to insulin", "changed to Zed", "put me on lithium"
 _NEW_STATE = re.compile(
     r"\b(?:switched|moved|changed|put|started)\s+(?:me\s+|us\s+)?(?:over\s+)?"
@@ -118,6 +194,70 @@ _DEATH = [
         rf"\b{NAME.replace('?P<v>', '?P<v2>')}\s+(?:(?:has|just|sadly)\s+)*(?:died|passed\s+away|crossed\s+the\s+rainbow\s+bridge)\b"
     ),
 ]
+_NAME2 = NAME.replace("?P<v>", "?P<v2>")
+_DEATH += [
+    # "Rex was put down", "Tigger had to be put to sleep"
+    re.compile(rf"\b{_NAME2}\s+(?:got|was|has\s+been|had\s+to\s+be)\s+put\s+(?:down|to\s+sleep)\b"),
+    # "Bruno, our beagle, died"
+    re.compile(
+        rf"\b{NAME},\s+(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES}),?\s+(?:(?:has|had|just|sadly|finally)\s+)*"
+        r"(?:died|passed(?:\s+away|\s+on)?|was\s+put\s+down|was\s+put\s+to\s+sleep|crossed\s+the\s+rainbow\s+bridge)\b",
+        I,
+    ),
+]
+# Pets given away: "re-homed our hamsters, Nib and Dot", "gave away my parrot"
+_REHOMED = re.compile(
+    rf"\b(?:re-?homed|gave\s+away|gave\s+up|surrendered|sold)\s+(?:the|my|our)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"(?P<species>{_SPECIES})s?(?:,?\s+(?-i:(?P<a>[A-Z][a-z]+))(?:,?\s+and\s+(?-i:(?P<b>[A-Z][a-z]+)))?)?",
+    I,
+)
+_DOG_BREEDS = {
+    "lab", "labrador", "golden retriever", "poodle", "beagle", "corgi", "husky", "pug", "dachshund",
+    "german shepherd", "border collie", "terrier", "chihuahua", "bulldog", "french bulldog", "frenchie",
+    "shiba", "shiba inu", "greyhound", "spaniel", "cocker spaniel", "rottweiler", "doberman", "schnauzer",
+    "pomeranian", "shih tzu", "collie", "whippet", "labradoodle", "goldendoodle", "cockapoo", "dalmatian",
+    "mutt", "rescue dog", "puppy",
+}  # fmt: skip
+_CAT_BREEDS = {"tabby", "siamese", "maine coon", "ragdoll", "sphynx", "bengal", "rescue cat", "kitten"}
+
+# Breakups: "Lena and I separated", "broke up with Sam", "divorced Ravi", "my ex-husband Ravi";
+# "we split" names the partner elsewhere in the message ("… forget what I said about Ines").
+_BREAKUP = [
+    re.compile(
+        rf"\b(?:me|I)\s+and\s+{NAME}\s+(?:have\s+|had\s+|finally\s+|officially\s+)*(?:split|broke\s+up|separated|divorced)\b",
+        I,
+    ),
+    re.compile(
+        rf"\b{NAME}\s+and\s+(?:I|me)\s+(?:have\s+|had\s+|finally\s+|officially\s+)*(?:split|broke\s+up|separated|divorced)\b",
+        I,
+    ),
+    re.compile(
+        rf"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced)\s+(?:from\s+|with\s+)?{NAME}(?!\s+(?-i:[A-Z]))",
+        I,
+    ),
+    re.compile(rf"\bex-?{_PARTNERS}\s*,?\s+{NAME}", I),
+    re.compile(rf"\bmy\s+ex\s*,?\s+{NAME}", I),
+    re.compile(rf"\b{NAME},?\s+(?:my|our)\s+ex(?:-?{_PARTNERS})?\b", I),
+]
+_WE_SPLIT = re.compile(
+    r"\b(?:we|we\s+have|we\s+just)\s+(?:split(?:\s+up)?|broke\s+up|separated|divorced|called\s+it\s+off)\b", I
+)
+_PARTNER_NAMED = re.compile(rf"\b(?:about|with|from|and|me\s+and)\s+{NAME}\b")
+
+
+def _breakups(s: Sentence, message: str) -> list[FactRetraction]:
+    found = []
+    for pattern in _BREAKUP:
+        for m in pattern.finditer(s.text):
+            if m["v"].lower() not in _NOT_NAMES:
+                found.append(FactRetraction("partner", m["v"]))
+    if not found and _WE_SPLIT.search(s.text):
+        names = [m["v"] for m in _PARTNER_NAMED.finditer(message) if m["v"].lower() not in _NOT_NAMES]
+        found.append(FactRetraction("partner", names[0] if names else ""))
+    return found
+
+
+_NOT_NAMES = {"i", "me", "my", "we", "the", "a", "an", "him", "her", "them", "it", "this", "that", "everyone"}
 _SPECIES_ANYWHERE = re.compile(rf"\b(?P<species>{_SPECIES})s?\b", I)
 
 
@@ -131,6 +271,7 @@ def _pet_value(m: re.Match[str], message: str) -> str | None:
             return None
         species = found["species"]
     species = species.lower()
+    species = "dog" if species in _DOG_BREEDS else "cat" if species in _CAT_BREEDS else species
     return f"{name} ({species})" if name else species
 
 
@@ -146,17 +287,18 @@ def changes(
             if _NOT_TOGETHER.search(m.group(0)):
                 retracted.append(FactRetraction("partner", ""))
                 continue
-            if not m.groupdict().get("rest") or not _said_of_speaker(s.text, m.start("rest")):
+            if not m.groupdict().get("rest") or not _said_of_speaker(s.text, m.start("rest"), m.start()):
                 continue
-            switch = pattern is _SWITCH
-            for fact in facts_of(read_sentence(old_state(m))):
-                # after "switched from X to Y" a single-valued key is superseded by Y anyway
-                if (
-                    isinstance(fact, FactOp)
-                    and fact.key in RETRACTABLE
-                    and (not switch or fact.key in LIST_KEYS)
-                ):
-                    retracted.append(FactRetraction(fact.key, fact.value))
+            states = old_state(m)
+            for state in [states] if isinstance(states, str) else states:
+                found = [
+                    FactRetraction(fact.key, fact.value)
+                    for fact in facts_of(read_sentence(state))
+                    if isinstance(fact, FactOp) and fact.key in RETRACTABLE
+                ]
+                retracted += found
+                if found:
+                    break
     for m in _NEW_STATE.finditer(s.text):
         if not _said_of_speaker(s.text, m.start("rest")):
             continue
@@ -166,6 +308,19 @@ def changes(
         for m in pattern.finditer(s.text):
             if value := _pet_value(m, message):
                 retracted.append(FactRetraction("pets", value))
+    for m in _REHOMED.finditer(s.text):
+        species = m["species"].lower()
+        species = "dog" if species in _DOG_BREEDS else "cat" if species in _CAT_BREEDS else species
+        names = [n for n in (m["a"], m["b"]) if n]
+        retracted += [FactRetraction("pets", f"{n} ({species})") for n in names] or [
+            FactRetraction("pets", species)
+        ]
+    if any(r.key == "partner" for r in retracted) or _NOT_TOGETHER.search(s.text):
+        retracted = [r for r in retracted if r.key != "partner"] + (
+            _breakups(s, message) or [r for r in retracted if r.key == "partner"]
+        )
+    else:
+        retracted += _breakups(s, message)
     return _unique(retracted), new
 
 
@@ -177,13 +332,15 @@ _SUBJECT = re.compile(
 )
 
 
-def _said_of_speaker(text: str, pos: int) -> bool:
+def _said_of_speaker(text: str, pos: int, start: int | None = None) -> bool:
     """The nearest subject before `pos` is "I" or "we", or the change was done to the speaker
     ("the doctor switched me to …")."""
     if re.search(r"\b(?:me|us)\s+(?:over\s+)?(?:to|on|from)\s+$", text[:pos]):
         return True
     subjects = [m.group(0).lower() for m in _SUBJECT.finditer(text, 0, pos)]
-    return bool(subjects) and subjects[-1] in ("i", "we")
+    if not subjects:  # chat drops the subject: "dropped Asana", "ex-vegan", "quit Acme in May"
+        return len(text[: pos if start is None else start].split()) <= 4
+    return subjects[-1] in ("i", "we")
 
 
 def _unique(items: list[FactRetraction]) -> list[FactRetraction]:

@@ -122,7 +122,7 @@ def extract(
         note = (
             decision_note(s, occurred_at, speaker)
             or commitment_note(s, occurred_at, speaker)
-            or dated_note(s, occurred_at, speaker)
+            or dated_note(s, occurred_at, speaker, text)
             or (None if about_people else people_note(s, occurred_at, speaker))
         )
         if note:

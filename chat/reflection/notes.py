@@ -7,7 +7,7 @@ import re
 from datetime import date, datetime, time
 
 from chat.reflection.categories import classify_category
-from chat.reflection.lexicon import RELATION_WORDS
+from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
 from chat.reflection.topics import TOPIC_TAGS
@@ -53,6 +53,14 @@ _REMEMBER_TAIL = re.compile(
     r"(?:\s+(?:that|this|it))?(?:\s+(?:please|ok|okay|for\s+me))?[\s.!?]*$",
     I,
 )
+# "… - hang on to that until the audit", "… - don't let me forget", "… just in case I forget"
+_KEEP_TAIL = re.compile(
+    r"^(?P<body>.+?)[\s,;—-]+(?:pls\s+|please\s+)?(?:keep\s+hold\s+of|hang\s+on\s+to|hold\s+on\s+to|hold\s+onto|"
+    r"keep|save|store|note|jot)\s+(?:that|this|it)(?:\s+down)?\b(?:\s+[^.!?]{0,60})?[\s.!?]*$|"
+    r"^(?P<body2>.+?)[\s,;—-]+(?:(?:and\s+)?(?:pls\s+|please\s+)?(?:do\s+not|don'?t)\s+let\s+me\s+forget(?:\s+(?:it|that|this))?|"
+    r"(?:just\s+)?in\s+case\s+I\s+(?:ask|forget)(?:\s+(?:again|later|you))?)[\s.!?]*$",
+    I,
+)
 _NOT_AN_INSTRUCTION = re.compile(r"^(?:when|how|what|where|who|whether|if|the\s+time|me|us|him|her)\b", I)
 
 
@@ -74,10 +82,10 @@ def reminder_note(s: Sentence, reference: datetime, speaker: str | None) -> Note
 
 def remembered_body(sentence: str) -> str | None:
     """The thing to remember, when the sentence asks for it; None for "do you remember when …"."""
-    m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence)
+    m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence) or _KEEP_TAIL.match(sentence)
     if not m:
         return None
-    body = m["body"].strip(" .!?")
+    body = (m.groupdict().get("body") or m.groupdict().get("body2") or "").strip(" .!?")
     return None if not body or _NOT_AN_INSTRUCTION.match(body) else body
 
 
@@ -90,8 +98,11 @@ def remembered_note(body: str, reference: datetime, speaker: str | None) -> Note
 # --- decisions --------------------------------------------------------------------------------
 
 _DECISION = re.compile(
-    r"\b(?:we|I|our\s+team|the\s+team|everyone)\s+(?:have\s+|has\s+|had\s+)?(?:finally\s+|just\s+|eventually\s+|now\s+|all\s+)?"
-    r"(?:decided|agreed|settled\s+on|opted|chose|picked|committed\s+to)\b|"
+    r"\b(?:we|I|(?:our\s+|the\s+|my\s+)?(?:team|squad|company|board|family|management|leadership|committee|group)|everyone)"
+    r"\s+(?:have\s+|has\s+|had\s+)?(?:finally\s+|just\s+|eventually\s+|now\s+|all\s+|officially\s+)?"
+    r"(?:decided|agreed|settled\s+on|opted|chose|picked(?!\s+up)|signed\s+off|approved|green-?lit)\b|"
+    r"\b(?:we|I)\s+(?:have\s+|had\s+)?promised\s+(?:the\s+|my\s+|our\s+)?\w+\s+(?:a\s+|an\s+|the\s+)?(?-i:[A-Z])?\w+|"
+    r"\b(?:the|our|my)\s+plan\s+is\s+(?:that\s+)?(?:we|I)\b|"
     r"\b(?:we|I)\s+(?:are|am|will)\s+(?:going\s+with|go\s+with|going\s+to\s+go\s+with|sticking\s+with|"
     r"switching\s+(?:over\s+)?(?:from\s+[\w .+-]{1,30}?\s+)?to|moving\s+(?:from\s+[\w .+-]{1,30}?\s+)?to)\b|^let's\s+(?:go\s+with|use|stick\s+with|do|pick|choose|switch\s+to|ship)\b|"
     r"\b(?:final\s+(?:decision|answer)|the\s+decision\s+is|the\s+plan\s+is\s+to)\b",
@@ -99,7 +110,10 @@ _DECISION = re.compile(
 )
 _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
-    r"\bso\s+we\s+are\s+going\s+with\b",
+    r"\bso\s+we\s+are\s+going\s+with\b|"
+    # an agreement restated: "Agreed - we'll keep …", "Perfect, we'll ship … as you suggested"
+    r"^(?:I\s+)?(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it)\b[^.!?]*?\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+|"
+    r"\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+suggested|discussed|planned)\b",
     I,
 )
 
@@ -125,7 +139,7 @@ _GROUP = (
     r"(?:me|I)\s+and\s+(?:my\s+)?\w+|(?:my\s+)?\w+\s+and\s+(?:I|me))"
 )
 _INTEND = (
-    r"(?:will|shall|(?:are|is|am)\s+going\s+to|(?:plan|intend|aim|mean|expect)s?\s+to|"
+    r"(?:will|shall|(?:are|is|am)\s+going\s+to|(?<=\w)'s\s+going\s+to|(?:plan|intend|aim|mean|expect)s?\s+to|"
     r"(?:are|is|am)\s+(?:planning|aiming|intending|set|scheduled|due)\s+to)"
 )
 _PROMISE = (
@@ -134,12 +148,13 @@ _PROMISE = (
 )
 _ADVERBS = r"(?:(?:also|then|finally|definitely|really|now|all|both|just|officially|soon)\s+)*"
 _COMMITMENT = re.compile(
-    rf"(?:\b(?P<who>{_GROUP}|I)\s+(?:(?P<promise>{_PROMISE})|{_INTEND})|"
-    rf"\b(?P<whose>my|our)\s+(?:plan|goal|intention|aim)\s+is\s+to)\s+{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
+    rf"(?:\b(?P<who>{_GROUP}|I)(?:\s+|(?='s\s))(?:(?P<promise>{_PROMISE})|{_INTEND})|"
+    rf"(?:\b(?P<whose>my|our)\s+|^)(?:plan|goal|intention|aim)\s+is\s+to)\s+{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
     I,
 )
 _FRONTED = re.compile(
-    rf"^(?P<when>[^,]{{3,40}}?),?\s+{_GROUP}\s+(?:will\s+)?{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$", I
+    rf"^(?P<when>[^,]{{3,40}}?),?\s+{_GROUP}\s+(?:will\s+|are\s+(?=\w+ing\b))?{_ADVERBS}(?P<rest>(?P<verb>[a-z]+)\b.*)$",
+    I,
 )
 _FROM_NOW_ON = re.compile(r"^(?:from\s+now\s+on|going\s+forward|starting\s+(?:today|now))$", I)
 # Things one says to end or steer a conversation, not commitments: "I'll think about it",
@@ -168,8 +183,11 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
     text = s.text
     m = _COMMITMENT.search(text)
     if m:
-        group = (m["who"] or m["whose"]).lower() not in ("i", "my")
-        kind = "decision" if group or m["promise"] else "plan"
+        group = (m["who"] or m["whose"] or "my").lower() not in ("i", "my")
+        # "I promised …", "I agreed to …" bind the speaker to someone; "I have committed to daily
+        # push-ups", "I signed up to …" are the speaker's own resolutions
+        own = m["promise"] and re.search(r"committed|resolved|vowed|signed", m["promise"], I)
+        kind = "decision" if group or (m["promise"] and not own) else "plan"
     else:
         m = _FRONTED.match(text)
         if not m:
@@ -189,13 +207,33 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         rest = rest[1:]
     # "gonna scream, the build broke": the clause ends at its comma
     clause = re.split(r"[,;:]|\s+-\s+", " ".join(rest))[0].split()
-    if verb in _NOT_A_VERB or verb in _CONVERSATIONAL or len(rest) < 2 or len(clause) < 2:
+    # "we'll do it later" is talk; "we will do code reviews in pairs each sprint" is not
+    substantial = (
+        (verb == "do" or clause[1:2] in (["off"], ["out"]))
+        and len(clause) >= 4
+        and clause[1].lower() not in ("it", "that", "this", "so", "the")
+    )
+    if (
+        verb in _NOT_A_VERB
+        or (verb in _CONVERSATIONAL and not substantial)
+        or len(rest) < 2
+        or len(clause) < 2
+    ):
         return None
-    return ("plan" if verb in _OUTINGS and not m.groupdict().get("promise") else kind), m["rest"]
+    outing = verb in _OUTINGS or _TRIP.search(" ".join(clause))
+    return ("plan" if outing and not m.groupdict().get("promise") else kind), m["rest"]
+
+
+# a trip is a plan whoever makes it: "we are doing a cruise along the Danube"
+_TRIP = re.compile(
+    r"\b(?:trip|holiday|vacation|getaway|honeymoon|tour|cruise|flights?|visit|christmas|xmas|easter|"
+    r"thanksgiving|new\s+year|diwali|eid|hanukkah)\b",
+    I,
+)
 
 
 def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
-    if s.question or s.conditional or _UNSURE.search(s.text):
+    if s.question or s.conditional or _UNSURE.search(s.text) or _TALK.match(s.text):
         return None
     found = _committed(s, reference)
     if found is None:
@@ -211,7 +249,9 @@ _EVENT_NOUNS = (
     r"game|match|date|dinner|lunch|birthday|vacation|holiday|conference|presentation|demo|launch|"
     r"release|checkup|check-up|gig|festival|funeral|graduation|ceremony|recital|race|marathon|"
     r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|appt|"
-    r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season"
+    r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season|"
+    r"therapy|therapist|physio|physiotherapy|dentist|doctor|GP|vet|counsell?ing|session|haircut|op|"
+    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis"
 )
 _EVENT_VERBS = (
     r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
@@ -219,7 +259,9 @@ _EVENT_VERBS = (
     r"got\s+promoted|got\s+hired|got\s+fired|got\s+laid\s+off|gave\s+birth|diagnosed|married|born|"
     r"hired|fired|promoted|engaged|divorced|injured|hospitalized|accepted|rejected|moved|graduated|"
     r"starts?|starting|begins?|leaves?|leaving|arrives?|arriving|lands?|landing|fly|flies|flying|"
-    r"visit|visits|visiting|travel(?:l)?ing|heading|expecting|interviewing|moving|going|turns|turning"
+    r"visit|visits|visiting|travel(?:l)?ing|heading|expecting|interviewing|moving|going|turns|turning|"
+    r"split|split\s+up|broke\s+up|separated|adopted|rehomed|expires?|expiring|renew|done|finished|completed|"
+    r"signed\s+up|registered|enrolled|booked|put\s+down|put\s+to\s+sleep|passed\s+away|died"
 )
 _ADJECTIVE_ED = {
     "tired", "bored", "excited", "interested", "scared", "worried", "stressed", "annoyed", "exhausted",
@@ -229,7 +271,9 @@ _ADJECTIVE_ED = {
 }  # fmt: skip
 _ACTIVITY = re.compile(
     rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to)\s+\w+|"
-    r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b",
+    r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
+    # a past progressive is something done: "April was mostly sailing off Crete"
+    r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
     I,
 )
 _ED_WORD = re.compile(r"\b(?P<w>[a-z]{2,}ed)\b", I)
@@ -297,25 +341,82 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
     return "plan" if sentence_tense(text) == "future" else "event"
 
 
-def dated_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+# A clause whose subject chat dropped: "…, met her at a gig in 2019", "flying out 4 May", "began
+# the new meds three weeks back", "finally divorced as of Monday".
+_CLAUSE_START = re.compile(
+    r"(?:^|[,;:]\s*|\s-\s*)(?:(?:just|finally|officially|then|and|also|recently|honestly|so)\s+)*(?P<w>[a-z]+)\b",
+    I,
+)
+# "I'll think about it next week", "we'll talk tomorrow": conversation, not a plan
+_TALK = re.compile(
+    r"^(?:I|we)\s+will\s+(?:think|see|talk|check|let\s+you\s+know|get\s+back|sleep\s+on\s+it|ask)\b(?:\s+\S+){0,4}$",
+    I,
+)
+_GRANULARITY = {"day": 0, "week": 1, "month": 2, "year": 3}
+
+
+def _dropped_subject(text: str) -> bool:
+    for m in _CLAUSE_START.finditer(text):
+        w = m["w"].lower()
+        if w in _ADJECTIVE_ED or w in _STATIVE or w in ("was", "were", "is", "are", "been"):
+            continue
+        if is_past_form(w) or (w.endswith("ed") and len(w) > 4) or (w.endswith("ing") and len(w) > 5):
+            return True
+    return False
+
+
+def _told_by_speaker(s: Sentence, message: str) -> bool:
+    """The sentence is the speaker's own story: first person, a dropped subject, or a story
+    sentence about a named pet or a month ("April was mostly sailing") in a first-person message."""
+    if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text):
+        return True
+    if not message or not (_FIRST_PERSON.search(message) or _PET_WORD.search(message)):
+        return False
+    first = s.text.split()[0] if s.text.split() else ""
+    return bool(
+        re.match(rf"(?:(?-i:[A-Z])[a-z]+$|{'|'.join(MONTH_NAMES)}$)", first, I)
+        and not re.match(r"(?:the|this|that|it|there|he|she|they|you)$", first, I)
+    )
+
+
+_PET_WORD = re.compile(
+    rf"\b(?:{'|'.join(sorted(map(re.escape, PET_SPECIES), key=len, reverse=True))})s?\b", I
+)
+MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+)  # fmt: skip
+
+
+def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     if s.question or s.conditional or _PRONOUN_START.match(s.text):
         return None
     if not (
-        _FIRST_PERSON.search(s.text)
+        _told_by_speaker(s, message)
         or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)
         or _RELATIVE_SUBJECT.match(s.text)
     ):
         return None
-    if not _has_activity(s.text):
+    if not _has_activity(s.text) or _TALK.match(s.text):
         return None
     mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
     if mentions:
         grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
-        kind = _kind(mentions[0], s.text, reference.date())
-        return _note(kind, grounded, occurred_at=_at(mentions[0].start, reference), speaker=speaker)
+        # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
+        mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
+        kind = _kind(mention, s.text, reference.date())
+        return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
     if _just_happened(s.text):
         return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
     return None
+
+
+# a clause that asks, without its question mark: "…, what should she do", "…, any tips"
+_ASKS = re.compile(
+    r"[,;:-]\s*(?:so\s+)?(?:(?:what|how|which|where|who|why)\s+(?:should|do|does|can|could|would|is|are)|"
+    r"(?:should|can|could|would)\s+(?:I|she|he|they|we)|any\s+(?:tips|advice|ideas|thoughts))\b",
+    I,
+)
 
 
 # --- people in the speaker's life -------------------------------------------------------------
@@ -332,6 +433,8 @@ _PEOPLE = re.compile(
 def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
     """What the speaker says about someone else ("my brother lives in Toronto")."""
     if s.question or s.conditional or not _PEOPLE.match(s.text) or len(s.text.split()) < 4:
+        return None
+    if _ASKS.search(s.text):  # "my cousin may be moving, how do I help her pack": a request for advice
         return None
     grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     note = _note("people", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)

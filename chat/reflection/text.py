@@ -80,7 +80,9 @@ _MILD_HEDGE = re.compile(
     r"\b(?:I think|I guess|I believe|probably|pretty sure|I suppose|kind of|kinda|sort of|apparently)\b",
     re.IGNORECASE,
 )
-_CONDITIONAL = re.compile(r"^(?:if|unless|suppose|imagine|what if|in case)\b", re.IGNORECASE)
+_CONDITIONAL = re.compile(
+    r"^(?:if|unless|suppose|supposing|assuming|imagine|what if|in case)\b", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)

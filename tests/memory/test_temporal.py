@@ -165,3 +165,51 @@ def test_ground_is_safe_to_run_twice():
     once, day = ground("I went hiking yesterday and swam on Saturday", MON)
 
     assert ground(once, MON) == (once, day)
+
+
+# --- holidays, "N units back", "the weekend after next", "end of <month>", recurring days ---------
+
+_WED = date(2025, 6, 11)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("we host Christmas this year", date(2025, 12, 25)),
+        ("we went skiing at Christmas", date(2024, 12, 25)),
+        ("off to the coast for Easter", date(2026, 4, 5)),
+        ("my sister's Halloween party", date(2025, 10, 31)),
+        ("started the new meds three weeks back", date(2025, 5, 21)),
+        ("a dinner the weekend after next", date(2025, 6, 28)),
+        ("the lease runs to the end of April", date(2026, 4, 1)),
+        ("the lease ran out at the end of April", date(2025, 4, 1)),
+    ],
+)
+def test_holidays_back_after_next_and_end_of_month(text, expected):
+    assert resolve_dates(text, _WED)[0].start == expected
+
+
+def test_easter_follows_the_calendar():
+    assert resolve_dates("over Easter", date(2024, 1, 10))[0].start == date(2024, 3, 31)
+    assert resolve_dates("over Easter", date(2027, 1, 10))[0].start == date(2027, 3, 28)
+
+
+def test_a_recurring_weekday_is_not_a_date():
+    mentions = resolve_dates("code reviews every other Friday starting next month", _WED)
+    assert [m.phrase for m in mentions] == ["next month"]
+    assert resolve_dates("yoga on Mondays", _WED) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("registered for the Berlin half in April", date(2026, 4, 1)),
+        ("I've committed to a sober month in May", date(2026, 5, 1)),
+        ("promised the kids a zoo trip in March", date(2026, 3, 1)),
+        ("plan is to repaint from Monday", date(2025, 6, 16)),
+        ("the race is done, ran it on Sunday", date(2025, 6, 8)),
+        ("Sam and I split up in May", date(2025, 5, 1)),
+    ],
+)
+def test_sign_ups_and_promises_look_forward_and_done_looks_back(text, expected):
+    assert resolve_dates(text, _WED)[0].start == expected
