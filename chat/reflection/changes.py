@@ -38,6 +38,8 @@ _THING_END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS}|in|on|at|for|last|this|ba
 _REST = rf"(?P<rest>[^,.;!?]+?){_END}"
 _SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
 
+_MOVE = re.compile(r"\b(?:moved|moving|relocated|relocating|emigrated|packed\s+up)\b", I)
+
 _PARTNERS = r"(?:wife|husband|partner|boyfriend|girlfriend|bf|gf|fianc[ée]+|spouse)"
 _NOT_TOGETHER = re.compile(r"\bnot\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I)
 _SWITCH = re.compile(
@@ -149,7 +151,6 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         lambda m: [f"I live in {m['rest']}"] if _MOVE.search(m.string) else f"I work at {m['rest']}",
     ),
 ]
-_MOVE = re.compile(r"\b(?:moved|moving|relocated|relocating|emigrated|packed\s+up)\b", I)
 _OBJECT_TAIL = re.compile(r"\s+(?:church|faith|diet|habit|subscription|account)$", I)
 
 

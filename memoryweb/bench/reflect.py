@@ -25,7 +25,7 @@ import time
 from collections import Counter, defaultdict
 
 from django.apps import apps
-from django.db.models import Max
+from django.db.models import Max, Model
 
 from chat.models import ReflectionRun, RunStatus
 from chat.services import messages_add
@@ -147,9 +147,9 @@ def _message_keys(model) -> list[str]:
     return [f.name for f in model._meta.get_fields() if f.many_to_one and f.related_model is Message]
 
 
-def _source_tables(model) -> list[tuple[object, str, str]]:
+def _source_tables(model) -> list[tuple[type[Model], str, str]]:
     """(table, key to `model`, key to Message) for every memory model holding both keys."""
-    tables = []
+    tables: list[tuple[type[Model], str, str]] = []
     for table in apps.get_app_config("memory").get_models():
         if table is model:
             continue
