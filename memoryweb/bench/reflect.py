@@ -10,8 +10,10 @@ message closes a turn and queues its reflection (`reflection_enqueue`); the call
 background tasks inline (eager, as the in-process benches of `manage.py bench` do), so the
 reflection, the note links and (with embeddings on) the note vectors are written before the
 call returns. Consent is the default policy, so a memory in a sensitive category waits as
-pending; a session's trailing user turns, with no reply after them, are never reflected — both
-are counted, as they are what a chat app gets.
+pending (counted). A session's trailing user turns, with no reply after them, are reflected by
+the idle-turn sweeper (`chat.reflect.idle_turns_reflect`) once the conversation has been quiet
+for MEMORYWEB_IDLE_TURN_MINUTES: the bench runs that sweep after posting, with the clock moved
+past the quiet time, as the beat would in a running deployment.
 
 Scoring (`Provenance`): an item of the context counts for the dia_ids of the messages it comes
 from, whatever its kind. A kind's model (`KIND_MODELS`, or the `memory` model of that name, so
@@ -23,11 +25,15 @@ NoteSource rows, so a note that dedup merged counts for every turn it came from)
 import importlib
 import time
 from collections import Counter, defaultdict
+from datetime import timedelta
 
 from django.apps import apps
+from django.conf import settings
 from django.db.models import Max, Model
+from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
+from chat.reflect import idle_turns_reflect
 from chat.services import messages_add
 from memory.models import Lesson, Message, Note, NoteSource, Origin, Procedure, ProfileFact
 from memory.services import Actor, subject_get_or_create
@@ -73,6 +79,8 @@ def post_sample(sample: Sample, *, app, actor: Actor) -> tuple[object, dict]:
             }
             messages_add(conversation=conversation, items=[item], actor=actor)
             turns += 1
+    # the beat's idle-turn sweep, as it would run once the sessions have gone quiet
+    idle_turns_reflect(now=timezone.now() + timedelta(minutes=settings.MEMORYWEB_IDLE_TURN_MINUTES + 1))
     return subject, {"turns": turns, "seconds": time.perf_counter() - started}
 
 

@@ -54,12 +54,12 @@ def test_reflect_posts_the_turns_through_the_chat_path_and_finds_a_stated_fact(e
     assert d25.occurred_at == datetime.datetime(2023, 6, 19, 10, 4, tzinfo=datetime.UTC)
     assert messages.get(external_id="D2:6").role == "assistant"
     assert set(Note.objects.filter(subject__app=app).values_list("origin", flat=True)) <= {"reflection"}
-    # one reflection per assistant message (Sam's six turns), all done; Ada's last turn of
-    # session 1 has no reply after it and is never reflected
+    # one reflection per assistant message (Sam's six turns), all done, and one more: Ada's last
+    # turn of session 1 has no reply after it, and the idle-turn sweep reflects it
     runs = ReflectionRun.objects.filter(conversation__subject__app=app)
     assert set(runs.values_list("status", flat=True)) == {RunStatus.DONE}
-    assert ref["reflection"]["runs"] == {"done": 6} and ref["reflection"]["sources"] == {"heuristic": 6}
-    assert ref["reflection"]["unreflected_messages"] == 1
+    assert ref["reflection"]["runs"] == {"done": 7} and ref["reflection"]["sources"] == {"heuristic": 7}
+    assert ref["reflection"]["unreflected_messages"] == 0
 
     # the employer stated in D2:5 is a fact from that message, and it reaches the context
     employer = ProfileFact.objects.get(subject__app=app, key="employer", valid_to=None)
