@@ -116,7 +116,7 @@ def _not_a_name(value: str) -> bool:
 
 _LIVE = [
     _re(
-        rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing)\s+"
+        rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing|(?<=have\s)lived)\s+"
         rf"(?:with\s+(?:my|our|a|two|three)\s+[\w ]{{1,25}}?\s+)?(?:in|near|outside(?:\s+of)?|close\s+to)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:am|are)\s+{ADV}(?:living|based|located|settled)\s+(?:in|out\s+of)\s+{PLACE}"),
@@ -465,7 +465,8 @@ _BASED = _re(r"(?:^|\bI\s+am\s+|,\s*)(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\
 
 
 def _fragments(text: str) -> list[str]:
-    return [f.strip(" .!") for f in _FRAGMENT_SPLIT.split(text) if f and f.strip(" .!")]
+    fragments = (f.strip(" .!") for f in _FRAGMENT_SPLIT.split(text) if f)
+    return [f for f in fragments if re.search(r"\w", f)]
 
 
 def introductions(s: Sentence, ctx: Context) -> Iterator[Found]:
@@ -506,8 +507,8 @@ def introductions(s: Sentence, ctx: Context) -> Iterator[Found]:
 
 
 _PLACE_FRAMES = [
-    ("birthplace", _re(rf"(?:^|[,;]\s*|\band\s+)born\s+in\s+{PLACE}(?!\s+and\s+raised)")),
-    ("hometown", _re(rf"(?:^|[,;]\s*|\band\s+)(?:born\s+and\s+)?(?:raised|grew\s+up)\s+in\s+{PLACE}")),
+    ("birthplace", _re(rf"(?:^|[,;]\s*|\band\s+|\bI\s+)born\s+in\s+{PLACE}(?!\s+and\s+raised)")),
+    ("hometown", _re(rf"(?:^|[,;]\s*|\band\s+|\bI\s+)(?:born\s+and\s+)?(?:raised|grew\s+up)\s+in\s+{PLACE}")),
     ("hometown", _re(rf"(?:^|\bI\s+am\s+|[,;]\s*)back\s+home\s+in\s+{PLACE}")),
     (
         "location",

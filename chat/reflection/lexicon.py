@@ -90,14 +90,15 @@ JOB_HEADS = {
     "physicist", "chemist", "biologist", "sre", "pm", "officer", "midwife", "caregiver", "social worker",
     "product owner", "scrum master", "tech lead", "team lead", "lead", "owner", "illustrator", "animator",
     "copywriter", "strategist", "salesperson", "entrepreneur", "postdoc", "phd student", "undergrad",
-    "auditor", "paediatrician", "pediatrician", "radiographer", "physiotherapist", "optometrist",
+    "auditor", "paediatrician", "pediatrician", "radiographer", "physiotherapist", "optometrist", "optician",
     "dietitian", "nutritionist", "solicitor", "barrister", "banker", "actuary", "bookkeeper", "surveyor",
     "welder", "builder", "roofer", "gardener", "landscaper", "florist", "butcher", "tailor", "hairdresser",
     "barber", "stylist", "actor", "actress", "dancer", "singer", "filmmaker", "curator", "archivist",
     "historian", "geologist", "psychiatrist", "radiologist", "anaesthetist", "anesthesiologist",
     "cardiologist", "neurologist", "dermatologist", "oncologist", "hygienist", "zookeeper",
     "detective", "lifeguard", "nanny", "childminder", "carer", "instructor", "underwriter", "courier",
-    "teaching assistant", "headteacher", "sous chef", "data engineer", "ux researcher", "veterinary nurse",
+    "teaching assistant", "headteacher", "bus driver", "taxi driver", "lorry driver", "truck driver",
+    "delivery driver", "sous chef", "data engineer", "ux researcher", "veterinary nurse",
 }  # fmt: skip
 # Words before a job head that are not part of the title ("I'm the only designer").
 JOB_FILLERS = {"only", "new", "big", "huge", "good", "bad", "great", "aspiring", "wannabe", "lowly", "humble"}
@@ -126,7 +127,7 @@ PET_SPECIES = {
     "french bulldog", "frenchie", "shiba", "shiba inu", "greyhound", "spaniel", "cocker spaniel",
     "rottweiler", "doberman", "schnauzer", "pomeranian", "shih tzu", "collie", "whippet", "labradoodle",
     "goldendoodle", "cockapoo", "dalmatian", "tabby", "siamese", "maine coon", "ragdoll", "sphynx",
-    "bengal", "mutt", "rescue dog", "rescue cat",
+    "bengal", "mutt", "rescue dog", "rescue cat", "lurcher",
 }  # fmt: skip
 
 HEALTH_CONDITIONS = {
@@ -187,7 +188,7 @@ PET_KIND = {
         "dalmatian", "mutt", "rescue dog", "lurcher",
     )},
     **{b: "cat" for b in ("kitten", "tabby", "siamese", "maine coon", "ragdoll", "sphynx", "bengal", "rescue cat")},
-    "bunny": "rabbit", "budgie": "bird",
+    "bunny": "rabbit", "budgie": "bird", "puppies": "dog", "bunnies": "rabbit", "kitties": "cat",
 }  # fmt: skip
 # Body parts an injury names ("I broke my wrist" → broken wrist).
 BODY_PARTS = {

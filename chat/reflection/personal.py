@@ -432,7 +432,8 @@ _PET_DEATH = _re(
 _PET_WORD = _alternation(PET_SPECIES)
 _PET_THEN_NAME = _re(
     rf"\b(?:I|we)\s+(?:have\s+|just\s+|finally\s+)*(?:got|adopted|rescued|brought\s+home|picked\s+up)\s+"
-    rf"(?P<n>a|an|one|two|three|\d)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_PET_WORD})(?P<plural>s)?\b(?P<rest>[^.;!?]*)"
+    rf"(?P<n>a|an|one|two|three|\d)\s+(?:[\w-]+\s+){{0,2}}?(?:(?P<species>{_PET_WORD})(?P<plural>s)?|(?P<plural_species>puppies|bunnies|kitties))\b"
+    r"(?P<rest>[^.;!?]*)"
 )
 _NAME_MY_PET = _re(rf"^{NAME},?\s+(?:my|our)\s+(?:(?:[\w-]+)\s+)?(?P<species>{_PET_WORD})\b")
 _CONDITION_WORDS = _alternation(HEALTH_CONDITIONS)
@@ -459,7 +460,7 @@ _DIET_CHANGE = _re(
     rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:went|gone|turned|became|become|switched\s+to|converted\s+to)\s+(?:fully\s+|full\s+)?(?P<v>{_alternation(DIETS)})\b"
 )
 _CUT_OUT = _re(
-    r"\bI\s+(?:have\s+)?(?:quit|cut\s+out|gave\s+up|given\s+up|stopped\s+eating|dropped|ditched)\s+(?P<v>dairy|gluten|meat)\b"
+    r"(?:^|\bI\s+)(?:have\s+)?(?:just\s+)?(?:quit|cut\s+out|gave\s+up|given\s+up|stopped\s+eating|dropped|ditched)\s+(?P<v>dairy|gluten|meat)\b"
 )
 _CUT_DIET = {"dairy": "dairy-free", "gluten": "gluten-free", "meat": "vegetarian"}
 _RELIGION_FRAMES = [
@@ -572,9 +573,12 @@ def clause_people(s: Sentence, ctx: Context) -> Iterator[Found]:
         named = _THEIR_NAME.search(m["rest"])
         if named and _person(named["v"]):
             names = [named["v"]]
-        elif not (m["plural"] and re.search(r"^[^,]*,\s*(?-i:[A-Z])\w+\s+and\s+(?-i:[A-Z])", m["rest"])):
+        elif not (
+            (m["plural"] or m["plural_species"])
+            and re.search(r"^[^,]*,\s*(?-i:[A-Z])\w+\s+and\s+(?-i:[A-Z])", m["rest"])
+        ):
             names = []
-        pets += [_pet_value(n, m["species"]) for n in names[:4]]
+        pets += [_pet_value(n, m["species"] or m["plural_species"]) for n in names[:4]]
     if m := _NAME_MY_PET.match(s.text):
         if _person(m["v"]):
             pets.append(_pet_value(m["v"], m["species"]))
