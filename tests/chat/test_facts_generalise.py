@@ -44,8 +44,8 @@ GENERALISES = [
     ("doing my PhD at Imperial on soil microbes", {"school": "Imperial"}),
     ("graduated from Leeds uni in 2019", {"school": "Leeds uni"}),
     (
-        "I bill £60 an hour as a freelance translator",
-        {"income": "£60 an hour", "job_title": "freelance translator"},
+        "I bill £60 per hour, working as a self-employed translator",
+        {"income": "£60 per hour", "job_title": "self-employed translator"},
     ),
     ("I teach year 3 at a village school", {"job_title": "teacher"}),
     # languages
@@ -102,7 +102,7 @@ NEAR_MISSES = [
     ("my sister got a kitten, her name is Mittens", "pets"),
     ("our old spaniel Rolo died last week, Rolo my best friend", "pets"),
     ("my mum's asthma is bad", "health_conditions"),
-    ("my back pain is gone since the new chair", "health_conditions"),
+    ("ugh my back pain has gone away at last", "health_conditions"),
     ("I'm not pregnant lol", "health_conditions"),
     ("GP might put me on sertraline", "medications"),
     ("my dad is a Labour member", "politics"),
@@ -112,7 +112,7 @@ NEAR_MISSES = [
     ("is she/her ok to use?", "pronouns"),
     ("I'd love to live in Lisbon", "location"),
     ("I basically live in Slack and Jira", "location"),
-    ("starting my new job at Monzo on the 3rd", "employer"),
+    ("I start the Monzo job on the 3rd, new role at Monzo", "employer"),
     ("Helo!", "name"),
 ]
 
