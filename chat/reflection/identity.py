@@ -131,7 +131,9 @@ _LIVE = [
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
 _NOW_IN = [
     # "I teach in Cardiff", "I work nights in Leeds": where the job is, the speaker lives
-    _re(rf"\bI\s+{ADV}(?:teach|work)\s+(?:[\w-]+\s+){{0,3}}?in\s+(?-i:(?=[A-Z])){PLACE}"),
+    _re(
+        rf"\bI\s+{ADV}(?:teach|work)\s+(?:(?!(?:at|for|with|back)\b)[\w-]+\s+){{0,3}}?in\s+(?-i:(?=[A-Z])){PLACE}"
+    ),
     _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days)\b"),
     _re(
         rf"\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:got|found|bought|rented|signed\s+for|moved\s+into)\s+"
@@ -154,8 +156,17 @@ _ADDRESS = _re(
 )
 
 
+_CALENDAR = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "spring", "summer", "autumn", "fall", "winter", "monday", "tuesday",
+    "wednesday", "thursday", "friday", "saturday", "sunday",
+}  # fmt: skip
+
+
 def _place(value: str, ctx: Context) -> str | None:
     value = value.strip()
+    if value.lower() in _CALENDAR:
+        return None
     if not first_word_ok(value, NOT_PLACES) or any(
         w in TOOLS for w in re.split(r"\s+(?:and|&)\s+|\s+", value.lower())
     ):
