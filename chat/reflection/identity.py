@@ -62,9 +62,10 @@ _MY_NAME = _re(
 _CALL_ME = _re(
     r"\b(?:call\s+me|I\s+go\s+by)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
-_NAME_HERE = _re(rf"^{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
+_HONORIFIC = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?"
+_NAME_HERE = _re(rf"^{_HONORIFIC}{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
 _I_AM_NAME = _re(
-    rf"^(?:I\s+am|it\s+is|this\s+is)\s+{FULL_NAME}(?=\s*(?:[,.!;]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
+    rf"^(?:I\s+am|it\s+is|this\s+is)\s+{_HONORIFIC}{FULL_NAME}(?=\s*(?:[^\w\s'-]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
 )
 
 
@@ -88,8 +89,26 @@ def names(s: Sentence, ctx: Context) -> Iterator[Found]:
         yield make_fact("name", intro["v"], confidence=ctx.confidence)
 
 
+_GREETINGS = {
+    "hi",
+    "hello",
+    "helo",
+    "hallo",
+    "hey",
+    "hiya",
+    "yo",
+    "morning",
+    "evening",
+    "thanks",
+    "cheers",
+    "sorry",
+}
+
+
 def _not_a_name(value: str) -> bool:
     words = value.lower().split()
+    if words and words[0] in _GREETINGS:
+        return True
     return any(w in NOT_NAMES | FILLER_WORDS or w in PET_SPECIES or w in SPOKEN_LANGUAGES for w in words)
 
 
@@ -97,7 +116,7 @@ def _not_a_name(value: str) -> bool:
 
 _LIVE = [
     _re(
-        rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing)\s+"
+        rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing|(?<=have\s)lived)\s+"
         rf"(?:with\s+(?:my|our|a|two|three)\s+[\w ]{{1,25}}?\s+)?(?:in|near|outside(?:\s+of)?|close\s+to)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:am|are)\s+{ADV}(?:living|based|located|settled)\s+(?:in|out\s+of)\s+{PLACE}"),
@@ -111,6 +130,10 @@ _LIVE = [
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
 _NOW_IN = [
+    # "I teach in Cardiff", "I work nights in Leeds": where the job is, the speaker lives
+    _re(
+        rf"\bI\s+{ADV}(?:teach|work)\s+(?:(?!(?:at|for|with|back)\b)[\w-]+\s+){{0,3}}?in\s+(?-i:(?=[A-Z])){PLACE}"
+    ),
     _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days)\b"),
     _re(
         rf"\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:got|found|bought|rented|signed\s+for|moved\s+into)\s+"
@@ -133,9 +156,20 @@ _ADDRESS = _re(
 )
 
 
+_CALENDAR = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "spring", "summer", "autumn", "fall", "winter", "monday", "tuesday",
+    "wednesday", "thursday", "friday", "saturday", "sunday",
+}  # fmt: skip
+
+
 def _place(value: str, ctx: Context) -> str | None:
     value = value.strip()
-    if not first_word_ok(value, NOT_PLACES) or value.lower() in TOOLS:
+    if value.lower() in _CALENDAR:
+        return None
+    if not first_word_ok(value, NOT_PLACES) or any(
+        w in TOOLS for w in re.split(r"\s+(?:and|&)\s+|\s+", value.lower())
+    ):
         return None
     return title_if_lower(value)
 
@@ -263,7 +297,7 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
             if title and org:
                 yield make_fact("job_title", title, confidence=ctx.confidence)
                 yield make_fact("school" if title in _STUDENT else "employer", org, confidence=ctx.confidence)
-    for pattern in _WORK:
+    for pattern in [] if _NOT_YET.search(s.text) else _WORK:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
                 yield make_fact("employer", org, confidence=ctx.confidence)
@@ -273,7 +307,21 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
                 yield make_fact("job_title", title, confidence=ctx.confidence)
     for m in _TEACH.finditer(s.text):
         subject = m["v"].lower()
-        if subject not in FILLER_WORDS and not negated_before(s.text, m.start() + 2):
+        if subject in (
+            "year",
+            "grade",
+            "class",
+            "reception",
+            "kindergarten",
+            "nursery",
+            "form",
+            "ks1",
+            "ks2",
+        ):
+            subject = "school"  # "I teach year 4": a school teacher, the year is no subject
+        if subject == "school" and not negated_before(s.text, m.start() + 2):
+            yield make_fact("job_title", "teacher", confidence=ctx.confidence)
+        elif subject not in FILLER_WORDS and not negated_before(s.text, m.start() + 2):
             yield make_fact(
                 "job_title",
                 f"{m['v'] if m['v'][0].isupper() else subject} teacher",
@@ -404,5 +452,265 @@ def tools(s: Sentence, ctx: Context) -> Iterator[Found]:
         yield make_fact(key, ", ".join(items), confidence=ctx.confidence)
 
 
-RULES = (names, places, work, languages, tools)
+# --- clause-level reading: self-introductions, subjectless clauses, "my X is Y" frames -------------
+#
+# A chat introduction is a list of fragments: a name, a title, an employer, a town
+# ("Sam here, welder for Arup, Leeds-based"). Each fragment is read on its own; a fragment that is
+# a bare capitalised word after the title is the town. Other frames here are the ones people use
+# without a subject or a verb of their own ("raised in Lyon", "Gdansk is home now").
+
+_INTRO_HEAD = _re(
+    rf"^(?:(?:hi|hey|hello|hiya|yo|ok\s+so)\W+)?(?:(?:a\s+bit\s+|quick\s+bit\s+|some\s+stuff\s+)?about\s+me\s*:\s*|"
+    rf"(?:I\s+am|it\s+is|this\s+is|my\s+name\s+is)\s+)?{_HONORIFIC}{FULL_NAME}(?:\s+here)?(?=\s*(?:[^\w\s'-]|$))"
+)
+_FRAGMENT_SPLIT = re.compile(
+    r"\s*(?:,|;|\s-+\s|\s—\s|\s\+\s)\s*|\s+(?=[^\w\s,'.&@-]+\s)|(?<=[^\w\s,'.&@-])\s+"
+)
+_FRAGMENT_TITLE = _re(
+    rf"^(?:I\s+am\s+)?(?:a\s+|an\s+)?(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?:\s+(?:at|@|for|with)\s+{ORG})?\s*$"
+)
+_FRAGMENT_TOWN = re.compile(r"^(?P<v>[A-Z][a-zà-ÿ'-]+(?:\s+[A-Z][a-zà-ÿ'-]+)?)$")
+_FRAGMENT_BASED = _re(r"^(?:I\s+am\s+)?(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)-based$")
+_FRAGMENT_LIVE = _re(rf"^(?:I\s+)?(?:live|living|based)\s+in\s+{PLACE}")
+_BASED = _re(r"(?:^|\bI\s+am\s+|,\s*)(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)-based\b")
+
+
+def _fragments(text: str) -> list[str]:
+    fragments = (f.strip(" .!") for f in _FRAGMENT_SPLIT.split(text) if f)
+    return [f for f in fragments if re.search(r"\w", f)]
+
+
+def introductions(s: Sentence, ctx: Context) -> Iterator[Found]:
+    head = _INTRO_HEAD.match(s.text)
+    fragments = _fragments(s.text[head.end() :] if head else s.text)
+    if head:
+        if not ctx.greeted and not re.match(r"^(?:\W*\w+\W+)?about\s+me", s.text, I):
+            return
+        cued = head.group(0).lower().split()[0] in ("i", "it", "this", "my") or re.search(
+            r"here$|:", head.group(0)
+        )
+        # an uncued "Ana, 34, nurse" needs an age or a job next to be an introduction ("Ana, our dog, …" is not)
+        if not cued and not (
+            fragments and (_FRAGMENT_TITLE.match(fragments[0]) or re.match(r"^\d{1,2}$", fragments[0]))
+        ):
+            return
+        if not _not_a_name(head["v"]):
+            yield make_fact("name", head["v"], confidence=ctx.confidence)
+    elif not (ctx.greeted and fragments and _FRAGMENT_TITLE.match(fragments[0])):
+        return
+    titled = False
+    for fragment in fragments:
+        if m := _FRAGMENT_TITLE.match(fragment):
+            if title := _title(m["t"]):
+                titled = True
+                yield make_fact("job_title", title, confidence=ctx.confidence)
+                if m["v"] and (org := _org(m["v"], ctx)):
+                    yield make_fact(
+                        "school" if title in _STUDENT else "employer", org, confidence=ctx.confidence
+                    )
+        elif (m := _FRAGMENT_BASED.match(fragment) or _FRAGMENT_LIVE.match(fragment)) and (
+            place := _place(m["v"], ctx)
+        ):
+            yield make_fact("location", place, confidence=ctx.confidence)
+        elif titled and (m := _FRAGMENT_TOWN.match(fragment)) and not _not_a_name(m["v"]):
+            yield make_fact("location", m["v"], confidence=min(ctx.confidence, 0.8))
+            titled = False
+
+
+_PLACE_FRAMES = [
+    ("birthplace", _re(rf"(?:^|[,;]\s*|\band\s+|\bI\s+)born\s+in\s+{PLACE}(?!\s+and\s+raised)")),
+    ("hometown", _re(rf"(?:^|[,;]\s*|\band\s+|\bI\s+)(?:born\s+and\s+)?(?:raised|grew\s+up)\s+in\s+{PLACE}")),
+    ("hometown", _re(rf"(?:^|\bI\s+am\s+|[,;]\s*)back\s+home\s+in\s+{PLACE}")),
+    (
+        "location",
+        _re(
+            r"(?:^|[,;-]\s*)(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+is\s+(?:my\s+)?home\s+(?:now|these\s+days)\b"
+        ),
+    ),
+    (
+        "location",
+        _re(
+            r"(?:^|[,;-]\s*)home\s+is\s+(?:now\s+)?(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+(?:now|these\s+days)\b"
+        ),
+    ),
+    ("location", _BASED),
+]
+_POSTCODE = re.compile(
+    r"\s+(?:[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|\d{4,5}(?:-\d{4})?|[A-Z]\d[A-Z]\s*\d[A-Z]\d)$"
+)
+_ADDRESS_FRAMES = [
+    _re(
+        r"\bmy\s+(?:new\s+|home\s+|current\s+|postal\s+)?address(?:\s+is|'s)\s+(?P<v>[^;!?]+?)(?=\s+-+\s+|\s+(?:if|in\s+case|so|for)\b|[;!?]|\.\s|\.?$)"
+    ),
+    _re(
+        r"\b(?:I\s+am|we\s+are)\s+(?:now\s+)?at\s+(?P<v>(?:(?:flat|apt|apartment|unit|suite)\s*\d+\w*,?\s+)?\d+\w*\s+[^;!?]+?)"
+        r"(?=\s+-+\s+|\s+(?:if|in\s+case|so|for|now)\b|[;!?]|\.\s|\.?$)"
+    ),
+]
+
+
+def _address_city(address: str) -> str | None:
+    last = address.rsplit(",", 1)[-1].strip() if "," in address else ""
+    last = _POSTCODE.sub("", last).strip()
+    if last and last[0].isupper() and not re.search(r"\d", last) and len(last.split()) <= 3:
+        return last
+    return None
+
+
+def clause_places(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for key, pattern in _PLACE_FRAMES:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (place := _place(m["v"], ctx)):
+                yield make_fact(key, place, confidence=ctx.confidence)
+    for pattern in _ADDRESS_FRAMES:
+        for m in pattern.finditer(s.text):
+            address = m["v"].strip(" ,")
+            if not re.search(r"\d", address):
+                continue
+            yield make_fact("address", address, confidence=ctx.confidence)
+            if city := _address_city(address):
+                yield make_fact("location", city, confidence=ctx.confidence)
+
+
+_ORG_CAP = r"(?-i:(?:St\.?\s+)?[A-Z][\w&'-]*(?:\.[A-Za-z]+)*(?:\s+(?:of\s+)?[A-Z][\w&'-]*){0,3})"
+_SCHOOL_WORD = r"(?:\s+(?:uni|university|college|school|polytechnic))?"
+_SCHOOL = [
+    _re(
+        rf"\b(?:my|a|the)\s+(?:\w+\s+)?(?:masters|master's|degree|phd|doctorate|bachelors|bachelor's|ba|bsc|msc|mba|"
+        rf"undergrad|dissertation|thesis|course|studies)\s+(?:in\s+[\w ]{{1,30}}?\s+)?at\s+(?P<v>{_ORG_CAP}{_SCHOOL_WORD})"
+    ),
+    _re(
+        rf"(?:^|\bI\s+am\s+(?:a\s+|in\s+(?:my\s+)?)?)\d(?:st|nd|rd|th)\s+year\s+(?:[\w-]+\s+){{0,4}}?at\s+(?P<v>{_ORG_CAP}{_SCHOOL_WORD})"
+    ),
+    _re(rf"(?:^|\bI\s+(?:have\s+)?(?:just\s+)?)graduated\s+from\s+(?P<v>{_ORG_CAP}{_SCHOOL_WORD})"),
+    _re(
+        rf"\bI\s+(?:am\s+)?(?:{ADV})(?:study|studying|studied)\s+(?:[\w-]+\s+){{0,3}}?at\s+(?P<v>{_ORG_CAP}{_SCHOOL_WORD})"
+    ),
+]
+_EMPLOYER_FRAMES = [
+    # "my boss at Arup", "my team at the BBC": the speaker works there
+    _re(
+        rf"(?:^|\b)my\s+(?:new\s+|old\s+)?(?:manager|boss|line\s+manager|team|colleagues?|co-?workers?|team\s+lead|"
+        rf"department|desk|office)\s+at\s+(?P<v>{_ORG_CAP})"
+    ),
+    # "then Arup hired me", "got hired by Arup"
+    _re(
+        rf"(?:^|\bthen\s+|\band\s+)(?!(?:then|and|so|they|he|she|it|who)\b)(?P<v>{_ORG_CAP})\s+(?:just\s+|finally\s+)?(?:hired|took\s+on)\s+me\b"
+    ),
+    _re(rf"\bI\s+(?:have\s+|was\s+|got\s+)?(?:just\s+)?(?:been\s+)?hired\s+by\s+(?P<v>{_ORG_CAP})"),
+]
+_AS_TITLE = _re(rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}")
+# "starting at Arup on the 20th": a job that has not begun is a plan, not yet the employer
+_NOT_YET = _re(
+    r"\b(?:starting|start|will\s+start|am\s+going\s+to\s+start)\b[^.;!?]*\b(?:on\s+the\s+\d|next\s+\w+|on\s+(?:monday|tuesday|wednesday|thursday|friday)|in\s+(?:two|\d+)\s+weeks)"
+)
+
+
+def clause_work(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for pattern in _SCHOOL:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
+                yield make_fact("school", org, confidence=ctx.confidence)
+    for pattern in _EMPLOYER_FRAMES:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
+                yield make_fact("employer", org, confidence=ctx.confidence)
+    for m in _AS_TITLE.finditer(s.text):
+        if not negated_before(s.text, m.start("t")) and not re.search(
+            r"\bused\s+to\b", s.text[: m.start("t")], I
+        ):
+            if title := _title(m["t"]):
+                yield make_fact("job_title", title, confidence=ctx.confidence)
+
+
+_SPEAK_MORE = [
+    _re(r"\bI\s+(?:can\s+)?(?:also\s+)?get\s+by\s+in\s+(?P<v>[^.;!?()]+)"),
+    _re(r"(?:^|,\s*|\bI\s+am\s+(?:a\s+)?)native\s+(?P<v>[A-Za-z]+)\s+speaker"),
+    _re(r"(?:^|,\s*|\band\s+)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:second|third|other)\s+language"),
+    _re(r"(?:^|,\s*|\band\s+)(?P<v>(?-i:[A-Z])[a-z]+)\s+I\s+(?:picked\s+up|learned|learnt|speak)\b"),
+]
+_LEARN_MORE = [
+    _re(r"\b(?:duolingo|babbel|memrise|busuu)\b[^.;!?]{0,30}?\b(?:on|in|for|with)\s+(?P<v>[A-Za-z]+)\b"),
+    _re(
+        r"\b(?P<v>[A-Za-z]+)\s+(?:on\s+)?(?:duolingo|babbel|memrise|busuu|lessons|classes|evening\s+classes)\b"
+    ),
+]
+
+
+def clause_languages(s: Sentence, ctx: Context) -> Iterator[Found]:
+    spoken: list[str] = []
+    for pattern in _SPEAK_MORE:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2):
+                spoken += _languages_in(m["v"])
+    if spoken:
+        yield make_fact("languages", ", ".join(dict.fromkeys(spoken)), confidence=ctx.confidence)
+    for m in (m for pattern in _LEARN_MORE for m in pattern.finditer(s.text)):
+        word = m["v"].lower()
+        if word in SPOKEN_LANGUAGES and not negated_before(s.text, m.start()):
+            yield make_fact("languages.learning", SPOKEN_LANGUAGES[word], confidence=ctx.confidence)
+
+
+_TECH_FRAMES = [
+    # "my main machine is an old Dell on Debian", "our stack is Go and Postgres"
+    _re(
+        r"(?:^|\b(?:my|our)\s+)(?:(?:tech|main|usual|whole|current)\s+)?(?:daily\s+driver|stack|setup|toolchain|"
+        r"tooling|main\s+machine|workflow)\s+(?:is|=|:)\s+(?P<v>[^.;!?]+)"
+    ),
+    # "an Emacs user for years", "Arch user btw"
+    _re(r"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?(?:\w+\s+)?|,\s*)(?P<v>[\w.+#-]+(?:\s+[\w.+#-]+)?)\s+user\b"),
+    # "ditched Trello for Linear": the tool it was dropped for
+    _re(
+        r"\b(?:ditched|dropped|replaced|swapped|traded)\s+[\w .+#-]{1,25}?\s+(?:for|with)\s+(?P<v>[^.;!?,]+)"
+    ),
+    # "our codebase is mostly Rust", "the project is pure Swift"
+    _re(
+        r"\b(?:my|our|the)\s+(?:new\s+)?(?:team|codebase|project|job|repo|company)\s+is\s+(?:all|mostly|entirely|pure)\s+(?P<v>[^.;!?,]+)"
+    ),
+    # "I more or less live in Notion all day"
+    _re(rf"\bI\s+{ADV}(?:live|living)\s+in\s+(?P<v>[^.;!?]+)"),
+]
+_TECH_ONLY = re.compile(r"^[\s,+&/]*(?:and\s+)?$", I)
+_TECH_FILLER = re.compile(
+    r"\b(?:mostly|mainly|these\s+days|nowadays|now|at\s+work|for\s+work|day\s+to\s+day|lately|and|a\s+bit\s+of)\b",
+    I,
+)
+
+
+def clause_tools(s: Sentence, ctx: Context) -> Iterator[Found]:
+    found: dict[str, list[str]] = {}
+    for pattern in _TECH_FRAMES:
+        for m in pattern.finditer(s.text):
+            if negated_before(s.text, m.start() + 2):
+                continue
+            scope = m["v"]
+            scope = scope[: end.start()] if (end := _SCOPE_END.search(scope)) else scope
+            for key, canonical in _tech_items(scope, ctx):
+                found.setdefault(key, []).append(canonical)
+    # a sentence that is nothing but a list of languages and tools: "mostly Go + Rust these days"
+    rest = _TECH_FILLER.sub(" ", _TECH_RE.sub(" ", s.text))
+    items = list(_tech_items(s.text, ctx))
+    if items and _TECH_ONLY.match(rest) and not re.match(r"^I\b", s.text):
+        for key, canonical in items:
+            found.setdefault(key, []).append(canonical)
+    for key, values in found.items():
+        values = list(dict.fromkeys(values))
+        if key in ("os", "editor"):
+            values = values[-1:]
+        yield make_fact(key, ", ".join(values), confidence=ctx.confidence)
+
+
+RULES = (
+    names,
+    places,
+    work,
+    languages,
+    tools,
+    introductions,
+    clause_places,
+    clause_work,
+    clause_languages,
+    clause_tools,
+)
+
 __all__ = ["Context", "Found", "RULES", "STOP"]

@@ -65,6 +65,7 @@ TOOLS = _canon(
     "Google Sheets", "Google Docs", "Word", "PowerPoint", "Keynote", "Canva", "Lightroom", "Premiere",
     "Final Cut", "Logic Pro", "Ableton", "Anki", "Todoist", "Zotero", "LaTeX", "Overleaf",
 )  # fmt: skip
+TOOLS.update({"github actions": "GitHub Actions", "circleci": "CircleCI"})
 TOOLS.update({"k8s": "Kubernetes", "postgresql": "Postgres", "node.js": "Node", "iterm": "iTerm2"})
 
 # Lower-case spellings that are everyday words; they count only when capitalised in a message
@@ -89,6 +90,15 @@ JOB_HEADS = {
     "physicist", "chemist", "biologist", "sre", "pm", "officer", "midwife", "caregiver", "social worker",
     "product owner", "scrum master", "tech lead", "team lead", "lead", "owner", "illustrator", "animator",
     "copywriter", "strategist", "salesperson", "entrepreneur", "postdoc", "phd student", "undergrad",
+    "auditor", "paediatrician", "pediatrician", "radiographer", "physiotherapist", "optometrist", "optician",
+    "dietitian", "nutritionist", "solicitor", "barrister", "banker", "actuary", "bookkeeper", "surveyor",
+    "welder", "builder", "roofer", "gardener", "landscaper", "florist", "butcher", "tailor", "hairdresser",
+    "barber", "stylist", "actor", "actress", "dancer", "singer", "filmmaker", "curator", "archivist",
+    "historian", "geologist", "psychiatrist", "radiologist", "anaesthetist", "anesthesiologist",
+    "cardiologist", "neurologist", "dermatologist", "oncologist", "hygienist", "zookeeper",
+    "detective", "lifeguard", "nanny", "childminder", "carer", "instructor", "underwriter", "courier",
+    "teaching assistant", "headteacher", "bus driver", "taxi driver", "lorry driver", "truck driver",
+    "delivery driver", "sous chef", "data engineer", "ux researcher", "veterinary nurse",
 }  # fmt: skip
 # Words before a job head that are not part of the title ("I'm the only designer").
 JOB_FILLERS = {"only", "new", "big", "huge", "good", "bad", "great", "aspiring", "wannabe", "lowly", "humble"}
@@ -117,7 +127,7 @@ PET_SPECIES = {
     "french bulldog", "frenchie", "shiba", "shiba inu", "greyhound", "spaniel", "cocker spaniel",
     "rottweiler", "doberman", "schnauzer", "pomeranian", "shih tzu", "collie", "whippet", "labradoodle",
     "goldendoodle", "cockapoo", "dalmatian", "tabby", "siamese", "maine coon", "ragdoll", "sphynx",
-    "bengal", "mutt", "rescue dog", "rescue cat",
+    "bengal", "mutt", "rescue dog", "rescue cat", "lurcher",
 }  # fmt: skip
 
 HEALTH_CONDITIONS = {
@@ -128,13 +138,14 @@ HEALTH_CONDITIONS = {
     "endometriosis", "pcos", "lupus", "multiple sclerosis", "hypothyroidism", "psoriasis", "eczema",
     "tinnitus", "scoliosis", "dyslexia", "chronic fatigue", "cancer", "heart disease", "anemia",
     "lactose intolerance", "gluten intolerance", "chronic pain", "back pain", "panic disorder",
+    "hayfever", "hay fever", "psoriatic arthritis", "osteoporosis", "vertigo", "sleep apnoea", "anaemia",
     "an eating disorder", "anorexia", "bulimia", "hearing loss", "color blindness", "colour blindness",
     "gout", "glaucoma", "acid reflux", "gerd", "sciatica", "narcolepsy", "tourette's", "dyspraxia",
 }  # fmt: skip
 HEALTH_ADJECTIVES = {
     "diabetic": "diabetes", "asthmatic": "asthma", "epileptic": "epilepsy", "autistic": "autism",
     "dyslexic": "dyslexia", "lactose intolerant": "lactose intolerance",
-    "gluten intolerant": "gluten intolerance", "celiac": "celiac disease", "coeliac": "celiac disease",
+    "gluten intolerant": "gluten intolerance", "celiac": "celiac disease", "coeliac": "coeliac disease",
     "bipolar": "bipolar disorder", "anemic": "anemia", "colorblind": "color blindness",
     "colour blind": "colour blindness", "color blind": "color blindness", "deaf": "deafness",
     "hard of hearing": "hearing loss", "insomniac": "insomnia", "pregnant": "pregnancy",
@@ -145,6 +156,10 @@ MEDICATIONS = {
     "levothyroxine", "lisinopril", "amlodipine", "atorvastatin", "omeprazole", "ibuprofen", "xanax",
     "lithium", "lamotrigine", "venlafaxine", "effexor", "propranolol", "ozempic", "semaglutide",
     "the pill", "birth control", "antidepressants", "melatonin", "gabapentin", "prednisone",
+    "elvanse", "concerta", "strattera", "cetirizine", "loratadine", "fexofenadine", "antihistamines",
+    "naproxen", "paracetamol", "codeine", "tramadol", "amoxicillin", "mirtazapine", "quetiapine",
+    "aripiprazole", "duloxetine", "pregabalin", "hrt", "spironolactone", "finasteride", "salbutamol",
+    "ventolin", "mounjaro", "wegovy", "tirzepatide", "lansoprazole", "warfarin", "apixaban", "letrozole",
 }  # fmt: skip
 MEDICATION_SUFFIXES = ("pril", "sartan", "olol", "statin", "prazole", "oxetine", "triptan", "zepam")
 
@@ -155,13 +170,30 @@ RELIGIONS = _canon(
 )  # fmt: skip
 POLITICS = _canon(
     "Democrat", "Republican", "conservative", "liberal", "socialist", "libertarian", "progressive",
-    "Tory", "centrist", "communist", "anarchist", "Green",
+    "Tory", "centrist", "communist", "anarchist", "Green", "Labour", "Lib Dem", "Liberal Democrat", "SNP",
 )  # fmt: skip
 DIETS = {
     "vegetarian": "vegetarian", "veggie": "vegetarian", "vegan": "vegan", "pescatarian": "pescatarian",
     "pescetarian": "pescatarian", "keto": "keto", "paleo": "paleo", "gluten-free": "gluten-free",
     "gluten free": "gluten-free", "kosher": "kosher", "halal": "halal", "plant-based": "plant-based",
     "plant based": "plant-based", "dairy-free": "dairy-free", "carnivore": "carnivore",
+}  # fmt: skip
+# What a pet word says its species is, for values written "Name (species)".
+PET_KIND = {
+    **{b: "dog" for b in (
+        "puppy", "golden retriever", "labrador", "lab", "poodle", "beagle", "corgi", "husky", "pug",
+        "dachshund", "german shepherd", "border collie", "terrier", "chihuahua", "bulldog", "french bulldog",
+        "frenchie", "shiba", "shiba inu", "greyhound", "spaniel", "cocker spaniel", "rottweiler", "doberman",
+        "schnauzer", "pomeranian", "shih tzu", "collie", "whippet", "labradoodle", "goldendoodle", "cockapoo",
+        "dalmatian", "mutt", "rescue dog", "lurcher",
+    )},
+    **{b: "cat" for b in ("kitten", "tabby", "siamese", "maine coon", "ragdoll", "sphynx", "bengal", "rescue cat")},
+    "bunny": "rabbit", "budgie": "bird", "puppies": "dog", "bunnies": "rabbit", "kitties": "cat",
+}  # fmt: skip
+# Body parts an injury names ("I broke my wrist" → broken wrist).
+BODY_PARTS = {
+    "wrist", "arm", "leg", "ankle", "knee", "foot", "toe", "finger", "hand", "elbow", "shoulder", "hip",
+    "collarbone", "rib", "ribs", "nose", "back", "neck", "thumb", "acl", "achilles", "hamstring", "jaw",
 }  # fmt: skip
 
 NATIONALITIES = {

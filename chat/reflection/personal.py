@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from chat.reflection.capture import ADV, NAME, STOP, domain_keywords, make_fact, value_words
 from chat.reflection.identity import Context, Found
 from chat.reflection.lexicon import (
+    BODY_PARTS,
     CHILD_WORDS,
     DIETS,
     HEALTH_ADJECTIVES,
@@ -17,6 +18,7 @@ from chat.reflection.lexicon import (
     MEDICATIONS,
     NOT_NAMES,
     PARTNER_WORDS,
+    PET_KIND,
     PET_SPECIES,
     POLITICS,
     RELIGIONS,
@@ -53,7 +55,7 @@ _ELLIPTICAL = re.compile(rf"^(?:{_FAN}|{_DISLIKE})$", I)
 _OBJECT_END = re.compile(
     r"\s+(?:but|because|cause|since|when|while|especially|in|on|at|for|over|than|to\s+me|from|with|"
     r"so\s+much|a\s+lot|very\s+much|anymore|any\s+more|these\s+days|lol|tbh|though|either|at\s+all|"
-    r"too|now|it|which|that|if|and\s+(?:I|we|it|they|my))\b.*$",
+    r"too|now|it|which|that|if|lately|recently|and\s+(?:I|we|it|they|my))\b.*$",
     I,
 )
 _BAD_OBJECTS = {"you", "it", "that", "this", "him", "her", "them", "how", "what", "when", "where", "being"}
@@ -125,7 +127,7 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
 # "I'm a cat person", "not a morning person"
 _PERSON = _re(r"\bI\s+am\s+(?P<neg>not\s+)?(?:really\s+|much\s+of\s+)?(?:a|an)\s+(?P<v>[a-z]+)\s+person\b")
 _FAVORITE = _re(
-    rf"\bmy\s+(?:all[- ]time\s+|absolute\s+)?fav(?:ou?rite|e|ourite)?\s+(?P<topic>[a-z][a-z ]{{1,25}}?)\s+"
+    rf"(?:\bmy\s+|^)(?:all[- ]time\s+|absolute\s+)?fav(?:ou?rite|e|ourite)?\s+(?P<topic>[a-z][a-z ]{{1,25}}?)\s+"
     rf"(?:is|are|has\s+to\s+be|would\s+be)\s+(?:probably\s+|definitely\s+)?(?P<v>[^,.;!?()]+?){STOP}"
 )
 
@@ -183,7 +185,7 @@ def _allergens(raw: str) -> list[str]:
     raw = _ALLERGEN_END.sub("", raw)
     items = [
         re.sub(r"^(?:all\s+|most\s+|any\s+)", "", p.strip(), flags=I)
-        for p in re.split(r",|\band\b|\bor\b|&", raw)
+        for p in re.split(r",|\band\b|\bor\b|&", raw, flags=I)
     ]
     return [
         i.lower() for i in items if i and len(i.split()) <= 3 and i.lower().split()[0] not in FILLER_WORDS
@@ -330,8 +332,13 @@ _PET_ITEM = _re(
 )
 
 
+_CALENDAR_WORDS = set(_MONTHS.split("|")) | {
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "easter", "christmas",
+}  # fmt: skip
+
+
 def _person(name: str | None) -> str | None:
-    return name if name and name.lower() not in NOT_NAMES else None
+    return name if name and name.lower() not in NOT_NAMES and name.lower() not in _CALENDAR_WORDS else None
 
 
 def family(s: Sentence, ctx: Context) -> Iterator[Found]:
@@ -379,4 +386,276 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         yield make_fact("pets", ", ".join(dict.fromkeys(pets)), confidence=ctx.confidence)
 
 
-RULES = (preferences, favorites, health, beliefs_money_contact, family)
+# --- clause-level reading of the rest of the scheme ---------------------------------------------
+#
+# The frames people use without "I am …": "she/her pls", "seeing this guy Tomás", "the husband
+# and I", "two kids, Ana is 5 and Rui is 2", "my son starts school", "adopted a lurcher, her name is
+# Pip", "went vegan", "put me on Ritalin", "Green party member", "email me at …". Each is anchored
+# on the speaker; another person's fact ("my friend is pregnant") stays silent.
+
+_PRONOUNS_BARE = _re(r"^(?P<v>(?:she|he|they|ze|xe)/(?:her|him|them|hers|his|theirs|zir|xem)(?:/\w+)?)\b")
+_PARTNER_FRAMES = [
+    _re(
+        rf"\bI\s+(?:am\s+|have\s+been\s+|started\s+)?(?:\w+\s+)?(?:seeing|dating|going\s+out\s+with)\s+"
+        rf"(?:this|a|some|that)\s+(?:guy|girl|man|woman|lady|boy|dude|person)\s+(?:called\s+|named\s+)?{NAME}"
+    ),
+    _re(
+        rf"\bI\s+(?:am\s+)?(?:\w+\s+)?(?:planning\s+to\s+|going\s+to\s+|gonna\s+|will\s+)?(?:propose|proposed)\s+to\s+{NAME}"
+    ),
+    _re(rf"\b(?:we|I)\s+(?:just\s+|finally\s+)?got\s+(?:engaged|married)\s+to\s+{NAME}"),
+    _re(rf"^{NAME}\s+said\s+yes\b"),
+]
+_PARTNER_ROLE = _re(
+    r"\b(?:the|my)\s+(?P<rel>wife|husband|missus|missis|hubby|other\s+half|better\s+half)\s+and\s+(?:I|me)\b|"
+    r"\bme\s+and\s+the\s+(?P<rel2>wife|husband|missus|hubby|other\s+half)\b"
+)
+_ROLE_WORD = {
+    "missus": "wife",
+    "missis": "wife",
+    "hubby": "husband",
+    "other half": "partner",
+    "better half": "partner",
+}
+_KIDS_LIST = _re(
+    r"(?:^|\b(?:I|we)\s+(?:have\s+)?(?:got\s+)?)(?:\d|two|three|four|five)\s+(?:kids|children|boys|girls)\b(?P<rest>[^.;!?]*)"
+)
+_KID_NAME_AGE = re.compile(
+    r"(?-i:\b(?P<v>[A-Z][a-zà-ÿ'-]+))\s+(?:is|just\s+turned|turned|\(|,)\s*(?:\d|nearly|almost)"
+)
+_MY_CHILD = _re(
+    r"\bmy\s+(?:little\s+|youngest\s+|oldest\s+|eldest\s+|older\s+|younger\s+|baby\s+)?(?P<noun>son|daughter|stepson|stepdaughter)\b"
+    r"(?!\s*,?\s+(?-i:[A-Z])|')"
+)
+_PET_DEATH = _re(
+    r"\b(?:passed\s+away|put\s+down|put\s+to\s+sleep|died|rehomed|re-homed|lost\s+(?:my|our)|gave\s+(?:up|away))\b"
+)
+_PET_WORD = _alternation(PET_SPECIES)
+_PET_THEN_NAME = _re(
+    rf"\b(?:I|we)\s+(?:have\s+|just\s+|finally\s+)*(?:got|adopted|rescued|brought\s+home|picked\s+up)\s+"
+    rf"(?P<n>a|an|one|two|three|\d)\s+(?:[\w-]+\s+){{0,2}}?(?:(?P<species>{_PET_WORD})(?P<plural>s)?|(?P<plural_species>puppies|bunnies|kitties))\b"
+    r"(?P<rest>[^.;!?]*)"
+)
+_NAME_MY_PET = _re(rf"^{NAME},?\s+(?:my|our)\s+(?:(?:[\w-]+)\s+)?(?P<species>{_PET_WORD})\b")
+_CONDITION_WORDS = _alternation(HEALTH_CONDITIONS)
+_HEALTH_FRAMES = [
+    _re(rf"\b(?:my|the)\s+(?P<v>{_CONDITION_WORDS})\s+diagnosis\b"),
+    _re(
+        rf"(?<!\w's\s)\bmy\s+(?P<v>{_CONDITION_WORDS})\s+(?:is|are|has|have|was|were|got|flared|kicked|came)\b(?!\s+(?:\w+\s+)?(?:gone|over|cured|better|fine|healed|history|a\s+thing\s+of))"
+    ),
+    _re(rf"^(?P<v>{_CONDITION_WORDS})\s+(?:season|flare|flare-up|is\s+back|again)\b"),
+]
+_PREGNANT = _re(r"(?:^|\bI\s+am\s+(?:now\s+)?)(?:\d+\s+(?:weeks?|months?)\s+)?pregnant\b")
+_HEALTH_ADJ_BARE = _re(
+    rf"(?:^|[,;]\s*)(?:(?P<type>type\s+[12])\s+)?(?P<v>{_alternation(HEALTH_ADJECTIVES)})(?=\s*(?:[,;.!]|$)|\s+(?:since|for|here|myself)\b)"
+)
+_INJURY = _re(
+    rf"\bI\s+(?:have\s+|just\s+)*(?P<verb>broke|broken|fractured|sprained|dislocated|tore|torn|twisted)\s+my\s+(?P<v>{_alternation(BODY_PARTS)})\b"
+)
+_INJURED = {"broke": "broken", "tore": "torn"}
+_MEDICATION_ME = _re(
+    r"\b(?:put|started|switched|moved|changed|got)\s+me\s+(?:on(?:to)?|from\s+[\w-]+\s+(?:on)?to)\s+(?P<v>[a-z][\w-]+)|"
+    r"(?:^|\bI\s+am\s+|[,;]\s*)(?:living\s+on|started|starting|back\s+on|now\s+on)\s+(?P<w>[a-z][\w-]+)"
+)
+_DIET_CHANGE = _re(
+    rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:went|gone|turned|became|become|switched\s+to|converted\s+to)\s+(?:fully\s+|full\s+)?(?P<v>{_alternation(DIETS)})\b"
+)
+_CUT_OUT = _re(
+    r"(?:^|\bI\s+)(?:have\s+)?(?:just\s+)?(?:quit|cut\s+out|gave\s+up|given\s+up|stopped\s+eating|dropped|ditched)\s+(?P<v>dairy|gluten|meat)\b"
+)
+_CUT_DIET = {"dairy": "dairy-free", "gluten": "gluten-free", "meat": "vegetarian"}
+_RELIGION_FRAMES = [
+    _re(
+        rf"\bas\s+(?:a|an)\s+(?:(?:devout|practicing|practising|observant|proud|good)\s+)?(?P<v>{_alternation(RELIGIONS)})\b(?=[^.;!?]*\bI\b)"
+    ),
+    _re(
+        rf"(?:^|[,;]\s*)(?<!ex-)(?:an?\s+)?(?P<v>{_alternation(RELIGIONS)})\s+(?:these\s+days|now|myself|nowadays)\b"
+    ),
+]
+_RAMADAN = _re(
+    r"(?:^|\bI\s+am\s+)(?:\w+\s+)?(?:fasting|observing)\s+(?:for\s+|during\s+)?(?:Ramadan|Ramzan)\b"
+)
+_PARTY = _alternation(POLITICS)
+_POLITICS_FRAMES = [
+    _re(
+        rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?)(?:(?:proud|paid-up|card-carrying|lifelong)\s+)?(?P<v>{_PARTY})\s+(?:party\s+)?(?:member|voter|supporter|activist)\b"
+    ),
+    _re(rf"\bI\s+am\s+(?:a\s+)?member\s+of\s+the\s+(?P<v>{_PARTY})(?:\s+party)?\b"),
+    _re(rf"(?:^|[,;]\s*|\bI\s+am\s+)(?:now\s+)?voting\s+(?P<v>{_PARTY})\b"),
+]
+_INCOME_MORE = [
+    _re(
+        r"\bI\s+(?:make|earn|take\s+home|get\s+paid|charge|bill)\s+(?:about\s+|around\s+|roughly\s+|like\s+|almost\s+|nearly\s+|over\s+|under\s+)?"
+        r"(?P<v>[$€£]?\s?\d[\d,.]*\s?(?:k|grand|thousand)(?:\s*(?:dollars|euros|pounds))?|[$€£]\s?\d[\d,.]*)"
+        r"(?:\s+(?:before|after)\s+tax|\s+gross|\s+net|\s+(?P<per>(?:a|per|an)\s+(?:year|month|hour|day|week)))?"
+    ),
+    _re(
+        r"^(?:I\s+am\s+)?(?:now\s+)?on\s+(?P<v>[$€£]?\d{2,3}(?:,\d{3}|k))\b(?!\s*(?:steps|calories|followers|words))"
+    ),
+]
+_CONTACT = [
+    ("email", _re(r"\b(?:e-?mail|reach|contact)\s+me\s+(?:at|on)\s+(?P<v>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)")),
+    (
+        "email",
+        _re(
+            r"\bmy\s+(?:new\s+|personal\s+|work\s+)?e-?mail(?:\s+address)?(?:'s|\s+is)\s+(?P<v>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+        ),
+    ),
+    (
+        "phone",
+        _re(
+            r"\bmy\s+(?:new\s+)?(?:phone\s+|cell\s+|mobile\s+)?(?:number|no\.?|num)(?:'s|\s+is)\s+(?P<v>\+?\d[\d\s().-]{6,}\d)"
+        ),
+    ),
+    ("phone", _re(r"\b(?:call|text|ring)\s+me\s+(?:at|on)\s+(?P<v>\+?\d[\d\s().-]{6,}\d)")),
+]
+_MONTH_ABBR = {
+    "jan": "January", "feb": "February", "mar": "March", "apr": "April", "jun": "June", "jul": "July",
+    "aug": "August", "sep": "September", "sept": "September", "oct": "October", "nov": "November", "dec": "December",
+}  # fmt: skip
+_MONTH_ANY = rf"(?:{_MONTHS}|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_BIRTHDAY_MORE = _re(
+    rf"\bmy\s+(?:birthday|bday|b-day|birth\s+day)(?:'s|\s+is)\s+(?:on\s+)?(?:the\s+)?(?P<v>{_MONTH_ANY}\s+\d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_ANY})(?![a-z])"
+)
+_OBSESSED = _re(
+    r"\bI\s+(?:am\s+)?(?:\w+\s+)?(?:obsessed\s+with|hooked\s+on|addicted\s+to)\s+(?P<v>[^,.;!?()]+)"
+)
+
+
+def _full_months(value: str) -> str:
+    return re.sub(
+        r"\b([A-Za-z]{3,4})\.?(?=\s|$)",
+        lambda m: _MONTH_ABBR.get(m[1].lower(), m[1]),
+        value,
+    )
+
+
+def _pet_value(name: str, species: str) -> str:
+    species = species.lower()
+    return f"{name} ({PET_KIND.get(species, species.split()[-1])})"
+
+
+def clause_people(s: Sentence, ctx: Context) -> Iterator[Found]:
+    if m := _PRONOUNS_BARE.match(s.text):
+        yield make_fact("pronouns", m["v"].lower(), confidence=ctx.confidence)
+    broke_up = _BREAKUP.search(s.text) or re.search(r"\bex[- ]", s.text, I)
+    if not broke_up:
+        for pattern in _PARTNER_FRAMES:
+            if (
+                (m := pattern.search(s.text))
+                and _person(m["v"])
+                and not negated_before(s.text, m.start() + 2)
+            ):
+                yield make_fact("partner", m["v"], confidence=ctx.confidence, keywords=["partner"])
+                break
+        else:
+            if m := _PARTNER_ROLE.search(s.text):
+                rel = re.sub(r"\s+", " ", (m["rel"] or m["rel2"]).lower())
+                yield make_fact(
+                    "partner", _ROLE_WORD.get(rel, rel), confidence=ctx.confidence, keywords=["partner"]
+                )
+    children: list[str] = []
+    for m in _KIDS_LIST.finditer(s.text):
+        children += [n["v"] for n in _KID_NAME_AGE.finditer(m["rest"]) if _person(n["v"])]
+    if not children and not _CHILD_NAMED.search(s.text):
+        children += [
+            m["noun"].lower() for m in _MY_CHILD.finditer(s.text) if not negated_before(s.text, m.start())
+        ]
+    if children:
+        yield make_fact("children", ", ".join(dict.fromkeys(children)), confidence=ctx.confidence)
+    if _PET_DEATH.search(s.text):
+        return
+    pets: list[str] = []
+    for m in _PET_THEN_NAME.finditer(s.text):
+        if re.match(r"\s*,?\s*(?:named|called)\b", m["rest"], I):
+            continue  # "a kitten named Pixel": family() reads that one
+        names = [n for n in re.findall(r"(?-i:\b[A-Z][a-zà-ÿ'-]+)", m["rest"]) if _person(n)]
+        named = _THEIR_NAME.search(m["rest"])
+        if named and _person(named["v"]):
+            names = [named["v"]]
+        elif not (
+            (m["plural"] or m["plural_species"])
+            and re.search(r"^[^,]*,\s*(?-i:[A-Z])\w+\s+and\s+(?-i:[A-Z])", m["rest"])
+        ):
+            names = []
+        pets += [_pet_value(n, m["species"] or m["plural_species"]) for n in names[:4]]
+    if m := _NAME_MY_PET.match(s.text):
+        if _person(m["v"]):
+            pets.append(_pet_value(m["v"], m["species"]))
+    if pets:
+        yield make_fact("pets", ", ".join(dict.fromkeys(pets)), confidence=ctx.confidence)
+
+
+def clause_health(s: Sentence, ctx: Context) -> Iterator[Found]:
+    conditions: list[str] = []
+    for pattern in _HEALTH_FRAMES:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2):
+                conditions.append(m["v"])
+    if _PREGNANT.search(s.text) and not negated_before(s.text, _PREGNANT.search(s.text).start() + 2):
+        conditions.append("pregnancy")
+    for m in _HEALTH_ADJ_BARE.finditer(s.text):
+        condition = HEALTH_ADJECTIVES[m["v"].lower()]
+        conditions.append(f"{m['type'].lower()} {condition}" if m["type"] else condition)
+    for m in _INJURY.finditer(s.text):
+        verb = m["verb"].lower()
+        adjective = _INJURED.get(verb, verb)
+        conditions.append(f"{adjective} {m['v'].lower()}")
+    if conditions:
+        yield make_fact("health_conditions", ", ".join(dict.fromkeys(conditions)), confidence=ctx.confidence)
+    medications = [
+        v.lower()
+        for m in _MEDICATION_ME.finditer(s.text)
+        if (v := m["v"] or m["w"])
+        and (v.lower() in MEDICATIONS or v.lower().endswith(MEDICATION_SUFFIXES))
+        and not negated_before(s.text, m.start())
+    ]
+    if medications:
+        yield make_fact("medications", ", ".join(dict.fromkeys(medications)), confidence=ctx.confidence)
+    for m in _DIET_CHANGE.finditer(s.text):
+        if not negated_before(s.text, m.start() + 2):
+            yield make_fact("diet", DIETS[m["v"].lower()], confidence=ctx.confidence)
+    for m in _CUT_OUT.finditer(s.text):
+        if not negated_before(s.text, m.start() + 2):
+            yield make_fact("diet", _CUT_DIET[m["v"].lower()], confidence=min(ctx.confidence, 0.8))
+
+
+def clause_beliefs_money_contact(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for m in (m for pattern in _RELIGION_FRAMES for m in pattern.finditer(s.text)):
+        if not negated_before(s.text, m.start() + 2):
+            yield make_fact("religion", RELIGIONS[m["v"].lower()], confidence=ctx.confidence)
+    if _RAMADAN.search(s.text):
+        yield make_fact("religion", "Muslim", confidence=min(ctx.confidence, 0.7))
+    for m in (m for pattern in _POLITICS_FRAMES for m in pattern.finditer(s.text)):
+        if not negated_before(s.text, m.start() + 2):
+            yield make_fact(
+                "politics", POLITICS[re.sub(r"\s+", " ", m["v"].lower())], confidence=ctx.confidence
+            )
+    for pattern in _INCOME_MORE:
+        for m in pattern.finditer(s.text):
+            value = m["v"].strip()
+            if m.groupdict().get("per"):
+                value = f"{value} {m['per']}"
+            yield make_fact("income", value, confidence=ctx.confidence)
+    for key, pattern in _CONTACT:
+        for m in pattern.finditer(s.text):
+            yield make_fact(key, m["v"].strip(), confidence=ctx.confidence)
+    for m in _BIRTHDAY_MORE.finditer(s.text):
+        yield make_fact("birthday", _full_months(m["v"]), confidence=ctx.confidence)
+    if not s.sarcastic:
+        for m in _OBSESSED.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2):
+                for topic in _objects(m["v"]):
+                    yield _preference(topic, True, ctx)
+
+
+RULES = (
+    preferences,
+    favorites,
+    health,
+    beliefs_money_contact,
+    family,
+    clause_people,
+    clause_health,
+    clause_beliefs_money_contact,
+)
