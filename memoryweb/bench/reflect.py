@@ -16,8 +16,7 @@ for MEMORYWEB_IDLE_TURN_MINUTES: the bench runs that sweep after posting, with t
 past the quiet time, as the beat would in a running deployment.
 
 Scoring (`Provenance`): an item of the context counts for the dia_ids of the messages it comes
-from, whatever its kind. A kind's model (`KIND_MODELS`, or the `memory` model of that name, so
-an `Evidence` kind is found once it exists) is read through every foreign key it has to
+from, whatever its kind. A kind's model (`KIND_MODELS`, or the `memory` model of that name) is read through every foreign key it has to
 Message, and through every model that holds a foreign key to both it and Message (a note's
 NoteSource rows, so a note that dedup merged counts for every turn it came from).
 """
@@ -35,12 +34,18 @@ from django.utils import timezone
 from chat.models import ReflectionRun, RunStatus
 from chat.reflect import idle_turns_reflect
 from chat.services import messages_add
-from memory.models import Lesson, Message, Note, NoteSource, Origin, Procedure, ProfileFact
+from memory.models import Evidence, Lesson, Message, Note, NoteSource, Origin, Procedure, ProfileFact
 from memory.services import Actor, subject_get_or_create
 from memory.services.conversations import conversation_get_or_create
 from memoryweb.bench.locomo_data import Sample, canonical_dia_id
 
-KIND_MODELS = {"note": Note, "fact": ProfileFact, "lesson": Lesson, "procedure": Procedure}
+KIND_MODELS = {
+    "note": Note,
+    "fact": ProfileFact,
+    "lesson": Lesson,
+    "procedure": Procedure,
+    "evidence": Evidence,
+}
 STAT_KEYS = ("facts", "notes", "pending", "denied", "evolved", "retracted")
 
 
@@ -152,7 +157,11 @@ def _subject_lookup(model, subject) -> dict:
 
 def _message_keys(model) -> list[str]:
     """The names of `model`'s foreign keys to Message."""
-    return [f.name for f in model._meta.get_fields() if f.many_to_one and f.related_model is Message]
+    return [
+        f.name
+        for f in model._meta.get_fields()
+        if (f.many_to_one or f.one_to_one) and f.concrete and f.related_model is Message
+    ]
 
 
 def _source_tables(model) -> list[tuple[type[Model], str, str]]:

@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from chat.models import ReflectionRun, RunStatus
 from memory.context import Item
-from memory.models import App, Message, Note, ProfileFact
+from memory.models import App, Evidence, Message, Note, ProfileFact
 from memoryweb.bench import locomo
 from memoryweb.bench.reflect import Provenance
 from memoryweb.celery import app as celery_app
@@ -68,6 +68,7 @@ def test_reflect_posts_the_turns_through_the_chat_path_and_finds_a_stated_fact(e
     assert row["by_k"]["5"]["recall"] == 1.0
     assert row["by_k"]["5"]["recall_by_kind"]["fact"] == 1.0
     assert ref["by_kind"]["fact"]["overall_1_4"]["recall@5"] > 0
+    assert ref["stored"]["evidence_rows"] == 11  # every turn, the trailing one too
     # the harness finds it too, from the turn's note
     assert next(r for r in summary["details"] if r["question"] == COMPANY)["by_k"]["5"]["recall"] == 1.0
 
@@ -118,13 +119,24 @@ def test_provenance_maps_any_item_kind_to_its_source_turns(app, actor, config):
     fact = ProfileFact.objects.create(
         subject=subject, key="pet", value="Biscuit", source_message=Message.objects.get(external_id="D2:1")
     )
+    said = Message.objects.get(external_id="D2:3")
+    turn = Evidence.objects.create(
+        subject=subject, conversation=said.conversation, message=said, role=said.role, text=said.text,
+        occurred_at=said.occurred_at,
+    )  # fmt: skip
     items = [
         Item(id=f"n:{merged.pk}", kind="note", section="recalled", score=1.0, reason=""),
         Item(id=f"f:{fact.pk}", kind="fact", section="profile", score=1.0, reason=""),
+        Item(id=f"e:{turn.pk}", kind="evidence", section="recalled", score=1.0, reason=""),
         Item(id="n:0", kind="note", section="memory-index", score=1.0, reason=""),
         Item(id="x:1", kind="no-such-kind", section="recalled", score=1.0, reason=""),
     ]
 
     found = Provenance().dia_ids(items, exclude_sections=frozenset({"memory-index"}))
 
-    assert found == {"note": {"D1:4", "D2:4"}, "fact": {"D2:1"}, "no-such-kind": set()}
+    assert found == {
+        "note": {"D1:4", "D2:4"},
+        "fact": {"D2:1"},
+        "evidence": {"D2:3"},  # the unit's OneToOne key to its message
+        "no-such-kind": set(),
+    }
