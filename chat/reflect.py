@@ -24,7 +24,7 @@ from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
-from chat.reflection.categories import classify_category
+from chat.reflection.categories import classify_category, item_category
 from chat.reflection.heuristics import extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS, Operation
@@ -149,8 +149,11 @@ def _prepare(op: Operation) -> Operation:
                 op.occurred_at = timezone.make_aware(datetime.combine(event_date, datetime.min.time()))
             else:
                 op.occurred_at = op.message.occurred_at
-    if not op.category:
-        op.category = classify_category(op.content or f"{op.key} {op.value}")
+    if not op.category:  # a model's item with none: its own words, else its clause's (as the heuristics do)
+        if op.op == "NOTE":
+            op.category = item_category(op.content, op.message.text)
+        else:
+            op.category = item_category(op.value, op.message.text, op.key)
     return op
 
 

@@ -378,6 +378,23 @@ _LEXICON: dict[str, str] = {
     ),
 }
 
+# Kinds of phrasing dev7 (issue 18) showed the lists above missed: a home or car bought or sold,
+# a remortgage, a parent's will; an injury told with its verb; a relationship "called off"; a
+# colleague's pregnancy (another person's private life); a party membership.
+_LEXICON["finances"] += (
+    r"|remortgag\w*|probate|(?:bought|buying|sold|selling) (?:a |the |our |my |his |her )?(?:(?:first |new |"
+    r"second-hand |used |old )?(?:car|house|home|flat|apartment|place|property))|"
+    r"(?:{family})'?s will|paid (?:more|less|better|well|badly|peanuts)".format(family=_FAMILY)
+)
+_LEXICON["health"] += (
+    r"|(?:cracked|broke|broken|fractured|bruised|sprained|twisted|dislocated|tore|torn|pulled) (?:a |my |his |"
+    r"her |the )?(?:{body}|acl|ligaments?|tendons?|discs?)".format(body=_BODY)
+)
+_LEXICON["relationships"] += (
+    r"|call(?:ed|ing|s)? it (?:quits|off)|(?:{family})s? (?:of mine )?(?:is|was|got|'s) pregnant".format(family=_FAMILY)
+)
+_LEXICON["politics"] += r"|card[- ]carrying|(?:labou?r|tory|conservative|lib ?dem|green|snp|democrat|republican) (?:party )?member\w*"
+
 _PATTERNS = {slug: re.compile(rf"(?<![\w-])(?:{words})(?![\w])") for slug, words in _LEXICON.items()}
 # Street addresses need their capital letters, or "a 10 minute drive" would be an address.
 _STREET = re.compile(
@@ -393,6 +410,9 @@ _STREET_NAME = re.compile(
 _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b\d{5}\s+[A-Z][a-zé]+\b")
 _FAMILY_WORD = re.compile(
     rf"(?<![\w-])(?:(?:my|our|his|her|their) (?:\w+ )?(?:{_FAMILY})|(?:{_FAMILY}) and (?:i|me)|(?:i|me) and (?:my )?(?:{_FAMILY}))(?![\w])"
+    # "mum got a diagnosis": a family word that opens the sentence is the speaker's own
+    rf"|(?:^|[.!?]\s+)(?:mum|mom|dad|mother|father|nan|gran|granny|grandma|grandpa|grandad)(?=\s)"
+    rf"|(?<![\w-])(?:mum|mom|dad|mother|father|nan|gran|granny|grandma|grandpa|grandad)'s(?![\w])"
 )
 # Where someone will be, read with its capital letters: an airport gate, a flight number, a table
 # booked at a named place; and a proposal to someone named.
@@ -598,7 +618,7 @@ def fact_category(key: str, value: str) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?;\n])\s+|\s+(?=[\u2600-\u27bf\U0001f300-\U0001faff])")
 _CLAUSE_BREAK = re.compile(
     r",?\s+(?:but|whereas|although|though|except)\s+|,\s+(?:and then|then|so|also|plus|while)\s+|"
-    r"\s+[-\u2013\u2014]\s+|,\s+(?=i\b|we\b)",
+    r"\s+[-\u2013\u2014]\s+|,\s+(?=i\b|we\b)|,?\s+and\s+(?=(?:i|i'm|im|i've|my|we)\b)",
     re.IGNORECASE,
 )
 _CONTENT_WORD = re.compile(r"[a-zà-ÿ0-9]{3,}")

@@ -339,3 +339,26 @@ def test_consent_eval_reports_the_development_splits(capsys):
 def test_consent_eval_lists_no_misses_of_a_measured_split():
     with pytest.raises(CommandError):
         call_command("consent_eval", split=["heldback"], errors=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("we're looking to remortgage once the deal runs out", "finances"),
+        ("finally sold the house on the coast last month", "finances"),
+        ("dad's will is with a lawyer now", "finances"),
+        ("dad's will is with a lawyer now", "relationships"),
+        ("tripped over the dog and fractured my wrist", "health"),
+        ("Jo and I called it off in May", "relationships"),
+        ("a flatmate of mine got pregnant, big news", "relationships"),
+        ("mum had a stroke on Sunday", "relationships"),
+        ("been a card-carrying Green member since uni", "politics"),
+    ],
+)
+def test_the_kinds_of_phrasing_dev7_showed_missing(text, category):
+    assert category in categories(text)
+
+
+@pytest.mark.parametrize("text", ["sold out in minutes, typical", "I bought a new keyboard", "called it a day"])
+def test_the_dev7_kinds_have_their_near_misses(text):
+    assert categories(text) == set()
