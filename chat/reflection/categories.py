@@ -384,16 +384,18 @@ _LEXICON: dict[str, str] = {
 _LEXICON["finances"] += (
     r"|remortgag\w*|probate|(?:bought|buying|sold|selling) (?:a |the |our |my |his |her )?(?:(?:first |new |"
     r"second-hand |used |old )?(?:car|house|home|flat|apartment|place|property))|"
-    r"(?:{family})'?s will|paid (?:more|less|better|well|badly|peanuts)".format(family=_FAMILY)
+    rf"(?:{_FAMILY})'?s will|paid (?:more|less|better|well|badly|peanuts)"
 )
 _LEXICON["health"] += (
     r"|(?:cracked|broke|broken|fractured|bruised|sprained|twisted|dislocated|tore|torn|pulled) (?:a |my |his |"
-    r"her |the )?(?:{body}|acl|ligaments?|tendons?|discs?)".format(body=_BODY)
+    rf"her |the )?(?:{_BODY}|acl|ligaments?|tendons?|discs?)"
 )
 _LEXICON["relationships"] += (
-    r"|call(?:ed|ing|s)? it (?:quits|off)|(?:{family})s? (?:of mine )?(?:is|was|got|'s) pregnant".format(family=_FAMILY)
+    rf"|call(?:ed|ing|s)? it (?:quits|off)|(?:{_FAMILY})s? (?:of mine )?(?:is|was|got|'s) pregnant"
 )
-_LEXICON["politics"] += r"|card[- ]carrying|(?:labou?r|tory|conservative|lib ?dem|green|snp|democrat|republican) (?:party )?member\w*"
+_LEXICON["politics"] += (
+    r"|card[- ]carrying|(?:labou?r|tory|conservative|lib ?dem|green|snp|democrat|republican) (?:party )?member\w*"
+)
 
 _PATTERNS = {slug: re.compile(rf"(?<![\w-])(?:{words})(?![\w])") for slug, words in _LEXICON.items()}
 # Street addresses need their capital letters, or "a 10 minute drive" would be an address.

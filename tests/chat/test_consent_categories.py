@@ -359,6 +359,8 @@ def test_the_kinds_of_phrasing_dev7_showed_missing(text, category):
     assert category in categories(text)
 
 
-@pytest.mark.parametrize("text", ["sold out in minutes, typical", "I bought a new keyboard", "called it a day"])
+@pytest.mark.parametrize(
+    "text", ["sold out in minutes, typical", "I bought a new keyboard", "called it a day"]
+)
 def test_the_dev7_kinds_have_their_near_misses(text):
     assert categories(text) == set()

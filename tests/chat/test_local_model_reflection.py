@@ -77,7 +77,9 @@ def test_a_think_block_before_the_json_is_skipped(local_app, subject, actor, cas
     _, stats = reflect_on(subject, actor, case_text("health-diabetes"))
 
     assert stats["source"] == "llm" and cassette.played == ["ollama-think-block"]
-    pending = PendingMemory.objects.exclude(kind="evidence").get(subject=subject)  # health: the consent gate asks first
+    pending = PendingMemory.objects.exclude(kind="evidence").get(
+        subject=subject
+    )  # health: the consent gate asks first
     assert pending.category.slug == "health" and pending.payload["value"] == "type 1 diabetes"
     assert not ProfileFact.objects.filter(subject=subject).exists() and not fallbacks()
 

@@ -243,7 +243,13 @@ def test_caps_limit_facts_and_notes_per_call(llm_app, subject, turn, openai_wire
 
     reflect(conversation, reply)
 
-    assert ProfileFact.objects.count() == 1 and Note.objects.count() == 1
+    # the model's items name nothing sensitive, but they share no word with any clause of the
+    # message, which mentions an allergy: they take the whole message's category and wait
+    kept = ProfileFact.objects.count() + Note.objects.count()
+    waiting = PendingMemory.objects.exclude(kind="evidence").filter(category__slug="health").count()
+    assert ProfileFact.objects.count() + PendingMemory.objects.filter(kind="fact").count() == 1
+    assert Note.objects.count() + PendingMemory.objects.filter(kind="note").count() == 1
+    assert kept + waiting == 2
 
 
 def test_a_secret_in_a_message_never_reaches_the_database(subject, actor, api_key):
