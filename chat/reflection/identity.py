@@ -127,6 +127,12 @@ _LIVE = [
         rf"studio|condo|loft|cottage|town|village|suburb|neighbou?rhood)\s+(?:in|near|outside)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
+    # "been in Leeds six years now": a stay counted in years or months is where one lives (a week is a visit)
+    _re(
+        rf"\b(?:I|we)\s+have\s+{ADV}been\s+(?:living\s+|based\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s+(?:for\s+)?"
+        r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
+        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+    ),
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
 _NOW_IN = [
@@ -262,6 +268,11 @@ _NOT_WORK = [
     _re(rf"\bI\s+(?:just\s+)?(?:left|quit)\s+(?-i:(?=[A-Z])){ORG}"),
 ]
 _STUDENT = {"student", "phd student", "undergrad", "postdoc"}
+
+
+def _studying(title: str) -> bool:
+    """ "second year law student": a place of study, not a job."""
+    return title.split()[-1] in ("student", "undergrad", "undergraduate")
 # "a terrible cook" or "a hobby photographer" is not a job.
 _NOT_IN_TITLES = {
     "of", "and", "to", "the", "a", "an", "with", "for", "in", "at", "my", "terrible", "awful", "decent",
@@ -277,13 +288,21 @@ def _org(value: str, ctx: Context) -> str | None:
     return title_if_lower(value) if ctx.all_lower else value
 
 
-def _title(value: str) -> str | None:
+def _title(value: str, job: bool = True) -> str | None:
+    """The job title in `value`; None for a former one ("ex-nurse") and, when `job`, for a course of study."""
     words = value.lower().split()
+    if words and re.match(r"^(?:former|ex-?|retired|previous)$", words[0]):
+        return None
     while words and words[0] in JOB_FILLERS:
         words.pop(0)
     if not words or any(w in _NOT_IN_TITLES for w in words):
         return None
-    return " ".join(words)
+    title = " ".join(_SLANG_TITLES.get(w, w) for w in words)
+    return None if job and _studying(title) else title
+
+
+# trade nicknames: "a sparky by trade"
+_SLANG_TITLES = {"sparky": "electrician", "sparkie": "electrician", "chippy": "carpenter", "brickie": "bricklayer"}
 
 
 def work(s: Sentence, ctx: Context) -> Iterator[Found]:
@@ -293,10 +312,11 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
                 yield FactRetraction("employer", org)
     for pattern in _TITLE_AT_ORG:
         for m in pattern.finditer(s.text):
-            title, org = _title(m["t"]), _org(m["v"], ctx)
+            title, org = _title(m["t"], job=False), _org(m["v"], ctx)
             if title and org:
-                yield make_fact("job_title", title, confidence=ctx.confidence)
-                yield make_fact("school" if title in _STUDENT else "employer", org, confidence=ctx.confidence)
+                if not _studying(title):
+                    yield make_fact("job_title", title, confidence=ctx.confidence)
+                yield make_fact("school" if title in _STUDENT or _studying(title) else "employer", org, confidence=ctx.confidence)
     for pattern in [] if _NOT_YET.search(s.text) else _WORK:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
@@ -402,7 +422,7 @@ _TECH_RE = re.compile(
 _USE = _re(
     rf"(?:\b(?:I|we)\s+(?:am\s+|are\s+|have\s+|had\s+)?{ADV}(?:use|using|run|running|on|code\s+in|"
     rf"coding\s+in|program\s+in|write|writing|work\s+in|switched(?:\s+over)?(?:\s+to)?|moved\s+to|"
-    rf"daily[- ]drive|rely\s+on)|"
+    rf"daily[- ]drive|rely\s+on|all\s+in\s+on)|"
     rf"^{ADV}(?:using|writing|running|on))\s+(?P<v>[^.;!?]+)"
 )
 _SCOPE_END = re.compile(
@@ -501,12 +521,15 @@ def introductions(s: Sentence, ctx: Context) -> Iterator[Found]:
     titled = False
     for fragment in fragments:
         if m := _FRAGMENT_TITLE.match(fragment):
-            if title := _title(m["t"]):
+            if title := _title(m["t"], job=False):
                 titled = True
-                yield make_fact("job_title", title, confidence=ctx.confidence)
+                if not _studying(title):
+                    yield make_fact("job_title", title, confidence=ctx.confidence)
                 if m["v"] and (org := _org(m["v"], ctx)):
                     yield make_fact(
-                        "school" if title in _STUDENT else "employer", org, confidence=ctx.confidence
+                        "school" if title in _STUDENT or _studying(title) else "employer",
+                        org,
+                        confidence=ctx.confidence,
                     )
         elif (m := _FRAGMENT_BASED.match(fragment) or _FRAGMENT_LIVE.match(fragment)) and (
             place := _place(m["v"], ctx)
@@ -534,6 +557,11 @@ _PLACE_FRAMES = [
         ),
     ),
     ("location", _BASED),
+    # "welder, self-employed, out of Hull"
+    (
+        "location",
+        _re(r"(?:^|[,;]\s*)(?:based\s+|working\s+|operating\s+)?out\s+of\s+(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)(?=\s*(?:[,;.!]|$))"),
+    ),
 ]
 _POSTCODE = re.compile(
     r"\s+(?:[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|\d{4,5}(?:-\d{4})?|[A-Z]\d[A-Z]\s*\d[A-Z]\d)$"
@@ -599,6 +627,18 @@ _EMPLOYER_FRAMES = [
     ),
     _re(rf"\bI\s+(?:have\s+|was\s+|got\s+)?(?:just\s+)?(?:been\s+)?hired\s+by\s+(?P<v>{_ORG_CAP})"),
 ]
+_FIELDS = (
+    r"(?:[a-z]+\s+)?(?:sales|marketing|finance|accounting|hr|admin|administration|recruitment|consulting|"
+    r"customer\s+service|customer\s+support|operations|compliance|procurement|logistics|insurance|banking|"
+    r"publishing|journalism|pr|it)"
+)
+_FIELD_AT_ORG = [
+    # "I do admin for a charity", "now in pharma sales at Pfizer"
+    _re(rf"\bI\s+(?:{ADV})do\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
+    _re(rf"(?:^|[,;]\s*|\bI\s+am\s+)(?:now\s+)?(?:working\s+)?in\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
+]
+_BY_TRADE = _re(r"(?:^|\bI\s+am\s+)(?:a\s+|an\s+)?(?P<t>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:trade|profession)\b")
+_FORMER_TITLE = _re(rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|[,;]\s*)(?:former|ex-|retired)\s*{_TITLE}")
 _AS_TITLE = _re(rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}")
 # "starting at Arup on the 20th": a job that has not begun is a plan, not yet the employer
 _NOT_YET = _re(
@@ -607,6 +647,18 @@ _NOT_YET = _re(
 
 
 def clause_work(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for pattern in _FIELD_AT_ORG:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
+                yield make_fact("job_title", m["t"].lower(), confidence=ctx.confidence)
+                yield make_fact("employer", org, confidence=ctx.confidence)
+    for m in _BY_TRADE.finditer(s.text):
+        title = _title(m["t"])
+        if title and any(h in title.split() or h == title for h in JOB_HEADS) and not negated_before(s.text, m.start() + 2):
+            yield make_fact("job_title", title, confidence=ctx.confidence)
+    for m in _FORMER_TITLE.finditer(s.text):
+        if title := _title(m["t"]):
+            yield FactRetraction("job_title", title)
     for pattern in _SCHOOL:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
@@ -628,7 +680,14 @@ _SPEAK_MORE = [
     _re(r"(?:^|,\s*|\bI\s+am\s+(?:a\s+)?)native\s+(?P<v>[A-Za-z]+)\s+speaker"),
     _re(r"(?:^|,\s*|\band\s+)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:second|third|other)\s+language"),
     _re(r"(?:^|,\s*|\band\s+)(?P<v>(?-i:[A-Z])[a-z]+)\s+I\s+(?:picked\s+up|learned|learnt|speak)\b"),
+    # a list of how well: "decent English, rusty German and some Dutch"
+    _re(
+        r"(?:^|,\s*|\band\s+)(?:(?:very|pretty|quite|fairly)\s+)?(?:decent|rusty|basic|fluent|conversational|broken|passable|"
+        r"schoolboy|schoolgirl|intermediate|advanced|good|ok|okay|some|a\s+bit\s+of|a\s+little|survival)\s+"
+        r"(?P<v>[A-Za-z]+)(?=\s*(?:[,;.!]|$|\s+and\b|\s+too\b))"
+    ),
 ]
+_OTHER_SUBJECT = _re(r"\b(?:he|she|they|his|her|their|my\s+(?!own\b)\w+|our\s+\w+)\b")
 _LEARN_MORE = [
     _re(r"\b(?:duolingo|babbel|memrise|busuu)\b[^.;!?]{0,30}?\b(?:on|in|for|with)\s+(?P<v>[A-Za-z]+)\b"),
     _re(
@@ -641,7 +700,7 @@ def clause_languages(s: Sentence, ctx: Context) -> Iterator[Found]:
     spoken: list[str] = []
     for pattern in _SPEAK_MORE:
         for m in pattern.finditer(s.text):
-            if not negated_before(s.text, m.start() + 2):
+            if not negated_before(s.text, m.start() + 2) and not _OTHER_SUBJECT.search(s.text[: m.start()]):
                 spoken += _languages_in(m["v"])
     if spoken:
         yield make_fact("languages", ", ".join(dict.fromkeys(spoken)), confidence=ctx.confidence)
@@ -670,9 +729,13 @@ _TECH_FRAMES = [
     # "I more or less live in Notion all day"
     _re(rf"\bI\s+{ADV}(?:live|living)\s+in\s+(?P<v>[^.;!?]+)"),
 ]
+# "day to day it's Slack and Figma", "it's all Kotlin at work": the named thing must come first
+_IT_IS_TECH = _re(r"(?:^|[,;]\s*|\b(?:day\s+to\s+day|these\s+days|now|at\s+work)\s+)it\s+is\s+(?:all\s+|mostly\s+|pure\s+|just\s+)?(?P<v>[^.;!?]+)")
 _TECH_ONLY = re.compile(r"^[\s,+&/]*(?:and\s+)?$", I)
 _TECH_FILLER = re.compile(
-    r"\b(?:mostly|mainly|these\s+days|nowadays|now|at\s+work|for\s+work|day\s+to\s+day|lately|and|a\s+bit\s+of)\b",
+    r"\b(?:mostly|mainly|these\s+days|nowadays|now|at\s+work|for\s+work|day\s+to\s+day|lately|and|a\s+bit\s+of|"
+    r"(?:I\s+(?:am\s+)?)?never\s+going\s+back|(?:on|for)\s+the\s+(?:backend|back\s+end|frontend|front\s+end|ui|server|client|api|web|app)|"
+    r"macbook(?:\s+(?:air|pro))?|thinkpad)\b",
     I,
 )
 
@@ -683,6 +746,16 @@ def clause_tools(s: Sentence, ctx: Context) -> Iterator[Found]:
         for m in pattern.finditer(s.text):
             if negated_before(s.text, m.start() + 2):
                 continue
+            scope = m["v"]
+            scope = scope[: end.start()] if (end := _SCOPE_END.search(scope)) else scope
+            for key, canonical in _tech_items(scope, ctx):
+                found.setdefault(key, []).append(canonical)
+    for m in _IT_IS_TECH.finditer(s.text):
+        if (
+            _TECH_RE.match(m["v"])
+            and not re.match(r"[\w .+#-]+'s\b", m["v"])
+            and not negated_before(s.text, m.start() + 2)
+        ):
             scope = m["v"]
             scope = scope[: end.start()] if (end := _SCOPE_END.search(scope)) else scope
             for key, canonical in _tech_items(scope, ctx):
