@@ -633,7 +633,7 @@ _FIELDS = (
     r"publishing|journalism|pr|it)"
 )
 _FIELD_AT_ORG = [
-    # "I do admin for a charity", "now in pharma sales at Pfizer"
+    # "I do admin for a charity", "in retail banking at Barclays"
     _re(rf"\bI\s+(?:{ADV})do\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
     _re(rf"(?:^|[,;]\s*|\bI\s+am\s+)(?:now\s+)?(?:working\s+)?in\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
 ]
@@ -729,7 +729,7 @@ _TECH_FRAMES = [
     # "I more or less live in Notion all day"
     _re(rf"\bI\s+{ADV}(?:live|living)\s+in\s+(?P<v>[^.;!?]+)"),
 ]
-# "day to day it's Slack and Figma", "it's all Kotlin at work": the named thing must come first
+# "at work it is Jira and Miro", "it is all Go": the named thing must come first
 _IT_IS_TECH = _re(r"(?:^|[,;]\s*|\b(?:day\s+to\s+day|these\s+days|now|at\s+work)\s+)it\s+is\s+(?:all\s+|mostly\s+|pure\s+|just\s+)?(?P<v>[^.;!?]+)")
 _TECH_ONLY = re.compile(r"^[\s,+&/]*(?:and\s+)?$", I)
 _TECH_FILLER = re.compile(

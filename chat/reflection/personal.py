@@ -440,7 +440,7 @@ _MY_CHILD = _re(
     r"\bmy\s+(?:little\s+|youngest\s+|oldest\s+|eldest\s+|older\s+|younger\s+|baby\s+)?(?P<noun>son|daughter|stepson|stepdaughter)\b"
     r"(?!\s*,?\s+(?-i:[A-Z])|')"
 )
-# "just me and the kids", "the kids and I": the speaker's own children
+# "me and the kids went camping", "the kids and I": the speaker's own children
 _ME_AND_KIDS = _re(r"\b(?:me|I)\s+and\s+the\s+(?P<v>kids|children)\b|\bthe\s+(?P<w>kids|children)\s+and\s+(?:I|me)\b")
 _PET_DEATH = _re(
     r"\b(?:passed\s+away|put\s+down|put\s+to\s+sleep|died|rehomed|re-homed|lost\s+(?:my|our)|gave\s+(?:up|away))\b"
