@@ -136,6 +136,8 @@ _LIVE = [
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
 _NOW_IN = [
+    # "I commute to London from Reading": home is where the commute starts
+    _re(rf"\bI\s+{ADV}commute\s+(?:(?:in)?to\s+[\w ]{{1,30}}?\s+)?from\s+(?-i:(?=[A-Z])){PLACE}"),
     # "I teach in Cardiff", "I work nights in Leeds": where the job is, the speaker lives
     _re(
         rf"\bI\s+{ADV}(?:teach|work)\s+(?:(?!(?:at|for|with|back)\b)[\w-]+\s+){{0,3}}?in\s+(?-i:(?=[A-Z])){PLACE}"
@@ -230,6 +232,14 @@ _WORK = [
     _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
+    # "work is at Arup", "my job's with the council"
+    _re(rf"(?:^(?:I\s+)?|\bmy\s+)(?:work|job)(?:'s|\s+is)\s+(?:at|with|for)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
+    # "been at Arup six years": a stay counted in years is a job (a day "at Disneyland" is not)
+    _re(
+        rf"\bI\s+have\s+{ADV}been\s+(?:at|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}\s+(?:for\s+)?"
+        r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
+        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+    ),
 ]
 _TITLE_AT_ORG = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
@@ -360,6 +370,7 @@ _SPEAK = [
     ),
     _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
     _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
+    _re(r"\bI\s+am\s+(?:\w+\s+)?(?:bilingual|trilingual|multilingual)\s*(?::|-+|—|,)\s*(?P<v>[^.;!?()]+)"),
     # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
     _re(r"(?:^|\bI\s+am\s+(?:a\s+)?|\bas\s+a\s+)native\s+speaker\s+of\s+(?P<v>[^.;!?()]+)"),
     _re(r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual\s+in)\s+(?P<v>[^.;!?()]+)"),

@@ -307,6 +307,8 @@ _DATING_SOMEONE = _re(
     r"\bI\s+(?:am|have\s+been|started)\s+(?:\w+\s+)?(?:dating|seeing|going\s+out\s+with)\s+"
     r"(?:someone|somebody|a\s+(?:guy|girl|man|woman|lady|boy))\b"
 )
+# "we've been together six years, his name is Ali"
+_TOGETHER = _re(r"^we\s+(?:have\s+)?(?:been|are)\s+(?:\w+\s+)?(?:together|married|dating|a\s+couple)\b")
 _THEIR_NAME = _re(rf"\b(?:(?:his|her|their)\s+name\s+is|called|named)\s+{NAME}")
 _BREAKUP = _re(
     r"\b(?:we|I)\s+(?:just\s+|recently\s+|finally\s+)?(?:broke\s+up|split\s+up|got\s+divorced|are\s+divorced|separated)\b"
@@ -363,7 +365,7 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         yield make_fact("partner", _person(m["v"]) or PARTNER_WORDS.get((rel or "partner").lower(), "partner"),
                         confidence=ctx.confidence, keywords=[PARTNER_WORDS.get((rel or "").lower(), "partner")])  # fmt: skip
         break
-    if _DATING_SOMEONE.search(s.text) and (named := _THEIR_NAME.search(s.text)) and _person(named["v"]):
+    if (_DATING_SOMEONE.search(s.text) or _TOGETHER.search(s.text)) and (named := _THEIR_NAME.search(s.text)) and _person(named["v"]):
         yield make_fact("partner", named["v"], confidence=min(ctx.confidence, 0.8), keywords=["partner"])
     if _BREAKUP.search(s.text):
         yield FactRetraction("partner", "")
@@ -472,7 +474,7 @@ _INJURY = _re(
 _INJURED = {"broke": "broken", "tore": "torn"}
 _MEDICATION_ME = _re(
     r"\b(?:put|started|switched|moved|changed|got)\s+me\s+(?:on(?:to)?|from\s+[\w-]+\s+(?:on)?to)\s+(?P<v>[a-z][\w-]+)|"
-    r"(?:^|\bI\s+am\s+|[,;]\s*)(?:living\s+on|started|starting|back\s+on|now\s+on)\s+(?P<w>[a-z][\w-]+)"
+    r"(?:^|\bI\s+am\s+|[,;]\s*)(?:living\s+on|started|starting|back\s+on|now\s+on|(?<![\w\s])on|(?<=am\s)on|(?<=^)on)\s+(?P<w>[a-z][\w-]+)"
 )
 # "levothyroxine every morning", "sertraline 50mg daily": a medicine named first, with its schedule
 _MEDICATION_LEAD = _re(
