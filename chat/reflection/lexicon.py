@@ -107,9 +107,12 @@ PARTNER_WORDS = {
     "wife": "wife", "husband": "husband", "partner": "partner", "girlfriend": "girlfriend",
     "boyfriend": "boyfriend", "fiance": "fiancé", "fiancé": "fiancé", "fiancee": "fiancée",
     "fiancée": "fiancée", "spouse": "spouse", "gf": "girlfriend", "bf": "boyfriend", "hubby": "husband",
-    "wifey": "wife",
+    "wifey": "wife", "other half": "partner", "better half": "partner", "missus": "wife",
 }  # fmt: skip
-CHILD_WORDS = {"son", "daughter", "kid", "child", "stepson", "stepdaughter", "boy", "girl", "baby"}
+CHILD_WORDS = {
+    "son", "daughter", "kid", "child", "stepson", "stepdaughter", "boy", "girl", "baby", "little one",
+    "youngest", "eldest", "oldest", "toddler",
+}  # fmt: skip
 RELATION_WORDS = {
     "mom", "mum", "mother", "dad", "father", "parents", "sister", "brother", "sibling", "siblings",
     "friend", "buddy", "mate", "bestie", "bff", "boss", "manager", "coworker", "co-worker", "colleague",

@@ -442,6 +442,14 @@ _MY_CHILD = _re(
     r"\bmy\s+(?:little\s+|youngest\s+|oldest\s+|eldest\s+|older\s+|younger\s+|baby\s+)?(?P<noun>son|daughter|stepson|stepdaughter)\b"
     r"(?!\s*,?\s+(?-i:[A-Z])|')"
 )
+# "mum of two", "dad to a 4 year old": a parent says how many
+_PARENT_OF = _re(
+    r"(?:^|\bI\s+am\s+(?:a\s+)?|[,;]\s*)(?:proud\s+|busy\s+|single\s+|working\s+)?(?:mum|mom|mother|mam|dad|father|parent|mama|papa)\s+"
+    r"(?:of|to)\s+(?P<n>\d|a|an|one|two|three|four|five|six|twins)\b(?!\s+(?:dogs?|cats?|pets?|rescue|puppies|kittens|plants?))"
+)
+_BAD_PART = _re(
+    r"\bI\s+(?:have|have\s+got|got)\s+(?:a\s+)?(?:bad|dodgy|sore|weak|bum|crook)\s+(?P<v>back|knee|hip|shoulder|neck|ankle)\b"
+)
 # "me and the kids went camping", "the kids and I": the speaker's own children
 _ME_AND_KIDS = _re(r"\b(?:me|I)\s+and\s+the\s+(?P<v>kids|children)\b|\bthe\s+(?P<w>kids|children)\s+and\s+(?:I|me)\b")
 _PET_DEATH = _re(
@@ -608,6 +616,8 @@ def clause_people(s: Sentence, ctx: Context) -> Iterator[Found]:
         children += [
             m["noun"].lower() for m in _MY_CHILD.finditer(s.text) if not negated_before(s.text, m.start())
         ]
+    for m in _PARENT_OF.finditer(s.text):
+        children.append(str(_NUMBERS.get(m["n"].lower(), m["n"])))
     if not children and (m := _ME_AND_KIDS.search(s.text)):
         children.append((m["v"] or m["w"]).lower())
     if children:
@@ -658,7 +668,7 @@ def clause_health(s: Sentence, ctx: Context) -> Iterator[Found]:
             for m in _FOR_CONDITION.finditer(s.text)
             if not re.search(r"\b(?:his|her|their|\w+'s)\s*$", s.text[: m.start()])
         ]
-    if m := _TREATED_PART.match(s.text):
+    for m in [m for m in [_TREATED_PART.match(s.text)] if m] + list(_BAD_PART.finditer(s.text)):
         conditions.append(f"{m['v'].lower().replace('bad ', '')} pain")
     if conditions:
         yield make_fact("health_conditions", ", ".join(dict.fromkeys(conditions)), confidence=ctx.confidence)
