@@ -693,7 +693,7 @@ _SPEAK_MORE = [
     _re(r"(?:^|,\s*|\band\s+)(?P<v>(?-i:[A-Z])[a-z]+)\s+I\s+(?:picked\s+up|learned|learnt|speak)\b"),
     # a list of how well: "decent English, rusty German and some Dutch"
     _re(
-        r"(?:^|,\s*|\band\s+)(?:(?:very|pretty|quite|fairly)\s+)?(?:decent|rusty|basic|fluent|conversational|broken|passable|"
+        r"(?:^|,\s*|\band\s+|^I\s+am\s+)(?:(?:very|pretty|quite|fairly)\s+)?(?:decent|rusty|basic|fluent|conversational|broken|passable|"
         r"schoolboy|schoolgirl|intermediate|advanced|good|ok|okay|some|a\s+bit\s+of|a\s+little|survival)\s+"
         r"(?P<v>[A-Za-z]+)(?=\s*(?:[,;.!]|$|\s+and\b|\s+too\b))"
     ),

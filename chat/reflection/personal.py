@@ -507,7 +507,7 @@ _TREATED_PART = _re(
 _PESCATARIAN = _re(
     r"\bI\s+(?:\w+\s+)?eat\s+fish\b(?=[^.;!?]*\b(?:no|not|never)\s+(?:any\s+)?(?:meat|red\s+meat)\b)|"
     r"\b(?:no|not|never)\s+(?:any\s+)?meat\b[^.;!?]*\bI\s+(?:\w+\s+)?eat\s+fish\b|"
-    r"\bused\s+to\s+be\s+(?:a\s+)?(?:vegan|vegetarian|veggie)\b[^.;!?]*\bI\s+(?:\w+\s+)?eat\s+fish\b"
+    r"\b(?:vegan|vegetarian|veggie)\b[^.;!?]*\b(?:but|now|these\s+days)\b[^.;!?]*\bI\s+(?:\w+\s+)?eat\s+fish\b"
 )
 _DIET_CHANGE = _re(
     rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:went|gone|turned|became|become|switched\s+to|converted\s+to)\s+(?:fully\s+|full\s+)?(?P<v>{_alternation(DIETS)})\b"
