@@ -233,7 +233,9 @@ _WORK = [
     _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
     # "work is at Arup", "my job's with the council"
-    _re(rf"(?:^(?:I\s+)?|\bmy\s+)(?:work|job)(?:'s|\s+is)\s+(?:at|with|for)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
+    _re(
+        rf"(?:^(?:I\s+)?|\bmy\s+)(?:work|job)(?:'s|\s+is)\s+(?:at|with|for)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"
+    ),
     # "been at Arup six years": a stay counted in years is a job (a day "at Disneyland" is not)
     _re(
         rf"\bI\s+have\s+{ADV}been\s+(?:at|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}\s+(?:for\s+)?"
@@ -283,6 +285,8 @@ _STUDENT = {"student", "phd student", "undergrad", "postdoc"}
 def _studying(title: str) -> bool:
     """ "second year law student": a place of study, not a job."""
     return title.split()[-1] in ("student", "undergrad", "undergraduate")
+
+
 # "a terrible cook" or "a hobby photographer" is not a job.
 _NOT_IN_TITLES = {
     "of", "and", "to", "the", "a", "an", "with", "for", "in", "at", "my", "terrible", "awful", "decent",
@@ -312,7 +316,12 @@ def _title(value: str, job: bool = True) -> str | None:
 
 
 # trade nicknames: "a sparky by trade"
-_SLANG_TITLES = {"sparky": "electrician", "sparkie": "electrician", "chippy": "carpenter", "brickie": "bricklayer"}
+_SLANG_TITLES = {
+    "sparky": "electrician",
+    "sparkie": "electrician",
+    "chippy": "carpenter",
+    "brickie": "bricklayer",
+}
 
 
 def work(s: Sentence, ctx: Context) -> Iterator[Found]:
@@ -326,7 +335,11 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
             if title and org:
                 if not _studying(title):
                     yield make_fact("job_title", title, confidence=ctx.confidence)
-                yield make_fact("school" if title in _STUDENT or _studying(title) else "employer", org, confidence=ctx.confidence)
+                yield make_fact(
+                    "school" if title in _STUDENT or _studying(title) else "employer",
+                    org,
+                    confidence=ctx.confidence,
+                )
     for pattern in [] if _NOT_YET.search(s.text) else _WORK:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
@@ -571,7 +584,9 @@ _PLACE_FRAMES = [
     # "welder, self-employed, out of Hull"
     (
         "location",
-        _re(r"(?:^|[,;]\s*)(?:based\s+|working\s+|operating\s+)?out\s+of\s+(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)(?=\s*(?:[,;.!]|$))"),
+        _re(
+            r"(?:^|[,;]\s*)(?:based\s+|working\s+|operating\s+)?out\s+of\s+(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)(?=\s*(?:[,;.!]|$))"
+        ),
     ),
 ]
 _POSTCODE = re.compile(
@@ -646,7 +661,9 @@ _FIELDS = (
 _FIELD_AT_ORG = [
     # "I do admin for a charity", "in retail banking at Barclays"
     _re(rf"\bI\s+(?:{ADV})do\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
-    _re(rf"(?:^|[,;]\s*|\bI\s+am\s+)(?:now\s+)?(?:working\s+)?in\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
+    _re(
+        rf"(?:^|[,;]\s*|\bI\s+am\s+)(?:now\s+)?(?:working\s+)?in\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"
+    ),
 ]
 _BY_TRADE = _re(r"(?:^|\bI\s+am\s+)(?:a\s+|an\s+)?(?P<t>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:trade|profession)\b")
 _FORMER_TITLE = _re(rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|[,;]\s*)(?:former|ex-|retired)\s*{_TITLE}")
@@ -665,7 +682,11 @@ def clause_work(s: Sentence, ctx: Context) -> Iterator[Found]:
                 yield make_fact("employer", org, confidence=ctx.confidence)
     for m in _BY_TRADE.finditer(s.text):
         title = _title(m["t"])
-        if title and any(h in title.split() or h == title for h in JOB_HEADS) and not negated_before(s.text, m.start() + 2):
+        if (
+            title
+            and any(h in title.split() or h == title for h in JOB_HEADS)
+            and not negated_before(s.text, m.start() + 2)
+        ):
             yield make_fact("job_title", title, confidence=ctx.confidence)
     for m in _FORMER_TITLE.finditer(s.text):
         if title := _title(m["t"]):
@@ -741,7 +762,9 @@ _TECH_FRAMES = [
     _re(rf"\bI\s+{ADV}(?:live|living)\s+in\s+(?P<v>[^.;!?]+)"),
 ]
 # "at work it is Jira and Miro", "it is all Go": the named thing must come first
-_IT_IS_TECH = _re(r"(?:^|[,;]\s*|\b(?:day\s+to\s+day|these\s+days|now|at\s+work)\s+)it\s+is\s+(?:all\s+|mostly\s+|pure\s+|just\s+)?(?P<v>[^.;!?]+)")
+_IT_IS_TECH = _re(
+    r"(?:^|[,;]\s*|\b(?:day\s+to\s+day|these\s+days|now|at\s+work)\s+)it\s+is\s+(?:all\s+|mostly\s+|pure\s+|just\s+)?(?P<v>[^.;!?]+)"
+)
 _TECH_ONLY = re.compile(r"^[\s,+&/]*(?:and\s+)?$", I)
 _TECH_FILLER = re.compile(
     r"\b(?:mostly|mainly|these\s+days|nowadays|now|at\s+work|for\s+work|day\s+to\s+day|lately|and|a\s+bit\s+of|"

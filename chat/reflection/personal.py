@@ -210,7 +210,19 @@ def health(s: Sentence, ctx: Context) -> Iterator[Found]:
         if not negated_before(s.text, m.start() + 2):
             allergens += _allergens(m["v"])
     for m in [*_ALLERGY.finditer(s.text), *_ALLERGY_BARE.finditer(s.text)]:
-        if m["v"].lower() not in ("no", "any", "food", "bad", "severe", "an", "the", "my", "his", "her", "seasonal"):
+        if m["v"].lower() not in (
+            "no",
+            "any",
+            "food",
+            "bad",
+            "severe",
+            "an",
+            "the",
+            "my",
+            "his",
+            "her",
+            "seasonal",
+        ):
             allergens.append(_allergen(m["v"].lower()))
     if allergens:
         yield make_fact("allergies", ", ".join(dict.fromkeys(allergens)), confidence=ctx.confidence)
@@ -365,7 +377,11 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         yield make_fact("partner", _person(m["v"]) or PARTNER_WORDS.get((rel or "partner").lower(), "partner"),
                         confidence=ctx.confidence, keywords=[PARTNER_WORDS.get((rel or "").lower(), "partner")])  # fmt: skip
         break
-    if (_DATING_SOMEONE.search(s.text) or _TOGETHER.search(s.text)) and (named := _THEIR_NAME.search(s.text)) and _person(named["v"]):
+    if (
+        (_DATING_SOMEONE.search(s.text) or _TOGETHER.search(s.text))
+        and (named := _THEIR_NAME.search(s.text))
+        and _person(named["v"])
+    ):
         yield make_fact("partner", named["v"], confidence=min(ctx.confidence, 0.8), keywords=["partner"])
     if _BREAKUP.search(s.text):
         yield FactRetraction("partner", "")
@@ -451,12 +467,16 @@ _BAD_PART = _re(
     r"\bI\s+(?:have|have\s+got|got)\s+(?:a\s+)?(?:bad|dodgy|sore|weak|bum|crook)\s+(?P<v>back|knee|hip|shoulder|neck|ankle)\b"
 )
 # "me and the kids went camping", "the kids and I": the speaker's own children
-_ME_AND_KIDS = _re(r"\b(?:me|I)\s+and\s+the\s+(?P<v>kids|children)\b|\bthe\s+(?P<w>kids|children)\s+and\s+(?:I|me)\b")
+_ME_AND_KIDS = _re(
+    r"\b(?:me|I)\s+and\s+the\s+(?P<v>kids|children)\b|\bthe\s+(?P<w>kids|children)\s+and\s+(?:I|me)\b"
+)
 _PET_DEATH = _re(
     r"\b(?:passed\s+away|put\s+down|put\s+to\s+sleep|died|rehomed|re-homed|lost\s+(?:my|our)|gave\s+(?:up|away))\b"
 )
 # someone who died is no partner or pet now: "passed in 2022", "passed last spring"
-_DEATH = _re(r"\b(?:passed(?:\s+away|\s+on)?(?=\s+(?:away|on|in|last|this|at|peacefully|suddenly|\d)|\s*[,.;!]|\s*$)|died|was\s+killed|lost\s+(?:him|her|them))\b")
+_DEATH = _re(
+    r"\b(?:passed(?:\s+away|\s+on)?(?=\s+(?:away|on|in|last|this|at|peacefully|suddenly|\d)|\s*[,.;!]|\s*$)|died|was\s+killed|lost\s+(?:him|her|them))\b"
+)
 _PET_WORD = _alternation(PET_SPECIES)
 _PET_THEN_NAME = _re(
     rf"\b(?:I|we)\s+(?:have\s+|just\s+|finally\s+)*(?:got|adopted|rescued|brought\s+home|picked\s+up)\s+"

@@ -109,7 +109,10 @@ GENERALISES = [
     ("bad shellfish allergy, so no prawns", {"allergies": "shellfish"}),
     ("a mild egg allergy, nothing dramatic", {"allergies": "eggs"}),
     ("sertraline 50mg daily for my anxiety", {"medications": "sertraline", "health_conditions": "anxiety"}),
-    ("on lisinopril for my blood pressure", {"medications": "lisinopril", "health_conditions": "high blood pressure"}),
+    (
+        "on lisinopril for my blood pressure",
+        {"medications": "lisinopril", "health_conditions": "high blood pressure"},
+    ),
     ("osteopath every fortnight for my neck", {"health_conditions": "neck pain"}),
     ("I've got a dodgy knee", {"health_conditions": "knee pain"}),
     ("vegetarian for years but these days I eat fish", {"diet": "pescatarian"}),
