@@ -135,7 +135,16 @@ _LIVE = [
     ),
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
+# "moved from Pisa to Turin": the second town is home, the first no longer
+_FROM_TO = _re(
+    rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:back\s+)?(?:all\s+the\s+way\s+)?from\s+"
+    rf"(?P<a>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+(?:back\s+)?to\s+(?-i:(?=[A-Z])){PLACE}"
+)
 _NOW_IN = [
+    # "renting in Exeter at the moment", "we rent a flat in Ghent"
+    _re(
+        rf"(?:^|\b(?:I|we)\s+(?:am\s+|are\s+)?|[,;]\s*)(?:now\s+|currently\s+)?(?:renting|rent)\s+(?:(?:a|an|our|my)\s+[\w ]{{1,20}}?\s+)?in\s+(?-i:(?=[A-Z])){PLACE}"
+    ),
     # "I commute to London from Reading": home is where the commute starts
     _re(rf"\bI\s+{ADV}commute\s+(?:(?:in)?to\s+[\w ]{{1,30}}?\s+)?from\s+(?-i:(?=[A-Z])){PLACE}"),
     # "I teach in Cardiff", "I work nights in Leeds": where the job is, the speaker lives
@@ -176,7 +185,8 @@ def _place(value: str, ctx: Context) -> str | None:
     if value.lower() in _CALENDAR:
         return None
     if not first_word_ok(value, NOT_PLACES) or any(
-        w in TOOLS for w in re.split(r"\s+(?:and|&)\s+|\s+", value.lower())
+        w in TOOLS or w in PROGRAMMING_LANGUAGES or w in EDITORS or w in OPERATING_SYSTEMS
+        for w in re.split(r"\s+(?:and|&)\s+|\s+", value.lower())
     ):
         return None
     return title_if_lower(value)
@@ -193,6 +203,14 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
                 if negated_before(s.text, m.start() + 2) or not (place := _place(m["v"], ctx)):
                     continue
                 yield make_fact(key, place, confidence=ctx.confidence)
+    for m in _FROM_TO.finditer(s.text):
+        if (
+            not negated_before(s.text, m.start() + 2)
+            and (place := _place(m["v"], ctx))
+            and (old := _place(m["a"], ctx))
+        ):
+            yield make_fact("location", place, confidence=ctx.confidence)
+            yield FactRetraction("location", old)
     for pattern in [_TITLE_IN_PLACE, *_NOW_IN]:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (place := _place(m["v"], ctx)):
@@ -674,7 +692,18 @@ _NOT_YET = _re(
 )
 
 
+# "changed careers from chef to nurse", "went from barista to store manager"
+_CAREER_CHANGE = _re(
+    rf"\b(?:switched|changed|moved|went|retrained)\s+(?:careers?\s+|jobs?\s+)?from\s+(?:a\s+|an\s+|being\s+(?:a\s+|an\s+)?)?"
+    rf"(?P<a>(?:[\w-]+\s+){{0,2}}?(?:{_HEADS}))\s+to\s+(?:a\s+|an\s+|being\s+(?:a\s+|an\s+)?)?{_TITLE}"
+)
+
+
 def clause_work(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for m in _CAREER_CHANGE.finditer(s.text):
+        if (new := _title(m["t"])) and (old := _title(m["a"])) and first_person_start(s.text):
+            yield make_fact("job_title", new, confidence=ctx.confidence)
+            yield FactRetraction("job_title", old)
     for pattern in _FIELD_AT_ORG:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
@@ -719,6 +748,15 @@ _SPEAK_MORE = [
         r"(?P<v>[A-Za-z]+)(?=\s*(?:[,;.!]|$|\s+and\b|\s+too\b))"
     ),
 ]
+
+
+def first_person_start(text: str) -> bool:
+    """No other person is the subject before the first verb: "my sister switched from …" is hers."""
+    return not _OTHER_SUBJECT.match(text) and not re.match(
+        r"^(?-i:[A-Z])[a-z]+\s+(?:has|had|is|was|switched|went|moved)\b", text
+    )
+
+
 _OTHER_SUBJECT = _re(r"\b(?:he|she|they|his|her|their|my\s+(?!own\b)\w+|our\s+\w+)\b")
 _LEARN_MORE = [
     _re(r"\b(?:duolingo|babbel|memrise|busuu)\b[^.;!?]{0,30}?\b(?:on|in|for|with)\s+(?P<v>[A-Za-z]+)\b"),

@@ -163,8 +163,15 @@ MEDICATIONS = {
     "naproxen", "paracetamol", "codeine", "tramadol", "amoxicillin", "mirtazapine", "quetiapine",
     "aripiprazole", "duloxetine", "pregabalin", "hrt", "spironolactone", "finasteride", "salbutamol",
     "ventolin", "mounjaro", "wegovy", "tirzepatide", "lansoprazole", "warfarin", "apixaban", "letrozole",
+    "gliclazide", "sitagliptin", "aspirin", "clopidogrel", "amitriptyline", "nortriptyline", "montelukast",
+    "budesonide", "carbimazole", "hydroxychloroquine", "methotrexate", "allopurinol", "furosemide",
+    "doxycycline", "co-codamol", "topiramate", "levetiracetam", "sodium valproate", "isotretinoin",
+    "accutane", "tamoxifen", "estradiol", "progesterone", "testosterone", "thyroxine", "iron tablets",
 }  # fmt: skip
-MEDICATION_SUFFIXES = ("pril", "sartan", "olol", "statin", "prazole", "oxetine", "triptan", "zepam")
+MEDICATION_SUFFIXES = (
+    "pril", "sartan", "olol", "statin", "prazole", "oxetine", "triptan", "zepam", "gliflozin", "gliptin",
+    "dipine", "tidine", "cycline", "floxacin",
+)  # fmt: skip
 
 RELIGIONS = _canon(
     "Muslim", "Christian", "Catholic", "Jewish", "Hindu", "Buddhist", "Sikh", "Mormon", "atheist",

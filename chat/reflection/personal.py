@@ -506,7 +506,7 @@ _MEDICATION_ME = _re(
 )
 # "levothyroxine every morning", "sertraline 50mg daily": a medicine named first, with its schedule
 _MEDICATION_LEAD = _re(
-    r"^(?:still\s+|now\s+)?(?P<v>[a-z][\w-]+)\s+(?:\d+\s*mg\s+)?(?:each|every|twice|once|daily|nightly|at\s+night|"
+    r"(?:^|[,;]\s*)(?:still\s+|now\s+)?(?P<v>[a-z][\w-]+)\s+(?:\d+\s*mg\s+)?(?:instead|now|each|every|twice|once|daily|nightly|at\s+night|"
     r"in\s+the\s+morning|morning\s+and\s+night|for\s+(?:my|an?|the)\b)"
 )
 # the condition a medicine or a visit is for: "… for an underactive thyroid", "GP about my migraines"
@@ -680,7 +680,7 @@ def clause_health(s: Sentence, ctx: Context) -> Iterator[Found]:
         verb = m["verb"].lower()
         adjective = _INJURED.get(verb, verb)
         conditions.append(f"{adjective} {m['v'].lower()}")
-    lead = _MEDICATION_LEAD.match(s.text)
+    lead = _MEDICATION_LEAD.search(s.text)
     lead_drug = lead and (lead["v"].lower() in MEDICATIONS or lead["v"].lower().endswith(MEDICATION_SUFFIXES))
     if lead_drug or _CARE_VISIT.match(s.text) or _MEDICATION_ME.search(s.text) or _MEDICATION.search(s.text):
         conditions += [

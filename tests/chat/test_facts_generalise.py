@@ -118,6 +118,10 @@ GENERALISES = [
     ("vegetarian for years but these days I eat fish", {"diet": "pescatarian"}),
     ("I'm on around 38k a year", {"income": "38k a year"}),
     ("favourite film ever is Alien", {"favorite.film": "Alien"}),
+    ("we relocated from Cork to Galway in the spring", {"location": "Galway"}),
+    ("renting a studio in Lyon for now", {"location": "Lyon"}),
+    ("changed careers from lawyer to primary teacher", {"job_title": "primary teacher"}),
+    ("doctor switched me, bisoprolol each morning now", {"medications": "bisoprolol"}),
 ]
 
 
@@ -149,7 +153,7 @@ NEAR_MISSES = [
     ("I start the Monzo job on the 3rd, new role at Monzo", "employer"),
     ("Helo!", "name"),
     # a partner or a pet who died is no partner or pet now
-    ("my wife Ruth passed away in the spring", "partner"),
+    ("my wife Ruth passed away last March", "partner"),
     ("our cat Tigger died on Sunday", "pets"),
     # a former job, a study course, a short visit, someone else's job, a number word
     ("ex-teacher, now retraining", "job_title"),
@@ -163,6 +167,9 @@ NEAR_MISSES = [
     ("mum to two dogs and a cat", "children"),
     ("we've been friends for five years, her name is Ana", "partner"),
     ("my uncle speaks decent English and rusty German", "languages"),
+    ("we moved from Python to Go last year", "location"),
+    ("my dad went from plumber to site manager", "job_title"),
+    ("I was staying in Rome for the wedding", "location"),
 ]
 
 
