@@ -60,7 +60,7 @@ _MY_NAME = _re(
     r"(?:\bmy\s+|^)(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
 )
 _CALL_ME = _re(
-    r"\b(?:call\s+me|I\s+go\s+by)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
+    r"\b(?:call\s+me|(?:everyone|everybody|people|friends|most\s+people)\s+(?:call|calls)\s+me|I\s+go\s+by|(?:everyone|people|friends)\s+(?:know|knows)\s+me\s+as)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
 _HONORIFIC = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?"
 _NAME_HERE = _re(rf"^{_HONORIFIC}{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
@@ -404,9 +404,11 @@ _SPEAK = [
     _re(r"\bI\s+am\s+(?:\w+\s+)?(?:bilingual|trilingual|multilingual)\s*(?::|-+|—|,)\s*(?P<v>[^.;!?()]+)"),
     # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
     _re(r"(?:^|\bI\s+am\s+(?:a\s+)?|\bas\s+a\s+)native\s+speaker\s+of\s+(?P<v>[^.;!?()]+)"),
-    _re(r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual\s+in)\s+(?P<v>[^.;!?()]+)"),
     _re(
-        r"\bI\s+(?:{ADV})(?:use|speak)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace(
+        r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual(?:\s+in|\s*[,:—-]|\s+with))\s*(?P<v>[^.;!?()]+)"
+    ),
+    _re(
+        r"(?:^|\bI\s+(?:am\s+)?)(?:{ADV})(?:use|speak|using|speaking)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace(
             "{ADV}", ADV
         )
     ),

@@ -122,6 +122,10 @@ GENERALISES = [
     ("renting a studio in Lyon for now", {"location": "Lyon"}),
     ("changed careers from lawyer to primary teacher", {"job_title": "primary teacher"}),
     ("doctor switched me, bisoprolol each morning now", {"medications": "bisoprolol"}),
+    ("most people call me Kit", {"preferred_name": "Kit"}),
+    ("working at Lidl part time, nights mostly", {"employer": "Lidl"}),
+    ("I grew up bilingual: Tagalog and English", {"languages": "Tagalog, English"}),
+    ("speaking Czech at home with my gran", {"languages": "Czech"}),
 ]
 
 
@@ -170,6 +174,8 @@ NEAR_MISSES = [
     ("we moved from Python to Go last year", "location"),
     ("my dad went from plumber to site manager", "job_title"),
     ("I was staying in Rome for the wedding", "location"),
+    ("my mum calls me Bobby", "preferred_name"),
+    ("my son is speaking French at school", "languages"),
 ]
 
 
