@@ -60,7 +60,7 @@ _MY_NAME = _re(
     r"(?:\bmy\s+|^)(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
 )
 _CALL_ME = _re(
-    r"\b(?:call\s+me|I\s+go\s+by)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
+    r"\b(?:call\s+me|(?:everyone|everybody|people|friends|most\s+people)\s+(?:call|calls)\s+me|I\s+go\s+by|(?:everyone|people|friends)\s+(?:know|knows)\s+me\s+as)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
 _HONORIFIC = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?"
 _NAME_HERE = _re(rf"^{_HONORIFIC}{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
@@ -127,9 +127,26 @@ _LIVE = [
         rf"studio|condo|loft|cottage|town|village|suburb|neighbou?rhood)\s+(?:in|near|outside)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
+    # "been in Leeds six years now": a stay counted in years or months is where one lives (a week is a visit)
+    _re(
+        rf"\b(?:I|we)\s+have\s+{ADV}been\s+(?:living\s+|based\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s+(?:for\s+)?"
+        r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
+        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+    ),
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
+# "moved from Pisa to Turin": the second town is home, the first no longer
+_FROM_TO = _re(
+    rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:back\s+)?(?:all\s+the\s+way\s+)?from\s+"
+    rf"(?P<a>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+(?:back\s+)?to\s+(?-i:(?=[A-Z])){PLACE}"
+)
 _NOW_IN = [
+    # "renting in Exeter at the moment", "we rent a flat in Ghent"
+    _re(
+        rf"(?:^|\b(?:I|we)\s+(?:am\s+|are\s+)?|[,;]\s*)(?:now\s+|currently\s+)?(?:renting|rent)\s+(?:(?:a|an|our|my)\s+[\w ]{{1,20}}?\s+)?in\s+(?-i:(?=[A-Z])){PLACE}"
+    ),
+    # "I commute to London from Reading": home is where the commute starts
+    _re(rf"\bI\s+{ADV}commute\s+(?:(?:in)?to\s+[\w ]{{1,30}}?\s+)?from\s+(?-i:(?=[A-Z])){PLACE}"),
     # "I teach in Cardiff", "I work nights in Leeds": where the job is, the speaker lives
     _re(
         rf"\bI\s+{ADV}(?:teach|work)\s+(?:(?!(?:at|for|with|back)\b)[\w-]+\s+){{0,3}}?in\s+(?-i:(?=[A-Z])){PLACE}"
@@ -168,7 +185,8 @@ def _place(value: str, ctx: Context) -> str | None:
     if value.lower() in _CALENDAR:
         return None
     if not first_word_ok(value, NOT_PLACES) or any(
-        w in TOOLS for w in re.split(r"\s+(?:and|&)\s+|\s+", value.lower())
+        w in TOOLS or w in PROGRAMMING_LANGUAGES or w in EDITORS or w in OPERATING_SYSTEMS
+        for w in re.split(r"\s+(?:and|&)\s+|\s+", value.lower())
     ):
         return None
     return title_if_lower(value)
@@ -185,6 +203,14 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
                 if negated_before(s.text, m.start() + 2) or not (place := _place(m["v"], ctx)):
                     continue
                 yield make_fact(key, place, confidence=ctx.confidence)
+    for m in _FROM_TO.finditer(s.text):
+        if (
+            not negated_before(s.text, m.start() + 2)
+            and (place := _place(m["v"], ctx))
+            and (old := _place(m["a"], ctx))
+        ):
+            yield make_fact("location", place, confidence=ctx.confidence)
+            yield FactRetraction("location", old)
     for pattern in [_TITLE_IN_PLACE, *_NOW_IN]:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (place := _place(m["v"], ctx)):
@@ -224,6 +250,16 @@ _WORK = [
     _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
+    # "work is at Arup", "my job's with the council"
+    _re(
+        rf"(?:^(?:I\s+)?|\bmy\s+)(?:work|job)(?:'s|\s+is)\s+(?:at|with|for)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"
+    ),
+    # "been at Arup six years": a stay counted in years is a job (a day "at Disneyland" is not)
+    _re(
+        rf"\bI\s+have\s+{ADV}been\s+(?:at|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}\s+(?:for\s+)?"
+        r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
+        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+    ),
 ]
 _TITLE_AT_ORG = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"),
@@ -262,6 +298,13 @@ _NOT_WORK = [
     _re(rf"\bI\s+(?:just\s+)?(?:left|quit)\s+(?-i:(?=[A-Z])){ORG}"),
 ]
 _STUDENT = {"student", "phd student", "undergrad", "postdoc"}
+
+
+def _studying(title: str) -> bool:
+    """ "second year law student": a place of study, not a job."""
+    return title.split()[-1] in ("student", "undergrad", "undergraduate")
+
+
 # "a terrible cook" or "a hobby photographer" is not a job.
 _NOT_IN_TITLES = {
     "of", "and", "to", "the", "a", "an", "with", "for", "in", "at", "my", "terrible", "awful", "decent",
@@ -277,13 +320,26 @@ def _org(value: str, ctx: Context) -> str | None:
     return title_if_lower(value) if ctx.all_lower else value
 
 
-def _title(value: str) -> str | None:
+def _title(value: str, job: bool = True) -> str | None:
+    """The job title in `value`; None for a former one ("ex-nurse") and, when `job`, for a course of study."""
     words = value.lower().split()
+    if words and re.match(r"^(?:former|ex-?|retired|previous)$", words[0]):
+        return None
     while words and words[0] in JOB_FILLERS:
         words.pop(0)
     if not words or any(w in _NOT_IN_TITLES for w in words):
         return None
-    return " ".join(words)
+    title = " ".join(_SLANG_TITLES.get(w, w) for w in words)
+    return None if job and _studying(title) else title
+
+
+# trade nicknames: "a sparky by trade"
+_SLANG_TITLES = {
+    "sparky": "electrician",
+    "sparkie": "electrician",
+    "chippy": "carpenter",
+    "brickie": "bricklayer",
+}
 
 
 def work(s: Sentence, ctx: Context) -> Iterator[Found]:
@@ -293,10 +349,15 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
                 yield FactRetraction("employer", org)
     for pattern in _TITLE_AT_ORG:
         for m in pattern.finditer(s.text):
-            title, org = _title(m["t"]), _org(m["v"], ctx)
+            title, org = _title(m["t"], job=False), _org(m["v"], ctx)
             if title and org:
-                yield make_fact("job_title", title, confidence=ctx.confidence)
-                yield make_fact("school" if title in _STUDENT else "employer", org, confidence=ctx.confidence)
+                if not _studying(title):
+                    yield make_fact("job_title", title, confidence=ctx.confidence)
+                yield make_fact(
+                    "school" if title in _STUDENT or _studying(title) else "employer",
+                    org,
+                    confidence=ctx.confidence,
+                )
     for pattern in [] if _NOT_YET.search(s.text) else _WORK:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
@@ -340,11 +401,14 @@ _SPEAK = [
     ),
     _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
     _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
+    _re(r"\bI\s+am\s+(?:\w+\s+)?(?:bilingual|trilingual|multilingual)\s*(?::|-+|—|,)\s*(?P<v>[^.;!?()]+)"),
     # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
     _re(r"(?:^|\bI\s+am\s+(?:a\s+)?|\bas\s+a\s+)native\s+speaker\s+of\s+(?P<v>[^.;!?()]+)"),
-    _re(r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual\s+in)\s+(?P<v>[^.;!?()]+)"),
     _re(
-        r"\bI\s+(?:{ADV})(?:use|speak)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace(
+        r"\b(?:grew\s+up|was\s+raised)\s+(?:speaking|bilingual(?:\s+in|\s*[,:—-]|\s+with))\s*(?P<v>[^.;!?()]+)"
+    ),
+    _re(
+        r"(?:^|\bI\s+(?:am\s+)?)(?:{ADV})(?:use|speak|using|speaking)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+(?:at\s+work|at\s+home|every\s+day|daily|with)".replace(
             "{ADV}", ADV
         )
     ),
@@ -402,7 +466,7 @@ _TECH_RE = re.compile(
 _USE = _re(
     rf"(?:\b(?:I|we)\s+(?:am\s+|are\s+|have\s+|had\s+)?{ADV}(?:use|using|run|running|on|code\s+in|"
     rf"coding\s+in|program\s+in|write|writing|work\s+in|switched(?:\s+over)?(?:\s+to)?|moved\s+to|"
-    rf"daily[- ]drive|rely\s+on)|"
+    rf"daily[- ]drive|rely\s+on|all\s+in\s+on)|"
     rf"^{ADV}(?:using|writing|running|on))\s+(?P<v>[^.;!?]+)"
 )
 _SCOPE_END = re.compile(
@@ -501,12 +565,15 @@ def introductions(s: Sentence, ctx: Context) -> Iterator[Found]:
     titled = False
     for fragment in fragments:
         if m := _FRAGMENT_TITLE.match(fragment):
-            if title := _title(m["t"]):
+            if title := _title(m["t"], job=False):
                 titled = True
-                yield make_fact("job_title", title, confidence=ctx.confidence)
+                if not _studying(title):
+                    yield make_fact("job_title", title, confidence=ctx.confidence)
                 if m["v"] and (org := _org(m["v"], ctx)):
                     yield make_fact(
-                        "school" if title in _STUDENT else "employer", org, confidence=ctx.confidence
+                        "school" if title in _STUDENT or _studying(title) else "employer",
+                        org,
+                        confidence=ctx.confidence,
                     )
         elif (m := _FRAGMENT_BASED.match(fragment) or _FRAGMENT_LIVE.match(fragment)) and (
             place := _place(m["v"], ctx)
@@ -534,6 +601,13 @@ _PLACE_FRAMES = [
         ),
     ),
     ("location", _BASED),
+    # "welder, self-employed, out of Hull"
+    (
+        "location",
+        _re(
+            r"(?:^|[,;]\s*)(?:based\s+|working\s+|operating\s+)?out\s+of\s+(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)(?=\s*(?:[,;.!]|$))"
+        ),
+    ),
 ]
 _POSTCODE = re.compile(
     r"\s+(?:[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|\d{4,5}(?:-\d{4})?|[A-Z]\d[A-Z]\s*\d[A-Z]\d)$"
@@ -599,6 +673,20 @@ _EMPLOYER_FRAMES = [
     ),
     _re(rf"\bI\s+(?:have\s+|was\s+|got\s+)?(?:just\s+)?(?:been\s+)?hired\s+by\s+(?P<v>{_ORG_CAP})"),
 ]
+_FIELDS = (
+    r"(?:[a-z]+\s+)?(?:sales|marketing|finance|accounting|hr|admin|administration|recruitment|consulting|"
+    r"customer\s+service|customer\s+support|operations|compliance|procurement|logistics|insurance|banking|"
+    r"publishing|journalism|pr|it)"
+)
+_FIELD_AT_ORG = [
+    # "I do admin for a charity", "in retail banking at Barclays"
+    _re(rf"\bI\s+(?:{ADV})do\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"),
+    _re(
+        rf"(?:^|[,;]\s*|\bI\s+am\s+)(?:now\s+)?(?:working\s+)?in\s+(?P<t>{_FIELDS})\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}"
+    ),
+]
+_BY_TRADE = _re(r"(?:^|\bI\s+am\s+)(?:a\s+|an\s+)?(?P<t>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:trade|profession)\b")
+_FORMER_TITLE = _re(rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|[,;]\s*)(?:former|ex-|retired)\s*{_TITLE}")
 _AS_TITLE = _re(rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}")
 # "starting at Arup on the 20th": a job that has not begun is a plan, not yet the employer
 _NOT_YET = _re(
@@ -606,7 +694,34 @@ _NOT_YET = _re(
 )
 
 
+# "changed careers from chef to nurse", "went from barista to store manager"
+_CAREER_CHANGE = _re(
+    rf"\b(?:switched|changed|moved|went|retrained)\s+(?:careers?\s+|jobs?\s+)?from\s+(?:a\s+|an\s+|being\s+(?:a\s+|an\s+)?)?"
+    rf"(?P<a>(?:[\w-]+\s+){{0,2}}?(?:{_HEADS}))\s+to\s+(?:a\s+|an\s+|being\s+(?:a\s+|an\s+)?)?{_TITLE}"
+)
+
+
 def clause_work(s: Sentence, ctx: Context) -> Iterator[Found]:
+    for m in _CAREER_CHANGE.finditer(s.text):
+        if (new := _title(m["t"])) and (old := _title(m["a"])) and first_person_start(s.text):
+            yield make_fact("job_title", new, confidence=ctx.confidence)
+            yield FactRetraction("job_title", old)
+    for pattern in _FIELD_AT_ORG:
+        for m in pattern.finditer(s.text):
+            if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
+                yield make_fact("job_title", m["t"].lower(), confidence=ctx.confidence)
+                yield make_fact("employer", org, confidence=ctx.confidence)
+    for m in _BY_TRADE.finditer(s.text):
+        title = _title(m["t"])
+        if (
+            title
+            and any(h in title.split() or h == title for h in JOB_HEADS)
+            and not negated_before(s.text, m.start() + 2)
+        ):
+            yield make_fact("job_title", title, confidence=ctx.confidence)
+    for m in _FORMER_TITLE.finditer(s.text):
+        if title := _title(m["t"]):
+            yield FactRetraction("job_title", title)
     for pattern in _SCHOOL:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
@@ -628,7 +743,23 @@ _SPEAK_MORE = [
     _re(r"(?:^|,\s*|\bI\s+am\s+(?:a\s+)?)native\s+(?P<v>[A-Za-z]+)\s+speaker"),
     _re(r"(?:^|,\s*|\band\s+)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:second|third|other)\s+language"),
     _re(r"(?:^|,\s*|\band\s+)(?P<v>(?-i:[A-Z])[a-z]+)\s+I\s+(?:picked\s+up|learned|learnt|speak)\b"),
+    # a list of how well: "decent English, rusty German and some Dutch"
+    _re(
+        r"(?:^|,\s*|\band\s+|^I\s+am\s+)(?:(?:very|pretty|quite|fairly)\s+)?(?:decent|rusty|basic|fluent|conversational|broken|passable|"
+        r"schoolboy|schoolgirl|intermediate|advanced|good|ok|okay|some|a\s+bit\s+of|a\s+little|survival)\s+"
+        r"(?P<v>[A-Za-z]+)(?=\s*(?:[,;.!]|$|\s+and\b|\s+too\b))"
+    ),
 ]
+
+
+def first_person_start(text: str) -> bool:
+    """No other person is the subject before the first verb: "my sister switched from …" is hers."""
+    return not _OTHER_SUBJECT.match(text) and not re.match(
+        r"^(?-i:[A-Z])[a-z]+\s+(?:has|had|is|was|switched|went|moved)\b", text
+    )
+
+
+_OTHER_SUBJECT = _re(r"\b(?:he|she|they|his|her|their|my\s+(?!own\b)\w+|our\s+\w+)\b")
 _LEARN_MORE = [
     _re(r"\b(?:duolingo|babbel|memrise|busuu)\b[^.;!?]{0,30}?\b(?:on|in|for|with)\s+(?P<v>[A-Za-z]+)\b"),
     _re(
@@ -641,7 +772,7 @@ def clause_languages(s: Sentence, ctx: Context) -> Iterator[Found]:
     spoken: list[str] = []
     for pattern in _SPEAK_MORE:
         for m in pattern.finditer(s.text):
-            if not negated_before(s.text, m.start() + 2):
+            if not negated_before(s.text, m.start() + 2) and not _OTHER_SUBJECT.search(s.text[: m.start()]):
                 spoken += _languages_in(m["v"])
     if spoken:
         yield make_fact("languages", ", ".join(dict.fromkeys(spoken)), confidence=ctx.confidence)
@@ -670,9 +801,15 @@ _TECH_FRAMES = [
     # "I more or less live in Notion all day"
     _re(rf"\bI\s+{ADV}(?:live|living)\s+in\s+(?P<v>[^.;!?]+)"),
 ]
+# "at work it is Jira and Miro", "it is all Go": the named thing must come first
+_IT_IS_TECH = _re(
+    r"(?:^|[,;]\s*|\b(?:day\s+to\s+day|these\s+days|now|at\s+work)\s+)it\s+is\s+(?:all\s+|mostly\s+|pure\s+|just\s+)?(?P<v>[^.;!?]+)"
+)
 _TECH_ONLY = re.compile(r"^[\s,+&/]*(?:and\s+)?$", I)
 _TECH_FILLER = re.compile(
-    r"\b(?:mostly|mainly|these\s+days|nowadays|now|at\s+work|for\s+work|day\s+to\s+day|lately|and|a\s+bit\s+of)\b",
+    r"\b(?:mostly|mainly|these\s+days|nowadays|now|at\s+work|for\s+work|day\s+to\s+day|lately|and|a\s+bit\s+of|"
+    r"(?:I\s+(?:am\s+)?)?never\s+going\s+back|(?:on|for)\s+the\s+(?:backend|back\s+end|frontend|front\s+end|ui|server|client|api|web|app)|"
+    r"macbook(?:\s+(?:air|pro))?|thinkpad)\b",
     I,
 )
 
@@ -683,6 +820,16 @@ def clause_tools(s: Sentence, ctx: Context) -> Iterator[Found]:
         for m in pattern.finditer(s.text):
             if negated_before(s.text, m.start() + 2):
                 continue
+            scope = m["v"]
+            scope = scope[: end.start()] if (end := _SCOPE_END.search(scope)) else scope
+            for key, canonical in _tech_items(scope, ctx):
+                found.setdefault(key, []).append(canonical)
+    for m in _IT_IS_TECH.finditer(s.text):
+        if (
+            _TECH_RE.match(m["v"])
+            and not re.match(r"[\w .+#-]+'s\b", m["v"])
+            and not negated_before(s.text, m.start() + 2)
+        ):
             scope = m["v"]
             scope = scope[: end.start()] if (end := _SCOPE_END.search(scope)) else scope
             for key, canonical in _tech_items(scope, ctx):

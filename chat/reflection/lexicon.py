@@ -107,9 +107,12 @@ PARTNER_WORDS = {
     "wife": "wife", "husband": "husband", "partner": "partner", "girlfriend": "girlfriend",
     "boyfriend": "boyfriend", "fiance": "fiancé", "fiancé": "fiancé", "fiancee": "fiancée",
     "fiancée": "fiancée", "spouse": "spouse", "gf": "girlfriend", "bf": "boyfriend", "hubby": "husband",
-    "wifey": "wife",
+    "wifey": "wife", "other half": "partner", "better half": "partner", "missus": "wife",
 }  # fmt: skip
-CHILD_WORDS = {"son", "daughter", "kid", "child", "stepson", "stepdaughter", "boy", "girl", "baby"}
+CHILD_WORDS = {
+    "son", "daughter", "kid", "child", "stepson", "stepdaughter", "boy", "girl", "baby", "little one",
+    "youngest", "eldest", "oldest", "toddler",
+}  # fmt: skip
 RELATION_WORDS = {
     "mom", "mum", "mother", "dad", "father", "parents", "sister", "brother", "sibling", "siblings",
     "friend", "buddy", "mate", "bestie", "bff", "boss", "manager", "coworker", "co-worker", "colleague",
@@ -160,8 +163,15 @@ MEDICATIONS = {
     "naproxen", "paracetamol", "codeine", "tramadol", "amoxicillin", "mirtazapine", "quetiapine",
     "aripiprazole", "duloxetine", "pregabalin", "hrt", "spironolactone", "finasteride", "salbutamol",
     "ventolin", "mounjaro", "wegovy", "tirzepatide", "lansoprazole", "warfarin", "apixaban", "letrozole",
+    "gliclazide", "sitagliptin", "aspirin", "clopidogrel", "amitriptyline", "nortriptyline", "montelukast",
+    "budesonide", "carbimazole", "hydroxychloroquine", "methotrexate", "allopurinol", "furosemide",
+    "doxycycline", "co-codamol", "topiramate", "levetiracetam", "sodium valproate", "isotretinoin",
+    "accutane", "tamoxifen", "estradiol", "progesterone", "testosterone", "thyroxine", "iron tablets",
 }  # fmt: skip
-MEDICATION_SUFFIXES = ("pril", "sartan", "olol", "statin", "prazole", "oxetine", "triptan", "zepam")
+MEDICATION_SUFFIXES = (
+    "pril", "sartan", "olol", "statin", "prazole", "oxetine", "triptan", "zepam", "gliflozin", "gliptin",
+    "dipine", "tidine", "cycline", "floxacin",
+)  # fmt: skip
 
 RELIGIONS = _canon(
     "Muslim", "Christian", "Catholic", "Jewish", "Hindu", "Buddhist", "Sikh", "Mormon", "atheist",

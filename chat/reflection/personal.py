@@ -135,7 +135,7 @@ _FAVORITE = _re(
 def favorites(s: Sentence, ctx: Context) -> Iterator[Found]:
     for m in _FAVORITE.finditer(s.text):
         value = re.sub(r"\s+and\s+my\b.*$", "", m["v"], flags=I).strip()
-        topic = m["topic"].strip().lower()
+        topic = re.sub(r"\s+(?:of\s+all\s+time|ever|in\s+the\s+world)$", "", m["topic"].strip().lower())
         if value and value.lower().split()[0] not in FILLER_WORDS:
             yield make_fact(
                 f"favorite.{topic}",
@@ -181,6 +181,18 @@ _NOT_DIET = _re(
 )
 
 
+# "severe peanut allergy so …": the noun phrase alone, at the head of the sentence
+_ALLERGY_BARE = _re(
+    r"^(?:(?:a|an|my)\s+)?(?:(?:severe|mild|bad|serious|nasty|life-threatening|massive)\s+)?"
+    r"(?P<v>[a-z]+(?:\s+nut)?)\s+allerg(?:y|ies)\b(?!\s+(?:season|test|clinic)\b)"
+)
+_COUNTABLE_ALLERGENS = {"peanut", "nut", "tree nut", "egg", "cat", "dog", "bee", "wasp", "almond", "cashew"}
+
+
+def _allergen(word: str) -> str:
+    return word + "s" if word in _COUNTABLE_ALLERGENS else word
+
+
 def _allergens(raw: str) -> list[str]:
     raw = _ALLERGEN_END.sub("", raw)
     items = [
@@ -197,9 +209,21 @@ def health(s: Sentence, ctx: Context) -> Iterator[Found]:
     for m in _ALLERGIC.finditer(s.text):
         if not negated_before(s.text, m.start() + 2):
             allergens += _allergens(m["v"])
-    for m in _ALLERGY.finditer(s.text):
-        if m["v"].lower() not in ("no", "any", "food", "bad", "severe", "an", "the"):
-            allergens.append(m["v"].lower())
+    for m in [*_ALLERGY.finditer(s.text), *_ALLERGY_BARE.finditer(s.text)]:
+        if m["v"].lower() not in (
+            "no",
+            "any",
+            "food",
+            "bad",
+            "severe",
+            "an",
+            "the",
+            "my",
+            "his",
+            "her",
+            "seasonal",
+        ):
+            allergens.append(_allergen(m["v"].lower()))
     if allergens:
         yield make_fact("allergies", ", ".join(dict.fromkeys(allergens)), confidence=ctx.confidence)
     conditions: list[str] = []
@@ -295,6 +319,8 @@ _DATING_SOMEONE = _re(
     r"\bI\s+(?:am|have\s+been|started)\s+(?:\w+\s+)?(?:dating|seeing|going\s+out\s+with)\s+"
     r"(?:someone|somebody|a\s+(?:guy|girl|man|woman|lady|boy))\b"
 )
+# "we've been together six years, his name is Ali"
+_TOGETHER = _re(r"^we\s+(?:have\s+)?(?:been|are)\s+(?:\w+\s+)?(?:together|married|dating|a\s+couple)\b")
 _THEIR_NAME = _re(rf"\b(?:(?:his|her|their)\s+name\s+is|called|named)\s+{NAME}")
 _BREAKUP = _re(
     r"\b(?:we|I)\s+(?:just\s+|recently\s+|finally\s+)?(?:broke\s+up|split\s+up|got\s+divorced|are\s+divorced|separated)\b"
@@ -319,7 +345,7 @@ _PET_NAMED = _re(
     rf"(?:(?:named|called)\s+)?{NAME}\b"
 )
 _PET_HAVE = _re(
-    r"\b(?:I|we)\s+(?:have|have\s+got|got|adopted|rescued|own|just\s+got|just\s+adopted)\s+(?P<v>[^.;!?]+)"
+    r"\b(?:I|we)\s+(?:have\s+got|have|got|adopted|rescued|own|just\s+got|just\s+adopted)\s+(?P<v>[^.;!?]+)"
 )
 # "we live with two cats", "i live in montreal with my two cats"
 _PET_WITH = _re(
@@ -346,12 +372,16 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         if _BREAKUP.search(s.text) or re.search(r"\bex[- ]", s.text[max(0, m.start() - 3) : m.end()], I):
             break
         rel = m.groupdict().get("rel")
-        if negated_before(s.text, m.start()):
+        if negated_before(s.text, m.start()) or _DEATH.search(s.text, m.end()):
             continue
         yield make_fact("partner", _person(m["v"]) or PARTNER_WORDS.get((rel or "partner").lower(), "partner"),
                         confidence=ctx.confidence, keywords=[PARTNER_WORDS.get((rel or "").lower(), "partner")])  # fmt: skip
         break
-    if _DATING_SOMEONE.search(s.text) and (named := _THEIR_NAME.search(s.text)) and _person(named["v"]):
+    if (
+        (_DATING_SOMEONE.search(s.text) or _TOGETHER.search(s.text))
+        and (named := _THEIR_NAME.search(s.text))
+        and _person(named["v"])
+    ):
         yield make_fact("partner", named["v"], confidence=min(ctx.confidence, 0.8), keywords=["partner"])
     if _BREAKUP.search(s.text):
         yield FactRetraction("partner", "")
@@ -365,6 +395,8 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
     children += [name for m in _CHILD_NAMED.finditer(s.text) if (name := _person(m["v"]))]
     if children:
         yield make_fact("children", ", ".join(dict.fromkeys(children)), confidence=ctx.confidence)
+    if _PET_DEATH.search(s.text) or _DEATH.search(s.text):
+        return  # a pet that died or was given up is no pet now (changes.py retracts it)
     pets = [f"{m['v']} ({m['species'].lower()})" for m in _PET_NAMED.finditer(s.text) if _person(m["v"])]
     for m in [*_PET_HAVE.finditer(s.text), *_PET_WITH.finditer(s.text)]:
         if negated_before(s.text, m.start()):
@@ -417,7 +449,7 @@ _ROLE_WORD = {
     "better half": "partner",
 }
 _KIDS_LIST = _re(
-    r"(?:^|\b(?:I|we)\s+(?:have\s+)?(?:got\s+)?)(?:\d|two|three|four|five)\s+(?:kids|children|boys|girls)\b(?P<rest>[^.;!?]*)"
+    r"(?:^|\b(?:I|we)\s+(?:have\s+)?(?:got\s+)?)(?:\d|two|three|four|five)\s+(?:kids|children|boys|girls|sons|daughters)\b(?P<rest>[^.;!?]*)"
 )
 _KID_NAME_AGE = re.compile(
     r"(?-i:\b(?P<v>[A-Z][a-zà-ÿ'-]+))\s+(?:is|just\s+turned|turned|\(|,)\s*(?:\d|nearly|almost)"
@@ -426,8 +458,24 @@ _MY_CHILD = _re(
     r"\bmy\s+(?:little\s+|youngest\s+|oldest\s+|eldest\s+|older\s+|younger\s+|baby\s+)?(?P<noun>son|daughter|stepson|stepdaughter)\b"
     r"(?!\s*,?\s+(?-i:[A-Z])|')"
 )
+# "mum of two", "dad to a 4 year old": a parent says how many
+_PARENT_OF = _re(
+    r"(?:^|\bI\s+am\s+(?:a\s+)?|[,;]\s*)(?:proud\s+|busy\s+|single\s+|working\s+)?(?:mum|mom|mother|mam|dad|father|parent|mama|papa)\s+"
+    r"(?:of|to)\s+(?P<n>\d|a|an|one|two|three|four|five|six|twins)\b(?!\s+(?:dogs?|cats?|pets?|rescue|puppies|kittens|plants?))"
+)
+_BAD_PART = _re(
+    r"\bI\s+(?:have|have\s+got|got)\s+(?:a\s+)?(?:bad|dodgy|sore|weak|bum|crook)\s+(?P<v>back|knee|hip|shoulder|neck|ankle)\b"
+)
+# "me and the kids went camping", "the kids and I": the speaker's own children
+_ME_AND_KIDS = _re(
+    r"\b(?:me|I)\s+and\s+the\s+(?P<v>kids|children)\b|\bthe\s+(?P<w>kids|children)\s+and\s+(?:I|me)\b"
+)
 _PET_DEATH = _re(
     r"\b(?:passed\s+away|put\s+down|put\s+to\s+sleep|died|rehomed|re-homed|lost\s+(?:my|our)|gave\s+(?:up|away))\b"
+)
+# someone who died is no partner or pet now: "passed in 2022", "passed last spring"
+_DEATH = _re(
+    r"\b(?:passed(?:\s+away|\s+on)?(?=\s+(?:away|on|in|last|this|at|peacefully|suddenly|\d)|\s*[,.;!]|\s*$)|died|was\s+killed|lost\s+(?:him|her|them))\b"
 )
 _PET_WORD = _alternation(PET_SPECIES)
 _PET_THEN_NAME = _re(
@@ -454,7 +502,32 @@ _INJURY = _re(
 _INJURED = {"broke": "broken", "tore": "torn"}
 _MEDICATION_ME = _re(
     r"\b(?:put|started|switched|moved|changed|got)\s+me\s+(?:on(?:to)?|from\s+[\w-]+\s+(?:on)?to)\s+(?P<v>[a-z][\w-]+)|"
-    r"(?:^|\bI\s+am\s+|[,;]\s*)(?:living\s+on|started|starting|back\s+on|now\s+on)\s+(?P<w>[a-z][\w-]+)"
+    r"(?:^|\bI\s+am\s+|[,;]\s*)(?:living\s+on|started|starting|back\s+on|now\s+on|(?<![\w\s])on|(?<=am\s)on|(?<=^)on)\s+(?P<w>[a-z][\w-]+)"
+)
+# "levothyroxine every morning", "sertraline 50mg daily": a medicine named first, with its schedule
+_MEDICATION_LEAD = _re(
+    r"(?:^|[,;]\s*)(?:still\s+|now\s+)?(?P<v>[a-z][\w-]+)\s+(?:\d+\s*mg\s+)?(?:instead|now|each|every|twice|once|daily|nightly|at\s+night|"
+    r"in\s+the\s+morning|morning\s+and\s+night|for\s+(?:my|an?|the)\b)"
+)
+# the condition a medicine or a visit is for: "… for an underactive thyroid", "GP about my migraines"
+_CONDITION_ALIASES = {
+    "underactive thyroid": "hypothyroidism", "overactive thyroid": "hyperthyroidism",
+    "blood pressure": "high blood pressure", "high cholesterol": "high cholesterol",
+}  # fmt: skip
+_CONDITION_OR_ALIAS = _alternation(set(HEALTH_CONDITIONS) | set(_CONDITION_ALIASES))
+_FOR_CONDITION = _re(rf"\b(?:for|about|treating|treats)\s+(?:my|an?|the)\s+(?P<v>{_CONDITION_OR_ALIAS})\b")
+_CARE_VISIT = _re(
+    r"^(?:(?:my|a|the)\s+)?(?:GP|doctor|doctor's|dr|consultant|specialist|neurologist|physio|physiotherapy|hospital|clinic)\b"
+    r"(?:\s+(?:appointment|appt|visit|session|sessions|check-?up))?"
+)
+_TREATED_PART = _re(
+    rf"^(?:(?:my|a|the)\s+)?(?:physio|physiotherapy|chiro|chiropractor|osteo|osteopath|sports\s+massage)\b[^.;!?]{{0,30}}?"
+    rf"\bfor\s+my\s+(?P<v>(?:lower\s+|upper\s+|left\s+|right\s+|bad\s+)?(?:{_alternation(BODY_PARTS)}))\b"
+)
+_PESCATARIAN = _re(
+    r"\bI\s+(?:\w+\s+)?eat\s+fish\b(?=[^.;!?]*\b(?:no|not|never)\s+(?:any\s+)?(?:meat|red\s+meat)\b)|"
+    r"\b(?:no|not|never)\s+(?:any\s+)?meat\b[^.;!?]*\bI\s+(?:\w+\s+)?eat\s+fish\b|"
+    r"\b(?:vegan|vegetarian|veggie)\b[^.;!?]*\b(?:but|now|these\s+days)\b[^.;!?]*\bI\s+(?:\w+\s+)?eat\s+fish\b"
 )
 _DIET_CHANGE = _re(
     rf"\bI\s+(?:have\s+)?(?:just\s+)?(?:went|gone|turned|became|become|switched\s+to|converted\s+to)\s+(?:fully\s+|full\s+)?(?P<v>{_alternation(DIETS)})\b"
@@ -489,7 +562,9 @@ _INCOME_MORE = [
         r"(?:\s+(?:before|after)\s+tax|\s+gross|\s+net|\s+(?P<per>(?:a|per|an)\s+(?:year|month|hour|day|week)))?"
     ),
     _re(
-        r"^(?:I\s+am\s+)?(?:now\s+)?on\s+(?P<v>[$€£]?\d{2,3}(?:,\d{3}|k))\b(?!\s*(?:steps|calories|followers|words))"
+        r"^(?:I\s+am\s+)?(?:now\s+)?on\s+(?:about\s+|around\s+|roughly\s+|like\s+|almost\s+|nearly\s+|just\s+over\s+|just\s+under\s+)?"
+        r"(?P<v>[$€£]?\d{2,3}(?:,\d{3}|k))\b(?!\s*(?:steps|calories|followers|words))"
+        r"(?:\s+(?P<per>(?:a|per|an)\s+(?:year|month|hour|day|week)))?"
     ),
 ]
 _CONTACT = [
@@ -561,6 +636,10 @@ def clause_people(s: Sentence, ctx: Context) -> Iterator[Found]:
         children += [
             m["noun"].lower() for m in _MY_CHILD.finditer(s.text) if not negated_before(s.text, m.start())
         ]
+    for m in _PARENT_OF.finditer(s.text):
+        children.append(str(_NUMBERS.get(m["n"].lower(), m["n"])))
+    if not children and (m := _ME_AND_KIDS.search(s.text)):
+        children.append((m["v"] or m["w"]).lower())
     if children:
         yield make_fact("children", ", ".join(dict.fromkeys(children)), confidence=ctx.confidence)
     if _PET_DEATH.search(s.text):
@@ -601,8 +680,22 @@ def clause_health(s: Sentence, ctx: Context) -> Iterator[Found]:
         verb = m["verb"].lower()
         adjective = _INJURED.get(verb, verb)
         conditions.append(f"{adjective} {m['v'].lower()}")
+    lead = _MEDICATION_LEAD.search(s.text)
+    lead_drug = lead and (lead["v"].lower() in MEDICATIONS or lead["v"].lower().endswith(MEDICATION_SUFFIXES))
+    if lead_drug or _CARE_VISIT.match(s.text) or _MEDICATION_ME.search(s.text) or _MEDICATION.search(s.text):
+        conditions += [
+            _CONDITION_ALIASES.get(m["v"].lower(), m["v"].lower())
+            for m in _FOR_CONDITION.finditer(s.text)
+            if not re.search(r"\b(?:his|her|their|\w+'s)\s*$", s.text[: m.start()])
+        ]
+    for m in [m for m in [_TREATED_PART.match(s.text)] if m] + list(_BAD_PART.finditer(s.text)):
+        conditions.append(f"{m['v'].lower().replace('bad ', '')} pain")
     if conditions:
         yield make_fact("health_conditions", ", ".join(dict.fromkeys(conditions)), confidence=ctx.confidence)
+    if lead_drug:
+        yield make_fact("medications", lead["v"].lower(), confidence=ctx.confidence)
+    if _PESCATARIAN.search(s.text):
+        yield make_fact("diet", "pescatarian", confidence=min(ctx.confidence, 0.8))
     medications = [
         v.lower()
         for m in _MEDICATION_ME.finditer(s.text)

@@ -37,6 +37,10 @@ _NOT_TYPOS = {
     "im", "ive", "id", "ill", "dont", "cant", "wont", "didnt", "doesnt", "isnt", "thats", "whats",
     "lol", "lmao", "tbh", "btw", "imo", "idk", "omg", "ngl", "rn", "atm", "ok", "okay", "pls", "plz",
     "gonna", "wanna", "gotta", "kinda", "sorta", "yeah", "yep", "nope", "hmm", "haha", "ugh", "wow",
+    # number words are no typos ("five" is one letter from "live")
+    "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
+    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
+    "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "wifey", "hubby", "fave", "veggie",
 }  # fmt: skip
 _WORD = re.compile(r"(?<![\w'@/.#+-])[a-z]{3,}(?![\w'@/#+-])")
 

@@ -84,6 +84,48 @@ GENERALISES = [
     ("mostly rust and go these days", {"programming_languages": "Rust, Go"}),
     ("our stack is Django, Celery and Redis", {"tools": "Django, Celery, Redis"}),
     ("dropped Trello for Linear last spring", {"tools": "Linear"}),
+    ("at work it is Jira, Miro and Notion", {"tools": "Jira, Miro, Notion"}),
+    ("Go on the server and Swift for the app", {"programming_languages": "Go, Swift"}),
+    ("I'm all in on Helix these days", {"editor": "Helix"}),
+    # work: fields, trades, students, a stay counted in years
+    ("I do recruitment for Capita, it pays the rent", {"job_title": "recruitment", "employer": "Capita"}),
+    ("chippy by trade, mostly kitchens", {"job_title": "carpenter"}),
+    ("final year history student at Durham Uni", {"school": "Durham Uni"}),
+    ("been with Ocado about four years", {"employer": "Ocado"}),
+    ("my job's with Siemens, on the rail side", {"employer": "Siemens"}),
+    # places: a long stay, a commute, a trade fragment
+    ("I've lived in Swansea for five years", {"location": "Swansea"}),
+    ("been in Hamburg six months and loving it", {"location": "Hamburg"}),
+    ("I commute into Manchester from Stockport", {"location": "Stockport"}),
+    ("roofer, self-employed, out of Hull", {"job_title": "roofer", "location": "Hull"}),
+    # languages listed by how well
+    ("fluent Urdu, decent Arabic and rusty French", {"languages": "Urdu, Arabic, French"}),
+    ("I'm bilingual - Welsh and English", {"languages": "Welsh, English"}),
+    # family
+    ("mum of three, send coffee", {"children": "3"}),
+    ("we've been together nine years, his name is Ravi", {"partner": "Ravi"}),
+    ("four sons, Ali (12) and the rest", {"children": "Ali"}),
+    # health and diet
+    ("bad shellfish allergy, so no prawns", {"allergies": "shellfish"}),
+    ("a mild egg allergy, nothing dramatic", {"allergies": "eggs"}),
+    ("sertraline 50mg daily for my anxiety", {"medications": "sertraline", "health_conditions": "anxiety"}),
+    (
+        "on lisinopril for my blood pressure",
+        {"medications": "lisinopril", "health_conditions": "high blood pressure"},
+    ),
+    ("osteopath every fortnight for my neck", {"health_conditions": "neck pain"}),
+    ("I've got a dodgy knee", {"health_conditions": "knee pain"}),
+    ("vegetarian for years but these days I eat fish", {"diet": "pescatarian"}),
+    ("I'm on around 38k a year", {"income": "38k a year"}),
+    ("favourite film ever is Alien", {"favorite.film": "Alien"}),
+    ("we relocated from Cork to Galway in the spring", {"location": "Galway"}),
+    ("renting a studio in Lyon for now", {"location": "Lyon"}),
+    ("changed careers from lawyer to primary teacher", {"job_title": "primary teacher"}),
+    ("doctor switched me, bisoprolol each morning now", {"medications": "bisoprolol"}),
+    ("most people call me Kit", {"preferred_name": "Kit"}),
+    ("working at Lidl part time, nights mostly", {"employer": "Lidl"}),
+    ("I grew up bilingual: Tagalog and English", {"languages": "Tagalog, English"}),
+    ("speaking Czech at home with my gran", {"languages": "Czech"}),
 ]
 
 
@@ -114,7 +156,32 @@ NEAR_MISSES = [
     ("I basically live in Slack and Jira", "location"),
     ("I start the Monzo job on the 3rd, new role at Monzo", "employer"),
     ("Helo!", "name"),
+    # a partner or a pet who died is no partner or pet now
+    ("my wife Ruth passed away last March", "partner"),
+    ("our cat Tigger died on Sunday", "pets"),
+    # a former job, a study course, a short visit, someone else's job, a number word
+    ("ex-teacher, now retraining", "job_title"),
+    ("third year medic at Leeds", "job_title"),
+    ("I was in Seville for two weeks", "location"),
+    ("my brother has been at Google for ten years", "employer"),
+    ("my dad's GP appointment is about his migraines", "health_conditions"),
+    ("my mum has a bad back", "health_conditions"),
+    ("I eat fish on Fridays", "diet"),
+    ("it is Python's fault honestly", "programming_languages"),
+    ("mum to two dogs and a cat", "children"),
+    ("we've been friends for five years, her name is Ana", "partner"),
+    ("my uncle speaks decent English and rusty German", "languages"),
+    ("we moved from Python to Go last year", "location"),
+    ("my dad went from plumber to site manager", "job_title"),
+    ("I was staying in Rome for the wedding", "location"),
+    ("my mum calls me Bobby", "preferred_name"),
+    ("my son is speaking French at school", "languages"),
 ]
+
+
+def test_a_number_word_is_not_a_typo():
+    # "five" is one letter from "live": it must stay a number
+    assert facts_of("I've been in Perth for about five years now") == {"location": "Perth"}
 
 
 @pytest.mark.parametrize("text,key", NEAR_MISSES, ids=[t for t, _ in NEAR_MISSES])
