@@ -67,7 +67,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         re.compile(r"\b(?:I|we)\s+(?:am|are)\s+not\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I),
         lambda m: "",
     ),
-    # "I'm off lithium now", "came off the pill in May"
+    # "I am off lithium now", "came off the pill last spring"
     (
         re.compile(
             rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+{_REST}",
@@ -116,7 +116,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),
     # "went from Ritalin to Concerta", "moved from Vim to Helix"
     (_SWITCH, lambda m: [f"I use {m['rest']}. I am on {m['rest']}", f"I am a {m['rest']}"]),
-    # a job handed back: "handed in my notice at Acme", "resigned from the council"
+    # a job handed back: "gave in my notice to Acme", "resigned from the council"
     (
         re.compile(
             r"\b(?:(?:handed|put|gave|turned)\s+in\s+(?:my\s+)?(?:notice|resignation)|resigned)\s+(?:at|to|from|with)\s+"
