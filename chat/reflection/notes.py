@@ -12,7 +12,7 @@ from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
 from chat.reflection.topics import TOPIC_TAGS
 from chat.reflection.words import is_past_form
-from memory.temporal import DateMention, ground, resolve_dates, sentence_tense
+from memory.temporal import DateMention, ground, lemmas, resolve_dates, sentence_tense
 
 I = re.IGNORECASE  # noqa: E741
 _TOPICS = {tag: re.compile(rf"(?<![\w-])(?:{words})(?![\w-])", I) for tag, words in TOPIC_TAGS.items()}
@@ -112,8 +112,14 @@ _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
     r"\bso\s+we\s+are\s+going\s+with\b|"
     # an agreement restated: "Agreed - we'll keep …", "Perfect, we'll ship … as you suggested"
-    r"^(?:I\s+)?(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it)\b[^.!?]*?\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+|"
-    r"\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+suggested|discussed|planned)\b",
+    r"^(?:I\s+)?(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it|understood|will\s+do|sure)\b[^.!?]*?\b(?:we|I)\s+will\s+(?!see\b|talk\b|think\b|try\b|look\b|check\b)\w+|"
+    r"\b(?:we|I)\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+(?:suggested|decided|asked|wanted|said)|"
+    r"(?:we\s+)?(?:discussed|planned|agreed|decided))\b",
+    I,
+)
+# an assistant's acknowledgement opening the message: "Understood - …", "Got it, …"
+_ACK = re.compile(
+    r"^(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it|understood|will\s+do|sure)\b",
     I,
 )
 
@@ -122,7 +128,10 @@ def decision_note(
     s: Sentence, reference: datetime, speaker: str | None, *, assistant: bool = False
 ) -> NoteOp | None:
     pattern = _ASSISTANT_DECISION if assistant else _DECISION
-    if s.question or s.conditional or not pattern.search(s.text):
+    text = s.text
+    if assistant and (ack := _ACK.match(s.raw.strip())) and not _ACK.match(text):
+        text = f"{ack.group(0)} {text}"  # the acknowledgement the reading dropped
+    if s.question or s.conditional or not pattern.search(text):
         return None
     grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
@@ -301,8 +310,14 @@ _ARRANGED = re.compile(r"\b(?:booked|scheduled|planned|arranged|confirmed|set)\s
 _STATIVE = {"was", "were", "felt", "seemed", "thought", "knew", "meant", "wanted", "liked", "loved", "hated"}
 
 
+# being somewhere is something done: "we were in Oslo in May", "I was away last week"
+_BEING_AWAY = re.compile(
+    r"\b(?:was|were|am|are|is)\s+(?:(?:in|at)\s+(?-i:[A-Z])|away\b|abroad\b|off\s+to\b)", I
+)
+
+
 def _has_activity(text: str) -> bool:
-    if _ACTIVITY.search(text) or _ARRANGED.search(text):
+    if _ACTIVITY.search(text) or _ARRANGED.search(text) or _BEING_AWAY.search(text) or _dropped_subject(text):
         return True
     # irregular pasts ("spent", "drove", "had to put"); regular "-ed" words are read below
     if any(
@@ -358,6 +373,8 @@ _GRANULARITY = {"day": 0, "week": 1, "month": 2, "year": 3}
 def _dropped_subject(text: str) -> bool:
     for m in _CLAUSE_START.finditer(text):
         w = m["w"].lower()
+        if w == "off" and re.match(r"\s+to\b", text[m.end() :]):  # "off to Rome on Monday"
+            return True
         if w in _ADJECTIVE_ED or w in _STATIVE or w in ("was", "were", "is", "are", "been"):
             continue
         if is_past_form(w) or (w.endswith("ed") and len(w) > 4) or (w.endswith("ing") and len(w) > 5):
@@ -365,10 +382,20 @@ def _dropped_subject(text: str) -> bool:
     return False
 
 
+# something in the speaker's life happened: "the car broke down on Monday", "boiler died last
+# week", "the sale went through in May" (a thing as subject, a past verb after it)
+_THING_HAPPENED = re.compile(
+    r"^(?:the\s+|my\s+|our\s+)?(?-i:[a-z]+)(?:\s+(?-i:[a-z]+))?\s+(?:finally\s+|just\s+|only\s+)?"
+    r"(?P<verb>died|broke|failed|crashed|flooded|burst|collapsed|went\s+through|fell\s+through|arrived|"
+    r"came\s+through|sold|closed|completed|ended|started|began|happened|exploded|leaked|packed\s+in|gave\s+out)\b",
+    I,
+)
+
+
 def _told_by_speaker(s: Sentence, message: str) -> bool:
     """The sentence is the speaker's own story: first person, a dropped subject, or a story
     sentence about a named pet or a month ("April was mostly sailing") in a first-person message."""
-    if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text):
+    if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text) or _THING_HAPPENED.match(s.text):
         return True
     if not message or not (_FIRST_PERSON.search(message) or _PET_WORD.search(message)):
         return False
@@ -388,6 +415,39 @@ MONTH_NAMES = (
 )  # fmt: skip
 
 
+# What a group undertakes, as opposed to what happens to it ("we're expecting"), or a chore
+# ("we're repainting the hall"): launching, moving, booking, buying, hiring …
+_UNDERTAKINGS = {
+    "launch", "ship", "release", "move", "relocate", "book", "buy", "sell", "sign", "hire", "open",
+    "close", "migrate", "switch", "adopt", "cancel", "complete", "exchange", "marry", "merge", "rebrand",
+    "start", "begin", "freeze", "cut", "cap", "raise", "list", "rent", "lease", "build",
+}  # fmt: skip
+_GROUP_PLAN = re.compile(
+    rf"(?:^|[,;]\s*|\b(?:till|until|before|when)\s+){_GROUP}\s+(?:have\s+|had\s+|are\s+|will\s+|all\s+)?(?:just\s+)?"
+    r"(?P<verb>[a-z]+)\b",
+    I,
+)
+
+
+def _group_undertaking(text: str) -> bool:
+    for m in _GROUP_PLAN.finditer(text):
+        verb = m["verb"].lower()
+        lemma = (lemmas(verb).get("VERB") or (verb,))[0]
+        if lemma in _UNDERTAKINGS:
+            return True
+    return False
+
+
+_OUTING_WORDS = re.compile(
+    rf"\b(?:{'|'.join(sorted(_OUTINGS))})(?:s|ing|ed)?\b|\b(?:off|away)\s+(?:to|for)\b|\bgo(?:ing)?\s+(?:to|on)\b",
+    I,
+)
+
+
+def _outing(text: str) -> bool:
+    return bool(_OUTING_WORDS.search(text) or _TRIP.search(text))
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     if s.question or s.conditional or _PRONOUN_START.match(s.text):
         return None
@@ -405,6 +465,8 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
         mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
         kind = _kind(mention, s.text, reference.date())
+        if kind == "plan" and _group_undertaking(s.text) and not _outing(s.text):
+            kind = "decision"  # a group's dated undertaking: "we launch in May", "our team moves office on the 3rd"
         return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
     if _just_happened(s.text):
         return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
