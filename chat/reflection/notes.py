@@ -4,6 +4,7 @@ speaker says about the people in their life. One note per sentence at most."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date, datetime, time
 
 from chat.reflection.categories import classify_category
@@ -241,7 +242,17 @@ _TRIP = re.compile(
 )
 
 
+# words in quotes are someone else's (a lyric, a title, a remark): no commitment, no date in them
+_QUOTED = re.compile(r"(?:(?<=\s)|^)['\"‘“][^'\"‘“’”]{3,80}['\"’”](?=\s|[,.!?;:]|$)")
+
+
+def _unquoted(s: Sentence) -> Sentence:
+    text = _QUOTED.sub(" ", s.text)
+    return s if text == s.text else replace(s, text=" ".join(text.split()))
+
+
 def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+    s = _unquoted(s)
     if s.question or s.conditional or _UNSURE.search(s.text) or _TALK.match(s.text):
         return None
     found = _committed(s, reference)
@@ -353,7 +364,16 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
         return "plan"
     if end < today:
         return "event"
-    return "plan" if sentence_tense(text) == "future" else "event"
+    # "seeing the dentist today", "calling Gran tonight": a progressive with "I'm" dropped
+    if sentence_tense(text) == "future" or _ING_OPENING.match(text):
+        return "plan"
+    return "event"
+
+
+_ING_OPENING = re.compile(
+    r"^(?:(?:just|also|finally|so)\s+)?(?!during\b|morning\b|evening\b|nothing\b|something\b|everything\b)[a-z]{2,}ing\b",
+    I,
+)
 
 
 # A clause whose subject chat dropped: "…, met her at a gig in 2019", "flying out 4 May", "began
@@ -448,8 +468,15 @@ def _outing(text: str) -> bool:
     return bool(_OUTING_WORDS.search(text) or _TRIP.search(text))
 
 
+# a date that comes round every year is a fact, not a plan: "my birthday is 3 May"
+_ANNUAL = re.compile(
+    r"^(?:my|our)\s+(?:\w+\s+)?(?:birthday|bday|b-day|anniversary|name\s+day)(?:'s|\s+is|\s+falls\s+on)\b", I
+)
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
-    if s.question or s.conditional or _PRONOUN_START.match(s.text):
+    s = _unquoted(s)
+    if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
         return None
     if not (
         _told_by_speaker(s, message)
@@ -492,9 +519,19 @@ _PEOPLE = re.compile(
 )
 
 
+_SPECIES_WORDS = "|".join(sorted(map(re.escape, PET_SPECIES), key=len, reverse=True))
+# "my neighbour's dog barks": the sentence is about the thing owned ("'s getting married" is not)
+_OWNED_THING = re.compile(
+    rf"^'s\s+(?:new\s+|old\s+|little\s+|big\s+)?(?:{_SPECIES_WORDS}|car|house|flat|place|kid|kids|laptop|phone)\b",
+    I,
+)
+
+
 def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
     """What the speaker says about someone else ("my brother lives in Toronto")."""
     if s.question or s.conditional or not _PEOPLE.match(s.text) or len(s.text.split()) < 4:
+        return None
+    if _OWNED_THING.match(s.text[_PEOPLE.match(s.text).end() :]):  # type: ignore[union-attr]
         return None
     if _ASKS.search(s.text):  # "my cousin may be moving, how do I help her pack": a request for advice
         return None
