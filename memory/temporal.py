@@ -98,7 +98,7 @@ _FUTURE_CUES = re.compile(
     # the present of a timetable is about what is coming: "the course starts on the 20th"
     r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b|"
     # "I start on the 4th": a first person's timetable
-    r"\b(?:I|we)\s+(?:start|begin|leave|fly|finish|graduate)\b|"
+    r"\b(?:I|we)\s+(?:start|begin|leave|fly|finish|graduate|launch|move|open|close|ship|sign|exchange|complete)\b|"
     # rescheduled: "the review got moved to Friday"
     r"\b(?:got|was|were|has\s+been|have\s+been)\s+(?:moved|pushed(?:\s+back)?|bumped|changed)\s+to\b",
     re.IGNORECASE,
@@ -107,7 +107,7 @@ _PAST_CUES = re.compile(
     r"\b(was|were|went|did|had|got|came|saw|met|took|made|spent|ran|left|bought|ate|told|said|"
     r"flew|drove|began|felt|found|gave|heard|kept|lost|paid|sent|sat|slept|spoke|thought|won|"
     r"wrote|broke|caught|fell|forgot|grew|hit|held|led|rode|sang|sold|swam|taught|threw|wore|"
-    r"ago|used to|last|earlier|already|done|split up|broke up|passed away|\w{2,}ed)\b",
+    r"ago|used to|last|earlier|already|done|split up|broke up|passed away|(?<!fingers )\w{2,}ed)\b",
     re.IGNORECASE,
 )
 

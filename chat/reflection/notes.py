@@ -230,7 +230,11 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         or len(clause) < 2
     ):
         return None
-    outing = verb in _OUTINGS or _TRIP.search(" ".join(clause))
+    outing = (
+        verb in _OUTINGS
+        or _TRIP.search(" ".join(clause))
+        or re.match(r"(?:(?:are|is|am)\s+)?(?:off|away)\s+(?:to|for)\b", m["rest"], I)
+    )
     return ("plan" if outing and not m.groupdict().get("promise") else kind), m["rest"]
 
 
@@ -459,7 +463,7 @@ def _group_undertaking(text: str) -> bool:
 
 
 _OUTING_WORDS = re.compile(
-    rf"\b(?:{'|'.join(sorted(_OUTINGS))})(?:s|ing|ed)?\b|\b(?:off|away)\s+(?:to|for)\b|\bgo(?:ing)?\s+(?:to|on)\b",
+    rf"\b(?:{'|'.join(sorted(_OUTINGS))})(?:s|ing|ed)?\b|\b(?:off|away)\s+(?:to|for)\b",
     I,
 )
 
