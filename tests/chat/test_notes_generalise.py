@@ -227,7 +227,11 @@ def test_a_former_title_is_not_kept_as_the_title():
             "assistant",
             [("decision", date(2025, 6, 20))],
         ),
-        ("Got it - I'll send a reminder about the vet on Monday.", "assistant", [("decision", date(2025, 6, 16))]),
+        (
+            "Got it - I'll send a reminder about the vet on Monday.",
+            "assistant",
+            [("decision", date(2025, 6, 16))],
+        ),
     ],
 )
 def test_dated_notes_in_other_words(text, role, expected):
