@@ -478,6 +478,28 @@ _ANNUAL = re.compile(
 )
 
 
+# a time of one's life instead of a date: "when I was 12", "as a teenager", "back at uni"
+_LIFE_PAST = re.compile(
+    r"^(?:(?:so|and|also|honestly)\s+)?(?:when\s+(?:I|we)\s+(?:was|were)\s+(?:\d{1,2}|a\s+(?:kid|child|teen|teenager|student|baby)|young|little|small|at\s+(?:school|uni|university|college))|"
+    r"as\s+a\s+(?:kid|child|teen|teenager|student)|growing\s+up|back\s+in\s+(?:the\s+day|school|uni|college)|in\s+my\s+(?:teens|twenties|thirties|twenties|student\s+days))\b",
+    I,
+)
+
+
+def _did_something(text: str) -> bool:
+    """The story goes on with something done ("I spent a summer …"), not a state ("I wanted …")."""
+    if not _FIRST_PERSON.search(text):
+        return False
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", text)]
+    return any(
+        (is_past_form(w) or (w.endswith("ed") and len(w) > 4))
+        and w not in _STATIVE
+        and w not in _ADJECTIVE_ED
+        and w not in ("wanted", "wished", "hoped", "dreamed", "dreamt", "had", "did", "used")
+        for w in words
+    )
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     s = _unquoted(s)
     if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
@@ -501,6 +523,8 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
     if _just_happened(s.text):
         return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
+    if (life := _LIFE_PAST.match(s.text)) and _did_something(s.text[life.end() :]):
+        return _note("event", s.raw, occurred_at=None, speaker=speaker)  # a time of life, no calendar date
     return None
 
 

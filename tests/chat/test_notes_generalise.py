@@ -249,3 +249,18 @@ def test_dated_notes_in_other_words(text, role, expected):
 )
 def test_near_misses_make_no_note(text):
     assert _notes(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a time of one's life frames a story: an event without a calendar date
+        ("when I was 12 I broke my arm falling off a trampoline", [("event", None)]),
+        ("as a teenager I worked summers at a campsite in Devon", [("event", None)]),
+        # a state then is no event
+        ("when I was a kid I loved dinosaurs", []),
+        ("as a kid I wanted to be an astronaut", []),
+    ],
+)
+def test_a_time_of_life_dates_a_story(text, expected):
+    assert _notes(text) == expected
