@@ -481,7 +481,7 @@ _ANNUAL = re.compile(
 # a time of one's life instead of a date: "when I was 12", "as a teenager", "back at uni"
 _LIFE_PAST = re.compile(
     r"^(?:(?:so|and|also|honestly)\s+)?(?:when\s+(?:I|we)\s+(?:was|were)\s+(?:\d{1,2}|a\s+(?:kid|child|teen|teenager|student|baby)|young|little|small|at\s+(?:school|uni|university|college))|"
-    r"as\s+a\s+(?:kid|child|teen|teenager|student)|growing\s+up|back\s+in\s+(?:the\s+day|school|uni|college)|in\s+my\s+(?:teens|twenties|thirties|twenties|student\s+days))\b",
+    r"as\s+a\s+(?:kid|child|boy|girl|teen|teenager|student)|growing\s+up|back\s+in\s+(?:the\s+day|school|uni|college)|in\s+my\s+(?:teens|twenties|thirties|twenties|student\s+days))\b",
     I,
 )
 
