@@ -438,16 +438,25 @@ def _unique(items: list[FactRetraction]) -> list[FactRetraction]:
 _FORMER = re.compile(r"^(?:former|ex-|old|previous|retired)\s*", I)
 
 
+def _pet_name(value: str) -> str:
+    m = re.match(r"^(?P<name>[^(]+?)\s*\(", value)
+    return f"name:{m['name'].lower()}" if m else ""
+
+
 def without_retracted(facts: list[FactOp], retracted: list[FactRetraction]) -> Iterator[FactOp]:
     """`facts` minus what the same sentence retracts ("stopped taking the pill" is not a
     pill fact; a dog that died is not a pet)."""
     gone = {(r.key, r.value.lower()) for r in retracted}
+    # a named pet is one pet whatever its species is called: "Rolo (dog)" is "Rolo (spaniel)"
+    gone |= {(r.key, _pet_name(r.value)) for r in retracted if r.key == "pets" and _pet_name(r.value)}
     for fact in facts:
         # "former nurse" read as a title is the title retracted
         items = [
             i
             for i in fact.value.split(", ")
-            if (fact.key, _FORMER.sub("", i).lower()) not in gone and not _FORMER.match(i)
+            if (fact.key, _FORMER.sub("", i).lower()) not in gone
+            and not _FORMER.match(i)
+            and not (fact.key == "pets" and _pet_name(i) and (fact.key, _pet_name(i)) in gone)
         ]
         if not items:
             continue
