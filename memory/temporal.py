@@ -71,9 +71,14 @@ NUMBER_WORDS = {
 }  # fmt: skip
 
 _WD = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# with a "next"/"last"/"on" before it a short form is a weekday too: "next Thurs", "on Weds"
+_WD_SHORT = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b\.?"
+_SHORT_WEEKDAYS = {
+    "mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6,
+}  # fmt: skip
 _MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 _NUM = r"(?P<num>\d{1,3}|a couple(?: of)?|couple of|a few|few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_UNIT = r"(?P<unit>day|weekend|week|month|year)s?"
+_UNIT = r"(?P<unit>day|weekend|fortnight|week|month|year)s?"
 _DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 
@@ -93,7 +98,7 @@ _FUTURE_CUES = re.compile(
     # the present of a timetable is about what is coming: "the course starts on the 20th"
     r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b|"
     # "I start on the 4th": a first person's timetable
-    r"\b(?:I|we)\s+(?:start|begin|leave|fly|finish|graduate)\b|"
+    r"\b(?:I|we)\s+(?:start|begin|leave|fly|finish|graduate|launch|move|open|close|ship|sign|exchange|complete)\b|"
     # rescheduled: "the review got moved to Friday"
     r"\b(?:got|was|were|has\s+been|have\s+been)\s+(?:moved|pushed(?:\s+back)?|bumped|changed)\s+to\b",
     re.IGNORECASE,
@@ -102,7 +107,7 @@ _PAST_CUES = re.compile(
     r"\b(was|were|went|did|had|got|came|saw|met|took|made|spent|ran|left|bought|ate|told|said|"
     r"flew|drove|began|felt|found|gave|heard|kept|lost|paid|sent|sat|slept|spoke|thought|won|"
     r"wrote|broke|caught|fell|forgot|grew|hit|held|led|rode|sang|sold|swam|taught|threw|wore|"
-    r"ago|used to|last|earlier|already|done|split up|broke up|passed away|\w{2,}ed)\b",
+    r"ago|used to|last|earlier|already|done|split up|broke up|passed away|(?<!fingers )\w{2,}ed)\b",
     re.IGNORECASE,
 )
 
@@ -186,6 +191,18 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
+class _WeekdayAlias:
+    """A match whose weekday may sit in either of two groups ("a week on Friday", "Friday week")."""
+
+    def __init__(self, m: re.Match[str]) -> None:
+        self._m = m
+
+    def __getitem__(self, key: str) -> str | None:
+        if key == "wd":
+            return self._m["wd"] or self._m["wd2"]
+        return self._m[key]
+
+
 @dataclass(frozen=True)
 class _Resolved:
     start: date
@@ -206,6 +223,8 @@ def _fixed(offset: int) -> _Resolver:
 
 def _ago(m: re.Match[str], ref: date, tense: Tense, sign: int = -1) -> _Resolved:
     n, unit = _number(m["num"]) * sign, m["unit"].lower()
+    if unit == "fortnight":
+        n, unit = 2 * n, "week"
     if unit == "day":
         return _day(ref + timedelta(days=n))
     if unit == "weekend":  # "two weekends ago": the weekend before last
@@ -234,7 +253,10 @@ def _relative_period(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
         start = _monday(ref) + timedelta(weeks=shift)
         return _Resolved(start, start + timedelta(days=6), "week")
     if unit == "weekend":
-        saturday = _monday(ref) + timedelta(weeks=shift, days=5)
+        if m["rel"].lower() == "coming":  # "this coming weekend": the next one to come
+            saturday = ref + timedelta(days=(5 - ref.weekday()) % 7)
+        else:
+            saturday = _monday(ref) + timedelta(weeks=shift, days=5)
         return _Resolved(saturday, saturday + timedelta(days=1), "day")
     if unit == "month":
         first = add_months(ref.replace(day=1), shift)
@@ -256,8 +278,13 @@ def _earlier_this(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     return _Resolved(start, max(start, ref - timedelta(days=1)), "month")
 
 
+def _weekday_index(name: str) -> int:
+    name = name.lower()
+    return WEEKDAYS.index(name) if name in WEEKDAYS else _SHORT_WEEKDAYS[name]
+
+
 def _weekday(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
-    target = WEEKDAYS.index(m["wd"].lower())
+    target = _weekday_index(m["wd"])
     rel = (m["rel"] or "").lower()
     if rel == "next":
         return _day(_monday(ref) + timedelta(weeks=1, days=target))
@@ -448,6 +475,25 @@ _HOLIDAYS = (
 )
 
 
+def _week_on(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "a week today", "a week on Friday", "Saturday week", "two weeks tomorrow": the day named,
+    then that many weeks on."""
+    weeks = _number(m["num"]) if m["num"] else 1
+    base = (m["base"] or "").lower()
+    if base in ("today", "tonight"):
+        day = ref
+    elif base == "tomorrow":
+        day = ref + timedelta(days=1)
+    else:
+        day = ref + timedelta(days=(_weekday_index(m["wd"]) - ref.weekday()) % 7 or 7)
+    return _day(day + timedelta(weeks=weeks))
+
+
+def _until(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "ten days till the move", "3 weeks until we fly": a count to something ahead."""
+    return _ago(m, ref, tense, sign=1)
+
+
 def _weekend_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     unit = m["unit"].lower()
     if unit == "week":
@@ -468,6 +514,15 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
         (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
         (
+            rf"\b(?:{_NUM}\s+weeks?\s+(?:on\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
+            rf"(?:on\s+)?(?<!every\s){_WD.replace('wd', 'wd2')}\s+week(?!\w|\s+(?:after|before|of)\b))",
+            lambda m, ref, tense: _week_on(_WeekdayAlias(m), ref, tense),
+        ),
+        (
+            rf"\b{_NUM}\s+{_UNIT}\s+(?:till|until|til|to\s+go\s+(?:till|until)|before)(?=\s+(?:I|we|the|my|our)\b)",
+            _until,
+        ),
+        (
             rf"\b(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:(?P<rel>next|last|this)\s+)?{_MONTH}\b",
             _relative_month,
         ),
@@ -482,7 +537,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|(?P<rel>this|next)\s+)?year\b", _end_of_year),
         (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
         (r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b", _past_weekend),
-        (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD}\b", _weekday),
+        (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD_SHORT}", _weekday),
         (
             r"\b(?P<rel>last|next|this|coming|past|previous)\s+(?P<unit>weekend|week|month|year)\b",
             _relative_period,
@@ -501,6 +556,12 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         ),
         (rf"\b(?:in|since|during|back in)\s+{_YEAR}\b", _year),
         (r"\b(?:yesterday|last night)\b", _fixed(-1)),
+        # vague but recent: "the other day" is a few days back
+        (
+            r"\bthe\s+other\s+(?:day|night)\b",
+            lambda m, ref, tense: _Resolved(ref - timedelta(days=2), None, "week"),
+        ),
+        (r"\b(?:in\s+the\s+night|overnight|during\s+the\s+night)\b", _fixed(0)),
         (r"\btomorrow\b", _fixed(1)),
         (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", _fixed(0)),
         # not a recurring day: "every other Wednesday", "each Monday", "Mondays"

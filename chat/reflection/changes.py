@@ -34,16 +34,21 @@ _ENDS = (
 )
 _END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS})\b))"
 # after a thing given up, a time phrase ends it too: "dropped Asana back in June"
-_THING_END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS}|in|on|at|for|last|this|back|ago|\d+\s+\w+\s+ago)\b))"
+_THING_END = (
+    rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS}|in|on|at|for|last|this|back|ago|(?:\w+\s+){1, 2}ago)\b))"
+)
 _REST = rf"(?P<rest>[^,.;!?]+?){_END}"
 _SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
 
+# an organisation named by its capitalised words: "Acme", "Morgan Stanley", "H&M"
+_ORG = r"(?P<rest>(?-i:[A-Z])[\w&.'-]*(?:\s+(?:of\s+|&\s+)?(?-i:[A-Z])[\w&.'-]*)*)"
 _MOVE = re.compile(r"\b(?:moved|moving|relocated|relocating|emigrated|packed\s+up)\b", I)
 
 _PARTNERS = r"(?:wife|husband|partner|boyfriend|girlfriend|bf|gf|fianc[ée]+|spouse)"
 _NOT_TOGETHER = re.compile(r"\bnot\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I)
 _SWITCH = re.compile(
-    r"\b(?:switched|moved|changed|went|migrated|converted)\s+(?:over\s+)?(?:me\s+)?from\s+(?P<rest>[\w .+#-]+?)\s+to\b",
+    r"\b(?:switched|moved|changed|went|migrated|converted)\s+(?:over\s+)?(?:me\s+)?"
+    r"(?:(?:careers?|jobs?|roles?|fields?|professions?|tack)\s+)?from\s+(?:(?:an?|being\s+an?)\s+)?(?P<rest>[\w .+#-]+?)\s+to\b",
     I,
 )
 # (pattern, how the old state reads as a plain sentence)
@@ -51,18 +56,18 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     # "not on lithium any more", "we don't use Jira anymore", "not vegan any more"
     (
         re.compile(
-            r"\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+not\s+(?P<rest>[^,.;!?]+?)\s+"
-            r"(?:anymore|any\s+more|these\s+days|nowadays)\b",
+            r"(?:\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+|^(?:(?:so|apparently|turns\s+out|actually)\s+)*)not\s+"
+            r"(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more|these\s+days|nowadays|after\s+all)\b",
             I,
         ),
-        lambda m: f"I {m['rest']}" if m["aux"].lower() in ("do", "does") else f"I am {m['rest']}",
+        lambda m: f"I {m['rest']}" if (m["aux"] or "").lower() in ("do", "does") else f"I am {m['rest']}",
     ),
     # "not with Sam any more", "we're not together anymore": a partner, not an employer
     (
         re.compile(r"\b(?:I|we)\s+(?:am|are)\s+not\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I),
         lambda m: "",
     ),
-    # "I'm off lithium now", "came off the pill in May"
+    # "I am off lithium now", "came off the pill last spring"
     (
         re.compile(
             rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+{_REST}",
@@ -70,15 +75,31 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I am on {m['rest']}",
     ),
+    # done to the speaker: "the doctor took me off statins", "got taken off the pill"
+    (
+        re.compile(rf"\b(?:took|taken|taking|got|have|has)\s+(?:me|us|taken)\s+off\s+{_REST}", I),
+        lambda m: f"I am on {m['rest']}",
+    ),
+    # a perfect negated up to a start: "have not worked at Oracle since March", "haven't been
+    # living in Lyon since 2021", "not been with the bank since the merger"
+    (
+        re.compile(
+            r"(?:\b(?:I|we)\s+)?(?:have|has|had)\s*(?:n'?t|\s+not)\s+(?:been\s+)?(?P<rest>[^,.;!?]+?)\s+since\b",
+            I,
+        ),
+        lambda m: _since_state(m["rest"]),
+    ),
     # "no longer employed by the council", "no longer vegan"
     (
-        re.compile(rf"\b(?:I|we)\s+(?P<aux>am\s+|are\s+|have\s+)?no\s+longer\s+{_REST}", I),
+        re.compile(rf"(?:\b(?:I|we)\s+(?P<aux>am\s+|are\s+|have\s+)?|^)no\s+longer\s+{_REST}", I),
         lambda m: (
             f"I work {m['rest']}"
             if re.match(r"(?:at|with|for)\s", m["rest"], I)
             else f"I am {m['rest']}"
             if (m["aux"] or "").strip().lower() in ("am", "are")
             else f"I {m['rest']}"
+            if m["aux"]
+            else [f"I {m['rest']}", f"I am {m['rest']}"]  # the subject dropped: either frame
         ),
     ),
     # "stopped taking the pill", "quit using Jira"
@@ -94,13 +115,45 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+be\s+{_REST}", I), lambda m: f"I am {m['rest']}"),
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),
     # "went from Ritalin to Concerta", "moved from Vim to Helix"
-    (_SWITCH, lambda m: f"I use {m['rest']}. I am on {m['rest']}"),
+    (_SWITCH, lambda m: [f"I use {m['rest']}. I am on {m['rest']}", f"I am a {m['rest']}"]),
+    # a job handed back: "gave in my notice to Acme", "resigned from the council"
+    (
+        re.compile(
+            r"\b(?:(?:handed|put|gave|turned)\s+in\s+(?:my\s+)?(?:notice|resignation)|resigned)\s+(?:at|to|from|with)\s+"
+            rf"{_ORG}",
+            I,
+        ),
+        lambda m: f"I work at {m['rest']}",
+    ),
+    # what one was: "my old job at Acme", "my previous employer, Initech", "former nurse",
+    # "formerly a chef", "retired teacher now"
+    (
+        re.compile(
+            r"\bmy\s+(?:old|previous|former|last|ex)[- ](?:job|employer|role|position|company|workplace)\s*,?\s+(?:at|with|was)?\s*"
+            rf"{_ORG}",
+            I,
+        ),
+        lambda m: f"I work at {m['rest']}",
+    ),
+    (
+        re.compile(
+            r"(?:^|\b(?:I\s+am\s+|I\s+was\s+)(?:an?\s+)?)(?:former|formerly\s+an?|previously\s+an?|once\s+an?|ex-)\s*"
+            rf"(?P<rest>[a-z][a-z ]*?){_THING_END}",
+            I,
+        ),
+        lambda m: f"I am a {m['rest']}",
+    ),
     # "moved out of Leeds", "moved away from Cork" (not "moving out": that is a plan), "moved to
     # Leeds from Cork", "packed up from Turin", "relocated from Cork"
     (
         re.compile(
             rf"\b(?:(?:moved|moved\s+back|relocated|packed\s+up)\s+(?:and\s+left\s+)?(?:out\s+of|away\s+from|from)|"
-            rf"(?:moved|relocated)\s+(?:back\s+)?(?:to|over\s+to)\s+[^,.;!?]+?\s+from)\s+(?=(?-i:[A-Z])){_REST}",
+            rf"(?:moved|relocated)\s+(?:back\s+)?(?:to|over\s+to)\s+[^,.;!?]+?\s+from|"
+            # arrived from somewhere: "came over from Lagos", "emigrated here from Perth"
+            rf"(?:came|emigrated|immigrated)\s+(?:over\s+|here\s+|across\s+)*from|"
+            # a home sold or left: "sold our house in Hull", "gave up the flat in Leeds"
+            rf"(?:sold|gave\s+up|let\s+go\s+of|moved\s+out\s+of)\s+(?:the|my|our)\s+(?:flat|house|apartment|place|home|condo)\s+in)"
+            rf"\s+(?=(?-i:[A-Z]))(?P<rest>[^,.;!?]+?)(?=\s+to\b|{_THING_END[3:]}",
             I,
         ),
         lambda m: f"I live in {m['rest']}",
@@ -111,6 +164,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     (
         re.compile(
             rf"\b(?:ditched|dropped|abandoned|binned|gave\s+up(?:\s+on)?|given\s+up(?:\s+on)?|quit|kicked|"
+            rf"uninstalled|deleted|removed|unsubscribed\s+from|deactivated|got\s+rid\s+of|"
             rf"outgrew|outgrown|left(?=\s+(?:the|my)\s+\w+\s+(?:church|faith|party)\b)|cancel+ed|stepped\s+down\s+(?:as|from)|(?:\bno\s+|^)more|done\s+with|finished\s+with)\s+"
             # not a pause: "done with Python for today"
             rf"(?![^,.;!?]*\bfor\s+(?:today|now|tonight|the\s+(?:day|night|week|weekend)))"
@@ -151,6 +205,18 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         lambda m: [f"I live in {m['rest']}"] if _MOVE.search(m.string) else f"I work at {m['rest']}",
     ),
 ]
+
+
+def _since_state(rest: str) -> list[str]:
+    """The state a negated perfect denies: "been at Acme" → "I work at Acme", "living in Lyon"
+    → "I am living in Lyon" (the fact rules read both), "smoked" → "I smoked"."""
+    if m := re.match(r"^(?:work(?:ed|ing)?\s+)?(?:at|with|for)\s+(?P<org>.+)$", rest, I):
+        return [f"I work at {m['org']}"]
+    if m := re.match(r"^(?:liv(?:ed|ing)\s+)?in\s+(?P<place>.+)$", rest, I):
+        return [f"I live in {m['place']}"]
+    return [f"I am {rest}", f"I {rest}"]
+
+
 _OBJECT_TAIL = re.compile(r"\s+(?:church|faith|diet|habit|subscription|account)$", I)
 
 
@@ -199,6 +265,17 @@ _NAME2 = NAME.replace("?P<v>", "?P<v2>")
 _DEATH += [
     # "Rex was put down", "Tigger had to be put to sleep"
     re.compile(rf"\b{_NAME2}\s+(?:got|was|has\s+been|had\s+to\s+be)\s+put\s+(?:down|to\s+sleep)\b"),
+    # "we lost Bruno, our beagle", "said goodbye to Pip, my hamster"
+    re.compile(
+        rf"\b(?:lost|buried|said\s+goodbye\s+to|had\s+to\s+put\s+down)\s+{NAME},?\s+(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})\b",
+        I,
+    ),
+    # "the cat we had to rehome, Tigger", "the dog I gave away, Rex"
+    re.compile(
+        rf"\b(?:the|my|our)\s+(?P<species>{_SPECIES})\s+(?:that\s+)?(?:we|I)\s+(?:had\s+to\s+)?"
+        rf"(?:give\s+up|gave\s+up|give\s+away|gave\s+away|re-?home|re-?homed|put\s+down|lose|lost)\s*,?\s+{NAME}",
+        I,
+    ),
     # "Bruno, our beagle, died"
     re.compile(
         rf"\b{NAME},\s+(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES}),?\s+(?:(?:has|had|just|sadly|finally)\s+)*"
@@ -223,13 +300,14 @@ _CAT_BREEDS = {"tabby", "siamese", "maine coon", "ragdoll", "sphynx", "bengal", 
 
 # Breakups: "Lena and I separated", "broke up with Sam", "divorced Ravi", "my ex-husband Ravi";
 # "we split" names the partner elsewhere in the message ("… forget what I said about Ines").
+_SPLIT = r"(?:split|broke\s+up|separated|divorced|called\s+it\s+(?:quits|off|a\s+day)|parted\s+ways|went\s+(?:our|separate)\s+(?:separate\s+)?ways|ended\s+(?:it|things))"
 _BREAKUP = [
     re.compile(
-        rf"\b(?:me|I)\s+and\s+{NAME}\s+(?:have\s+|had\s+|finally\s+|officially\s+)*(?:split|broke\s+up|separated|divorced)\b",
+        rf"\b(?:me|I)\s+and\s+{NAME}\s+(?:have\s+|had\s+|finally\s+|officially\s+)*{_SPLIT}\b",
         I,
     ),
     re.compile(
-        rf"\b{NAME}\s+and\s+(?:I|me)\s+(?:have\s+|had\s+|finally\s+|officially\s+)*(?:split|broke\s+up|separated|divorced)\b",
+        rf"\b{NAME}\s+and\s+(?:I|me)\s+(?:have\s+|had\s+|finally\s+|officially\s+)*{_SPLIT}\b",
         I,
     ),
     re.compile(
@@ -237,12 +315,17 @@ _BREAKUP = [
         I,
     ),
     re.compile(rf"\bex-?{_PARTNERS}\s*,?\s+{NAME}", I),
+    # a partner who died: "my wife Ana passed last year", "lost my husband, Tom"
+    re.compile(
+        rf"\b(?:my|our)\s+(?:late\s+)?{_PARTNERS}\s*,?\s+{NAME}\s*,?\s+(?:(?:has|had|sadly|just)\s+)*(?:died|passed(?:\s+away|\s+on)?)\b",
+        I,
+    ),
+    re.compile(rf"\b(?:lost|buried|widowed\s+by)\s+my\s+{_PARTNERS}\s*,?\s+{NAME}", I),
+    re.compile(rf"\bmy\s+late\s+{_PARTNERS}\s*,?\s+{NAME}", I),
     re.compile(rf"\bmy\s+ex\s*,?\s+{NAME}", I),
     re.compile(rf"\b{NAME},?\s+(?:my|our)\s+ex(?:-?{_PARTNERS})?\b", I),
 ]
-_WE_SPLIT = re.compile(
-    r"\b(?:we|we\s+have|we\s+just)\s+(?:split(?:\s+up)?|broke\s+up|separated|divorced|called\s+it\s+off)\b", I
-)
+_WE_SPLIT = re.compile(rf"\b(?:we|we\s+have|we\s+just)\s+(?:split(?:\s+up)?|{_SPLIT})\b", I)
 _PARTNER_NAMED = re.compile(rf"\b(?:about|with|from|and|me\s+and)\s+{NAME}\b")
 
 
@@ -336,7 +419,7 @@ _SUBJECT = re.compile(
 def _said_of_speaker(text: str, pos: int, start: int | None = None) -> bool:
     """The nearest subject before `pos` is "I" or "we", or the change was done to the speaker
     ("the doctor switched me to …")."""
-    if re.search(r"\b(?:me|us)\s+(?:over\s+)?(?:to|on|from)\s+$", text[:pos]):
+    if re.search(r"\b(?:me|us)\s+(?:over\s+)?(?:to|on|from|off)\s+$", text[:pos]):
         return True
     subjects = [m.group(0).lower() for m in _SUBJECT.finditer(text, 0, pos)]
     if not subjects:  # chat drops the subject: "dropped Asana", "ex-vegan", "quit Acme in May"
@@ -352,12 +435,29 @@ def _unique(items: list[FactRetraction]) -> list[FactRetraction]:
     return list(seen.values())
 
 
+_FORMER = re.compile(r"^(?:former|ex-|old|previous|retired)\s*", I)
+
+
+def _pet_name(value: str) -> str:
+    m = re.match(r"^(?P<name>[^(]+?)\s*\(", value)
+    return f"name:{m['name'].lower()}" if m else ""
+
+
 def without_retracted(facts: list[FactOp], retracted: list[FactRetraction]) -> Iterator[FactOp]:
     """`facts` minus what the same sentence retracts ("stopped taking the pill" is not a
     pill fact; a dog that died is not a pet)."""
     gone = {(r.key, r.value.lower()) for r in retracted}
+    # a named pet is one pet whatever its species is called: "Rolo (dog)" is "Rolo (spaniel)"
+    gone |= {(r.key, _pet_name(r.value)) for r in retracted if r.key == "pets" and _pet_name(r.value)}
     for fact in facts:
-        items = [i for i in fact.value.split(", ") if (fact.key, i.lower()) not in gone]
+        # "former nurse" read as a title is the title retracted
+        items = [
+            i
+            for i in fact.value.split(", ")
+            if (fact.key, _FORMER.sub("", i).lower()) not in gone
+            and not _FORMER.match(i)
+            and not (fact.key == "pets" and _pet_name(i) and (fact.key, _pet_name(i)) in gone)
+        ]
         if not items:
             continue
         if len(items) < len(fact.value.split(", ")):

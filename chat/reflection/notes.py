@@ -4,6 +4,7 @@ speaker says about the people in their life. One note per sentence at most."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date, datetime, time
 
 from chat.reflection.categories import classify_category
@@ -12,7 +13,7 @@ from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
 from chat.reflection.topics import TOPIC_TAGS
 from chat.reflection.words import is_past_form
-from memory.temporal import DateMention, ground, resolve_dates, sentence_tense
+from memory.temporal import DateMention, ground, lemmas, resolve_dates, sentence_tense
 
 I = re.IGNORECASE  # noqa: E741
 _TOPICS = {tag: re.compile(rf"(?<![\w-])(?:{words})(?![\w-])", I) for tag, words in TOPIC_TAGS.items()}
@@ -112,8 +113,14 @@ _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
     r"\bso\s+we\s+are\s+going\s+with\b|"
     # an agreement restated: "Agreed - we'll keep …", "Perfect, we'll ship … as you suggested"
-    r"^(?:I\s+)?(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it)\b[^.!?]*?\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+|"
-    r"\bwe\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+suggested|discussed|planned)\b",
+    r"^(?:I\s+)?(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it|understood|will\s+do|sure)\b[^.!?]*?\b(?:we|I)\s+will\s+(?!see\b|talk\b|think\b|try\b|look\b|check\b)\w+|"
+    r"\b(?:we|I)\s+will\s+(?!see\b|talk\b|think\b)\w+[^.!?]*\bas\s+(?:you\s+(?:suggested|decided|asked|wanted|said)|"
+    r"(?:we\s+)?(?:discussed|planned|agreed|decided))\b",
+    I,
+)
+# an assistant's acknowledgement opening the message: "Understood - …", "Got it, …"
+_ACK = re.compile(
+    r"^(?:agreed|sounds\s+good|deal|perfect|great|ok(?:ay)?|done|noted|got\s+it|understood|will\s+do|sure)\b",
     I,
 )
 
@@ -122,7 +129,10 @@ def decision_note(
     s: Sentence, reference: datetime, speaker: str | None, *, assistant: bool = False
 ) -> NoteOp | None:
     pattern = _ASSISTANT_DECISION if assistant else _DECISION
-    if s.question or s.conditional or not pattern.search(s.text):
+    text = s.text
+    if assistant and (ack := _ACK.match(s.raw.strip())) and not _ACK.match(text):
+        text = f"{ack.group(0)} {text}"  # the acknowledgement the reading dropped
+    if s.question or s.conditional or not pattern.search(text):
         return None
     grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
@@ -220,7 +230,11 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         or len(clause) < 2
     ):
         return None
-    outing = verb in _OUTINGS or _TRIP.search(" ".join(clause))
+    outing = (
+        verb in _OUTINGS
+        or _TRIP.search(" ".join(clause))
+        or re.match(r"(?:(?:are|is|am)\s+)?(?:off|away)\s+(?:to|for)\b", m["rest"], I)
+    )
     return ("plan" if outing and not m.groupdict().get("promise") else kind), m["rest"]
 
 
@@ -232,7 +246,17 @@ _TRIP = re.compile(
 )
 
 
+# words in quotes are someone else's (a lyric, a title, a remark): no commitment, no date in them
+_QUOTED = re.compile(r"(?:(?<=\s)|^)['\"‘“][^'\"‘“’”]{3,80}['\"’”](?=\s|[,.!?;:]|$)")
+
+
+def _unquoted(s: Sentence) -> Sentence:
+    text = _QUOTED.sub(" ", s.text)
+    return s if text == s.text else replace(s, text=" ".join(text.split()))
+
+
 def commitment_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
+    s = _unquoted(s)
     if s.question or s.conditional or _UNSURE.search(s.text) or _TALK.match(s.text):
         return None
     found = _committed(s, reference)
@@ -301,8 +325,14 @@ _ARRANGED = re.compile(r"\b(?:booked|scheduled|planned|arranged|confirmed|set)\s
 _STATIVE = {"was", "were", "felt", "seemed", "thought", "knew", "meant", "wanted", "liked", "loved", "hated"}
 
 
+# being somewhere is something done: "we were in Oslo in May", "I was away last week"
+_BEING_AWAY = re.compile(
+    r"\b(?:was|were|am|are|is)\s+(?:(?:in|at)\s+(?-i:[A-Z])|away\b|abroad\b|off\s+to\b)", I
+)
+
+
 def _has_activity(text: str) -> bool:
-    if _ACTIVITY.search(text) or _ARRANGED.search(text):
+    if _ACTIVITY.search(text) or _ARRANGED.search(text) or _BEING_AWAY.search(text) or _dropped_subject(text):
         return True
     # irregular pasts ("spent", "drove", "had to put"); regular "-ed" words are read below
     if any(
@@ -338,7 +368,16 @@ def _kind(mention: DateMention, text: str, today: date) -> str:
         return "plan"
     if end < today:
         return "event"
-    return "plan" if sentence_tense(text) == "future" else "event"
+    # "seeing the dentist today", "calling Gran tonight": a progressive with "I'm" dropped
+    if sentence_tense(text) == "future" or _ING_OPENING.match(text):
+        return "plan"
+    return "event"
+
+
+_ING_OPENING = re.compile(
+    r"^(?:(?:just|also|finally|so)\s+)?(?!during\b|morning\b|evening\b|nothing\b|something\b|everything\b)[a-z]{2,}ing\b",
+    I,
+)
 
 
 # A clause whose subject chat dropped: "…, met her at a gig in 2019", "flying out 4 May", "began
@@ -358,6 +397,8 @@ _GRANULARITY = {"day": 0, "week": 1, "month": 2, "year": 3}
 def _dropped_subject(text: str) -> bool:
     for m in _CLAUSE_START.finditer(text):
         w = m["w"].lower()
+        if w == "off" and re.match(r"\s+to\b", text[m.end() :]):  # "off to Rome on Monday"
+            return True
         if w in _ADJECTIVE_ED or w in _STATIVE or w in ("was", "were", "is", "are", "been"):
             continue
         if is_past_form(w) or (w.endswith("ed") and len(w) > 4) or (w.endswith("ing") and len(w) > 5):
@@ -365,10 +406,20 @@ def _dropped_subject(text: str) -> bool:
     return False
 
 
+# something in the speaker's life happened: "the car broke down on Monday", "boiler died last
+# week", "the sale went through in May" (a thing as subject, a past verb after it)
+_THING_HAPPENED = re.compile(
+    r"^(?:the\s+|my\s+|our\s+)?(?-i:[a-z]+)(?:\s+(?-i:[a-z]+))?\s+(?:finally\s+|just\s+|only\s+)?"
+    r"(?P<verb>died|broke|failed|crashed|flooded|burst|collapsed|went\s+through|fell\s+through|arrived|"
+    r"came\s+through|sold|closed|completed|ended|started|began|happened|exploded|leaked|packed\s+in|gave\s+out)\b",
+    I,
+)
+
+
 def _told_by_speaker(s: Sentence, message: str) -> bool:
     """The sentence is the speaker's own story: first person, a dropped subject, or a story
     sentence about a named pet or a month ("April was mostly sailing") in a first-person message."""
-    if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text):
+    if _FIRST_PERSON.search(s.text) or _dropped_subject(s.text) or _THING_HAPPENED.match(s.text):
         return True
     if not message or not (_FIRST_PERSON.search(message) or _PET_WORD.search(message)):
         return False
@@ -388,8 +439,70 @@ MONTH_NAMES = (
 )  # fmt: skip
 
 
+# What a group undertakes, as opposed to what happens to it ("we're expecting"), or a chore
+# ("we're repainting the hall"): launching, moving, booking, buying, hiring …
+_UNDERTAKINGS = {
+    "launch", "ship", "release", "move", "relocate", "book", "buy", "sell", "sign", "hire", "open",
+    "close", "migrate", "switch", "adopt", "cancel", "complete", "exchange", "marry", "merge", "rebrand",
+    "start", "begin", "freeze", "cut", "cap", "raise", "list", "rent", "lease", "build",
+}  # fmt: skip
+_GROUP_PLAN = re.compile(
+    rf"(?:^|[,;]\s*|\b(?:till|until|before|when)\s+){_GROUP}\s+(?:have\s+|had\s+|are\s+|will\s+|all\s+)?(?:just\s+)?"
+    r"(?P<verb>[a-z]+)\b",
+    I,
+)
+
+
+def _group_undertaking(text: str) -> bool:
+    for m in _GROUP_PLAN.finditer(text):
+        verb = m["verb"].lower()
+        lemma = (lemmas(verb).get("VERB") or (verb,))[0]
+        if lemma in _UNDERTAKINGS:
+            return True
+    return False
+
+
+_OUTING_WORDS = re.compile(
+    rf"\b(?:{'|'.join(sorted(_OUTINGS))})(?:s|ing|ed)?\b|\b(?:off|away)\s+(?:to|for)\b",
+    I,
+)
+
+
+def _outing(text: str) -> bool:
+    return bool(_OUTING_WORDS.search(text) or _TRIP.search(text))
+
+
+# a date that comes round every year is a fact, not a plan: "my birthday is 3 May"
+_ANNUAL = re.compile(
+    r"^(?:my|our)\s+(?:\w+\s+)?(?:birthday|bday|b-day|anniversary|name\s+day)(?:'s|\s+is|\s+falls\s+on)\b", I
+)
+
+
+# a time of one's life instead of a date: "when I was 12", "as a teenager", "back at uni"
+_LIFE_PAST = re.compile(
+    r"^(?:(?:so|and|also|honestly)\s+)?(?:when\s+(?:I|we)\s+(?:was|were)\s+(?:\d{1,2}|a\s+(?:kid|child|teen|teenager|student|baby)|young|little|small|at\s+(?:school|uni|university|college))|"
+    r"as\s+a\s+(?:kid|child|boy|girl|teen|teenager|student)|growing\s+up|back\s+in\s+(?:the\s+day|school|uni|college)|in\s+my\s+(?:teens|twenties|thirties|twenties|student\s+days))\b",
+    I,
+)
+
+
+def _did_something(text: str) -> bool:
+    """The story goes on with something done ("I spent a summer …"), not a state ("I wanted …")."""
+    if not _FIRST_PERSON.search(text):
+        return False
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", text)]
+    return any(
+        (is_past_form(w) or (w.endswith("ed") and len(w) > 4))
+        and w not in _STATIVE
+        and w not in _ADJECTIVE_ED
+        and w not in ("wanted", "wished", "hoped", "dreamed", "dreamt", "had", "did", "used")
+        for w in words
+    )
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
-    if s.question or s.conditional or _PRONOUN_START.match(s.text):
+    s = _unquoted(s)
+    if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
         return None
     if not (
         _told_by_speaker(s, message)
@@ -405,9 +518,13 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
         mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
         kind = _kind(mention, s.text, reference.date())
+        if kind == "plan" and _group_undertaking(s.text) and not _outing(s.text):
+            kind = "decision"  # a group's dated undertaking: "we launch in May", "our team moves office on the 3rd"
         return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
     if _just_happened(s.text):
         return _note("event", s.raw, occurred_at=_at(reference.date(), reference), speaker=speaker)
+    if (life := _LIFE_PAST.match(s.text)) and _did_something(s.text[life.end() :]):
+        return _note("event", s.raw, occurred_at=None, speaker=speaker)  # a time of life, no calendar date
     return None
 
 
@@ -430,9 +547,19 @@ _PEOPLE = re.compile(
 )
 
 
+_SPECIES_WORDS = "|".join(sorted(map(re.escape, PET_SPECIES), key=len, reverse=True))
+# "my neighbour's dog barks": the sentence is about the thing owned ("'s getting married" is not)
+_OWNED_THING = re.compile(
+    rf"^'s\s+(?:new\s+|old\s+|little\s+|big\s+)?(?:{_SPECIES_WORDS}|car|house|flat|place|kid|kids|laptop|phone)\b",
+    I,
+)
+
+
 def people_note(s: Sentence, reference: datetime, speaker: str | None) -> NoteOp | None:
     """What the speaker says about someone else ("my brother lives in Toronto")."""
     if s.question or s.conditional or not _PEOPLE.match(s.text) or len(s.text.split()) < 4:
+        return None
+    if _OWNED_THING.match(s.text[_PEOPLE.match(s.text).end() :]):  # type: ignore[union-attr]
         return None
     if _ASKS.search(s.text):  # "my cousin may be moving, how do I help her pack": a request for advice
         return None

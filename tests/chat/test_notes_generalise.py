@@ -162,3 +162,105 @@ def test_a_recurring_weekday_does_not_date_the_note():
 def test_asking_advice_about_someone_is_not_a_note_about_them():
     assert _notes("my brother might be moving to Oslo, how do I help him pack") == []
     assert _notes("my sister lives in Leeds with her two greyhounds") == [("people", None)]
+
+
+@pytest.mark.parametrize(
+    ("text", "retraction"),
+    [
+        # a negated perfect up to a start, subject dropped or not
+        ("haven't worked at Oracle since the spring", ("employer", "oracle")),
+        ("we've not been living in Lyon since 2021, Nice is home", ("location", "lyon")),
+        # "after all", and "no longer" with the subject dropped
+        ("turns out I'm not asthmatic after all, spirometry was fine", ("health_conditions", "asthma")),
+        ("apparently not allergic to latex after all", ("allergies", "latex")),
+        ("no longer use Trello, too noisy", ("tools", "trello")),
+        # done to the speaker
+        ("the doctor took me off ramipril, losartan now", ("medications", "ramipril")),
+        # tools removed
+        ("uninstalled Slack, much calmer", ("tools", "slack")),
+        # where one came from, and a home sold
+        ("came over from Lagos three years ago and the winters still get me", ("location", "lagos")),
+        ("relocated from Perth to Sydney for work", ("location", "perth")),
+        ("sold our house in Hull last spring, renting now", ("location", "hull")),
+        # careers and jobs
+        ("switched careers from lawyer to nurse, no regrets", ("job_title", "lawyer")),
+        ("gave in my notice to Morgan Stanley on Monday", ("employer", "morgan stanley")),
+        ("my previous employer, Initech, was awful", ("employer", "initech")),
+        ("former teacher, now writing software", ("job_title", "teacher")),
+        # partners: a breakup in other words, a death
+        ("Lena and I called it quits, we are still friends", ("partner", "lena")),
+        ("my wife Ana passed in 2021, I miss her", ("partner", "ana")),
+        # pets lost or given up, named after the species
+        ("we lost Pip, our hamster, overnight", ("pets", "pip (hamster)")),
+        ("the rabbit we had to rehome, Clover, was lovely", ("pets", "clover (rabbit)")),
+    ],
+)
+def test_changes_in_other_words(text, retraction):
+    assert retraction in _retracted(text)
+
+
+def test_a_former_title_is_not_kept_as_the_title():
+    facts = extract("former teacher, now writing software", occurred_at=REFERENCE).facts
+    assert not [f for f in facts if f.key == "job_title"]
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "expected"),
+    [
+        # colloquial dates on plans and events
+        ("the review slipped to next Weds, annoying", "user", [("plan", date(2025, 6, 18))]),
+        ("dentist a week today, dreading it", "user", [("plan", date(2025, 6, 18))]),
+        ("off to Porto for a week in July, any tips?", "user", [("plan", date(2025, 7, 1))]),
+        ("visiting my aunt tonight, she turns 80", "user", [("plan", date(2025, 6, 11))]),
+        # something that happened in the speaker's life, told with a thing as its subject
+        ("the car died on us last Tuesday, garage is shut", "user", [("event", date(2025, 6, 10))]),
+        ("I was in Oslo last week for a conference", "user", [("event", date(2025, 6, 2))]),
+        # a group's dated undertaking is a decision, a group trip stays a plan
+        ("we launch the new site in September, fingers crossed", "user", [("decision", date(2025, 9, 1))]),
+        ("two weeks till we move to Cardiff!", "user", [("decision", date(2025, 6, 25))]),
+        ("next weekend the kids and I are off to the coast", "user", [("plan", date(2025, 6, 21))]),
+        # not a choice: expecting, a chore
+        ("we're expecting twins in December", "user", [("plan", date(2025, 12, 1))]),
+        # an assistant restating what it will do
+        (
+            "Understood - I'll book the venue for the 20th, as you asked.",
+            "assistant",
+            [("decision", date(2025, 6, 20))],
+        ),
+        (
+            "Got it - I'll send a reminder about the vet on Monday.",
+            "assistant",
+            [("decision", date(2025, 6, 16))],
+        ),
+    ],
+)
+def test_dated_notes_in_other_words(text, role, expected):
+    assert _notes(text, role) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my bday is on 9 Oct, just so you know",  # a yearly date is a fact
+        "can't stop singing 'I'm gonna win' today",  # a lyric commits nobody
+        "my neighbour's dog barks all night",  # about the dog, not the neighbour
+        "I will look into it.",
+    ],
+)
+def test_near_misses_make_no_note(text):
+    assert _notes(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a time of one's life frames a story: an event without a calendar date
+        ("when I was 12 I broke my arm falling off a trampoline", [("event", None)]),
+        ("as a teenager I worked summers at a campsite in Devon", [("event", None)]),
+        # a state then is no event
+        ("when I was a kid I loved dinosaurs", []),
+        ("as a boy I hoped to fly planes one day", []),
+    ],
+)
+def test_a_time_of_life_dates_a_story(text, expected):
+    assert _notes(text) == expected

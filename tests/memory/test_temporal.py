@@ -213,3 +213,40 @@ def test_a_recurring_weekday_is_not_a_date():
 )
 def test_sign_ups_and_promises_look_forward_and_done_looks_back(text, expected):
     assert resolve_dates(text, _WED)[0].start == expected
+
+
+# 2025-06-11 is a Wednesday
+_WED_NOON = datetime(2025, 6, 11, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "expected"),
+    [
+        # a short weekday after next/last/this
+        ("the review slipped to next Weds", "next Weds", date(2025, 6, 18)),
+        ("it broke last Fri", "last Fri", date(2025, 6, 6)),
+        # fortnights are two weeks
+        ("the hearing is in a fortnight", "in a fortnight", date(2025, 6, 25)),
+        ("quit smoking a fortnight ago", "a fortnight ago", date(2025, 5, 28)),
+        # "a week today", "Friday week", "two weeks on Monday"
+        ("the plumber comes a week today", "a week today", date(2025, 6, 18)),
+        ("dinner with the in-laws Friday week", "Friday week", date(2025, 6, 20)),
+        ("results come two weeks on Monday", "two weeks on Monday", date(2025, 6, 30)),
+        # a count up to something ahead
+        ("three days till we close on the flat", "three days till", date(2025, 6, 14)),
+        # "this coming weekend" is the next one, not the one after
+        ("this coming weekend we paint the fence", "coming weekend", date(2025, 6, 14)),
+        # vague or overnight
+        ("tripped on the stairs the other day", "the other day", date(2025, 6, 9)),
+        ("the pipe burst overnight", "overnight", date(2025, 6, 11)),
+    ],
+)
+def test_colloquial_dates(text, phrase, expected):
+    mentions = resolve_dates(text, _WED_NOON)
+    assert [(m.phrase, m.start) for m in mentions] == [(phrase, expected)]
+
+
+def test_short_weekdays_need_a_cue_and_weekday_weeks_are_not_recurring():
+    # "sat" and "sun" alone are words, not days
+    assert resolve_dates("I sat in the sun all afternoon", _WED_NOON) == []
+    assert resolve_dates("we run every Friday", _WED_NOON) == []
