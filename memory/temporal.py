@@ -475,7 +475,7 @@ _HOLIDAYS = (
 )
 
 
-def _week_on(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+def _week_on(m: re.Match[str] | _WeekdayAlias, ref: date, tense: Tense) -> _Resolved:
     """ "a week today", "a week on Friday", "Saturday week", "two weeks tomorrow": the day named,
     then that many weeks on."""
     weeks = _number(m["num"]) if m["num"] else 1
@@ -485,7 +485,7 @@ def _week_on(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     elif base == "tomorrow":
         day = ref + timedelta(days=1)
     else:
-        day = ref + timedelta(days=(_weekday_index(m["wd"]) - ref.weekday()) % 7 or 7)
+        day = ref + timedelta(days=(_weekday_index(m["wd"] or "") - ref.weekday()) % 7 or 7)
     return _day(day + timedelta(weeks=weeks))
 
 

@@ -671,7 +671,8 @@ def clause_health(s: Sentence, ctx: Context) -> Iterator[Found]:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2):
                 conditions.append(m["v"])
-    if _PREGNANT.search(s.text) and not negated_before(s.text, _PREGNANT.search(s.text).start() + 2):
+    pregnant = _PREGNANT.search(s.text)
+    if pregnant and not negated_before(s.text, pregnant.start() + 2):
         conditions.append("pregnancy")
     for m in _HEALTH_ADJ_BARE.finditer(s.text):
         condition = HEALTH_ADJECTIVES[m["v"].lower()]
@@ -692,7 +693,7 @@ def clause_health(s: Sentence, ctx: Context) -> Iterator[Found]:
         conditions.append(f"{m['v'].lower().replace('bad ', '')} pain")
     if conditions:
         yield make_fact("health_conditions", ", ".join(dict.fromkeys(conditions)), confidence=ctx.confidence)
-    if lead_drug:
+    if lead and lead_drug:
         yield make_fact("medications", lead["v"].lower(), confidence=ctx.confidence)
     if _PESCATARIAN.search(s.text):
         yield make_fact("diet", "pescatarian", confidence=min(ctx.confidence, 0.8))
