@@ -28,7 +28,9 @@ def test_the_overview_shows_the_counts_the_api_reports_and_draws_its_charts(
     expect(stat(page, "facts").locator(".stat-value")).to_have_text(str(len(facts)))
     expect(stat(page, "pending consent").locator(".stat-value")).to_have_text(str(len(pending)))
     waiting = page.locator("section.card", has=page.get_by_role("heading", name="Waiting for your decision"))
-    for item in pending:
+    newest = sorted(pending, key=lambda item: item["id"], reverse=True)[:5]  # the card lists five
+    expect(waiting.locator("li")).to_have_count(len(newest))
+    for item in newest:
         expect(waiting).to_contain_text(item["category"])
     page.wait_for_function(CHARTS_DRAWN)
     save_screenshot(page, "overview")
