@@ -133,10 +133,12 @@ def _covered(items, note_dia: dict[int, set[str]], sections: set[str]) -> set[st
     return covered
 
 
-def score_question(
-    subject, question: Question, note_dia, configs: dict[int, MemoryConfig], record: bool
+def _question_row(
+    subject, question: Question, configs: dict[int, MemoryConfig], record: bool, measure
 ) -> dict:
-    """Build the context at each k and measure evidence coverage; one row per question."""
+    """Build the context at each k and measure evidence coverage; one row per question.
+    `measure(items, evidence)` gives the evidence turns recalled, those with the memory-index
+    pointers too, and any extra fields of the row."""
     evidence = set(question.evidence)
     row: dict = {
         "question": question.text,
@@ -148,8 +150,7 @@ def score_question(
         started = time.perf_counter()
         context = context_build(subject=subject, message=question.text, config=config, record=record)
         latency = (time.perf_counter() - started) * 1000
-        recalled = _covered(context.items, note_dia, {"recalled"}) & evidence
-        indexed = _covered(context.items, note_dia, {"recalled", "memory-index"}) & evidence
+        recalled, indexed, extra = measure(context.items, evidence)
         row["by_k"][k] = {
             "recall": len(recalled) / len(evidence),
             "hit": 1.0 if recalled else 0.0,
@@ -157,8 +158,22 @@ def score_question(
             "hit_index": 1.0 if indexed else 0.0,
             "tokens": context.tokens()["total"],
             "latency_ms": latency,
+            **extra,
         }
     return row
+
+
+def score_question(
+    subject, question: Question, note_dia, configs: dict[int, MemoryConfig], record: bool
+) -> dict:
+    """The harness's row: the notes of `### recalled` (and of the index) count for their turns."""
+
+    def measure(items, evidence):
+        recalled = _covered(items, note_dia, {"recalled"}) & evidence
+        indexed = _covered(items, note_dia, {"recalled", "memory-index"}) & evidence
+        return recalled, indexed, {}
+
+    return _question_row(subject, question, configs, record, measure)
 
 
 def score_reflect_question(
@@ -171,30 +186,15 @@ def score_reflect_question(
     """`score_question` over what the pipeline stored: every item of the context, whatever its
     kind, counts for the dia_ids of its source messages (all sections but `memory-index`; with
     it for `recall_index`); `by_kind` is the recall of each kind's items alone."""
-    evidence = set(question.evidence)
-    row: dict = {
-        "question": question.text,
-        "category": question.category,
-        "evidence": question.evidence,
-        "by_k": {},
-    }
-    for k, config in configs.items():
-        started = time.perf_counter()
-        context = context_build(subject=subject, message=question.text, config=config, record=record)
-        latency = (time.perf_counter() - started) * 1000
-        by_kind = provenance.dia_ids(context.items, exclude_sections=POINTER_SECTIONS)
+
+    def measure(items, evidence):
+        by_kind = provenance.dia_ids(items, exclude_sections=POINTER_SECTIONS)
         recalled = set().union(*by_kind.values()) & evidence
-        indexed = set().union(*provenance.dia_ids(context.items).values()) & evidence
-        row["by_k"][k] = {
-            "recall": len(recalled) / len(evidence),
-            "hit": 1.0 if recalled else 0.0,
-            "recall_index": len(indexed) / len(evidence),
-            "hit_index": 1.0 if indexed else 0.0,
-            "tokens": context.tokens()["total"],
-            "latency_ms": latency,
-            "recall_by_kind": {kind: len(ids & evidence) / len(evidence) for kind, ids in by_kind.items()},
-        }
-    return row
+        indexed = set().union(*provenance.dia_ids(items).values()) & evidence
+        by_kind_recall = {kind: len(ids & evidence) / len(evidence) for kind, ids in by_kind.items()}
+        return recalled, indexed, {"recall_by_kind": by_kind_recall}
+
+    return _question_row(subject, question, configs, record, measure)
 
 
 POINTER_SECTIONS = frozenset({"memory-index"})  # one-line pointers, not the memory itself
