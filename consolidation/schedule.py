@@ -42,6 +42,8 @@ SCHEDULE = [
     PeriodicJob("chat: reclaim dead reflections", "chat.reflections_reclaim", timedelta(seconds=30)),
     # a user's last turn with no reply after it still becomes evidence (MEMORYWEB_IDLE_TURN_MINUTES)
     PeriodicJob("chat: reflect idle turns", "chat.idle_turns_reflect", timedelta(minutes=5)),
+    # session summaries (memory.backend "local"): conversations quiet for memories.minRolloutIdleHours
+    PeriodicJob("chat: session summaries", "chat.summaries_all", timedelta(hours=1)),
     # tasks the broker refused are retried by every worker's dispatcher loop too (memoryweb/outbox.py)
     PeriodicJob("memoryweb: deliver the task outbox", "memoryweb.outbox_dispatch", timedelta(minutes=1)),
 ]

@@ -25,6 +25,33 @@ from django.conf import settings
 from memoryweb.errors import ConfigError
 
 DEFAULTS: dict[str, Any] = {
+    # the session-summary pipeline (chat/summaries/): "off", or "local" (whole conversations
+    # distilled into MEMORY.md, the injected summary and skills). The fabric (facts, notes,
+    # lessons…) runs either way. A layer that sets the legacy memories.enabled true and no
+    # backend means "local" (merge() below)
+    "backend": "off",
+    "memories": {
+        "enabled": False,  # legacy switch, see "backend"
+        # phase 1 skips conversations whose last message is older than this…
+        "maxRolloutAgeDays": 30,
+        # …or newer than this (still receiving messages)
+        "minRolloutIdleHours": 12,
+        # conversations extracted per run at most (the rest wait for the next run)
+        "maxRolloutsPerStartup": 64,
+        # the summary's share of the stable prefix ("Memory Guidance"), in tokens
+        "summaryInjectionTokenLimit": 5000,
+        # a run holds its subject's lease this long without a heartbeat
+        "leaseSeconds": 600,
+        # phase 1: a conversation's messages sent to the model (the newest kept), its answer
+        "stageOneInputTokens": 12000,
+        "stageOneOutputTokens": 2000,
+        # phase 2: the extractions sent to the model (the newest kept), its answer
+        "consolidationInputTokens": 24000,
+        "consolidationOutputTokens": 4000,
+        # MEMORY.md and skills written by one run at most
+        "memoryMaxTokens": 6000,
+        "maxSkills": 12,
+    },
     "notes": {
         # false turns the whole context off: /context answers empty without touching the DB
         "enabled": True,
@@ -110,8 +137,11 @@ DEFAULTS: dict[str, Any] = {
         "reflection": "none",
         "rewriter": "none",
         "consolidation": "none",
+        # session summaries; "none" falls back to llm.default, then to the heuristic path
         "summaries": "none",
         "chat": "none",
+        # the model of a component that names none of its own (read by summaries only)
+        "default": "none",
         "baseUrl": "",
         "timeoutSeconds": 30.0,
         "maxRetries": 2,
@@ -231,11 +261,21 @@ def _translate_aliases(override: dict, path: str) -> dict:
     return result
 
 
+def _legacy_backend(override: dict, path: str) -> dict:
+    """A layer with the legacy `memories.enabled: true` and no `backend` asks for "local"."""
+    if path != "memory" or "backend" in override:
+        return override
+    memories = override.get("memories")
+    if isinstance(memories, dict) and memories.get("enabled") is True:
+        return {**override, "backend": "local"}
+    return override
+
+
 def merge(base: dict, override: dict, *, path: str = "memory") -> dict:
     """Return `base` updated with `override`, checking every key and type against DEFAULTS."""
     if not isinstance(override, dict):
         raise ConfigError(f"{path} must be an object, got {json.dumps(override)}", key=path)
-    override = _translate_aliases(override, path)
+    override = _legacy_backend(_translate_aliases(override, path), path)
     result = copy.deepcopy(base)
     for key, value in override.items():
         here = f"{path}.{key}"
@@ -289,6 +329,21 @@ def _from_env(environ: dict[str, str]) -> dict:
 
 EMBEDDING_PROVIDERS = ("none", "local", "openai", "openai-compatible")
 
+BACKENDS = ("off", "local")
+MEMORIES_MINIMUMS = {
+    "maxRolloutAgeDays": 1,
+    "minRolloutIdleHours": 0,
+    "maxRolloutsPerStartup": 1,
+    "summaryInjectionTokenLimit": 0,
+    "leaseSeconds": 30,
+    "stageOneInputTokens": 500,
+    "stageOneOutputTokens": 200,
+    "consolidationInputTokens": 500,
+    "consolidationOutputTokens": 200,
+    "memoryMaxTokens": 200,
+    "maxSkills": 0,
+}
+
 
 def _check_choice(value, choices: tuple[str, ...], key: str) -> None:
     """A value that must be one of `choices`: the error names the key and the nearest choice."""
@@ -321,6 +376,11 @@ def check_values(tree: dict) -> dict:
         if key in emb and emb[key] < 0:
             raise ConfigError(f"memory.embeddings.{key} must not be negative", key=f"memory.embeddings.{key}")
     _check_ranking(tree)
+    _check_choice(tree.get("backend", "off"), BACKENDS, "memory.backend")
+    for key, low in MEMORIES_MINIMUMS.items():
+        value = tree.get("memories", {}).get(key, low)
+        if value < low:
+            raise ConfigError(f"memory.memories.{key} must be at least {low}", key=f"memory.memories.{key}")
     rewriter = tree.get("retrieve", {}).get("rewriter", {})
     _check_choice(rewriter.get("gateMode", "heuristic"), REWRITER_GATES, "memory.retrieve.rewriter.gateMode")
     recall_k = tree.get("notes", {}).get("recallDefaultK", 10)

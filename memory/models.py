@@ -94,6 +94,11 @@ class Conversation(models.Model):
     mode = models.CharField(max_length=50, blank=True, default="")
     scope = models.CharField(max_length=200, blank=True, default="")
     working_dir = models.CharField(max_length=500, blank=True, default="")
+    # the session summary this conversation's stable prefix carries: pinned at its first
+    # context build, so the prefix stays byte-identical until the conversation asks for a reload
+    summary_version = models.ForeignKey(
+        "MemoryDocumentVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -738,3 +743,107 @@ class Embedding(models.Model):
 
     def __str__(self):
         return f"{self.kind}:{self.item_id} @ {self.model_id}"
+
+
+class SessionExtraction(models.Model):
+    """Phase 1 of the session-summary pipeline (chat/summaries/): what one conversation left
+    worth keeping, as a raw memory block (Markdown, sections of chat/summaries/blocks.py) and a
+    short synopsis. One row per conversation, rewritten when the conversation has new messages
+    past `watermark_message_id` (the last message it covers)."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="session_extractions")
+    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="extraction")
+    scope = models.CharField(max_length=200, blank=True, default="", help_text="The conversation's.")
+    working_dir = models.CharField(max_length=500, blank=True, default="")
+    watermark_message_id = models.BigIntegerField(help_text="The last message this extraction covers.")
+    message_count = models.PositiveIntegerField(default=0)
+    title = models.CharField(max_length=200, blank=True, default="")
+    synopsis = models.TextField(blank=True, default="")
+    raw_memory = models.TextField(blank=True, default="")
+    method = models.CharField(
+        max_length=200, help_text='"heuristic" or the model, e.g. "openai/gpt-4o-mini".'
+    )
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    last_message_at = models.DateTimeField(help_text="When the conversation's last covered message happened.")
+    run = models.ForeignKey(JobRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["subject", "scope", "last_message_at"], name="extraction_subject_scope")
+        ]
+
+    def __str__(self):
+        return f"extraction c:{self.conversation_id} @ m:{self.watermark_message_id}"
+
+
+class DocumentKind(models.TextChoices):
+    MEMORY = "memory", "MEMORY.md"
+    SUMMARY = "summary", "memory_summary.md"
+    SKILL = "skill", "skill"
+    MENTAL_MODEL = "mental_model", "mental model"
+
+
+class MemoryDocument(models.Model):
+    """A versioned Markdown artefact of the session-summary pipeline, addressed as
+    memory://root/<path> (scope "") or memory://scope/<scope>/<path>: `MEMORY.md`,
+    `memory_summary.md`, `skills/<name>/SKILL.md`, `mental_models/<name>.md`. Its content is
+    its `current` version; every write that changes it adds a MemoryDocumentVersion. A pruned
+    skill keeps its history (`pruned_at`) and is neither listed nor injected."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="documents")
+    kind = models.CharField(max_length=20, choices=DocumentKind.choices)
+    scope = models.CharField(max_length=200, blank=True, default="", help_text='"" = the whole subject.')
+    path = models.CharField(
+        max_length=300, help_text='e.g. "MEMORY.md", "skills/release-checklist/SKILL.md".'
+    )
+    name = models.CharField(
+        max_length=100, blank=True, default="", help_text="A skill's or mental model's name."
+    )
+    description = models.TextField(
+        blank=True, default="", help_text="What a mental model models; when to use a skill."
+    )
+    auto_refresh = models.BooleanField(default=False, help_text="Mental models: refreshed by every run.")
+    builtin = models.BooleanField(default=False, help_text="Mental models: one of the seeded set.")
+    current = models.ForeignKey(
+        "MemoryDocumentVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    pruned_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "scope", "path"], name="document_unique_path")
+        ]
+        indexes = [models.Index(fields=["subject", "kind"], name="document_subject_kind")]
+
+    def __str__(self):
+        return self.url
+
+    @property
+    def url(self) -> str:
+        from memory.documents import document_url  # the one place addresses are spelled
+
+        return document_url(self.scope, self.path)
+
+
+class MemoryDocumentVersion(models.Model):
+    document = models.ForeignKey(MemoryDocument, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    content = models.TextField(blank=True, default="")
+    digest = models.CharField(max_length=64, help_text="sha256 of the content.")
+    method = models.CharField(max_length=200, blank=True, default="", help_text='"heuristic" or the model.')
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    run = models.ForeignKey(JobRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "number"], name="document_version_unique")]
+        ordering = ["number"]
+
+    def __str__(self):
+        return f"{self.document} v{self.number}"

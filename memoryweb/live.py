@@ -50,6 +50,7 @@ EVENTS = (
     "job.queued",  # a run was asked for ("consolidate now") and waits for a worker
     "job.finished",  # a consolidation or decay run ended (done, failed or skipped)
     "memory.changed",  # a fact, note, lesson or procedure was written or removed
+    "documents.changed",  # a session-summary run or a mental model wrote new document versions
 )
 STAFF_GROUP = "live.staff"
 MESSAGE_TYPE = "live.event"  # handled by LiveConsumer.live_event

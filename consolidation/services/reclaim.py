@@ -24,6 +24,9 @@ MAX_REDOS = 3  # a key whose run killed its worker this often within REDO_WINDOW
 REDO_WINDOW = timedelta(hours=1)
 # how the work of each kind is asked for again
 PERIODIC = {"consolidate_all": "consolidation.consolidate_all", "votes_decay": "consolidation.votes_decay"}
+# runs of one subject, redone as a queued run of the same kind: kind → the task taking
+# (subject id, job run id). "summaries" is chat's (chat.summaries.pipeline), named, not imported
+PER_SUBJECT = {"consolidate": "consolidation.consolidate_subject", "summaries": "chat.summaries_subject"}
 
 
 def _redo(run: JobRun) -> bool:
@@ -34,10 +37,12 @@ def _redo(run: JobRun) -> bool:
         logger.error("%s abandoned %s times within %s: left to its next tick", run.key, recent, REDO_WINDOW)
         counter_add("jobs.given_up")
         return False
-    if run.kind == "consolidate" and run.subject_id is not None:
+    if run.kind in PER_SUBJECT and run.subject_id is not None:
         queued = lease_queue(run.key, kind=run.kind, subject=run.subject)
+        if run.stats.get("force"):
+            JobRun.objects.filter(pk=queued.pk).update(stats={"force": True})
         notify(run.subject_id, "job.queued", {"id": queued.pk, "kind": queued.kind})
-        enqueue("consolidation.consolidate_subject", run.subject_id, queued.pk)
+        enqueue(PER_SUBJECT[run.kind], run.subject_id, queued.pk)
         return True
     if run.kind in PERIODIC:
         enqueue(PERIODIC[run.kind])
@@ -54,7 +59,7 @@ def runs_reclaim() -> dict:
         with transaction.atomic():
             stats["requeued"] += _redo(run)
     for run in leases_queued_undelivered():
-        if run.kind == "consolidate" and run.subject_id is not None:
-            enqueue("consolidation.consolidate_subject", run.subject_id, run.pk)
+        if run.kind in PER_SUBJECT and run.subject_id is not None:
+            enqueue(PER_SUBJECT[run.kind], run.subject_id, run.pk)
             stats["redispatched"] += 1
     return stats

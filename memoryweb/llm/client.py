@@ -140,11 +140,19 @@ class LLMClient:
         )
 
     def complete_json(
-        self, *, component: str | None = None, prompt: str, variables: dict[str, Any], schema: dict
+        self,
+        *,
+        component: str | None = None,
+        prompt: str,
+        variables: dict[str, Any],
+        schema: dict,
+        system: str | None = None,
+        max_tokens: int | None = None,
     ) -> dict | None:
         """Render the template `prompt` with `variables`, ask for one JSON object matching
         `schema` (an object schema; see `prompt_schema(prompt)` for the shipped ones) and
-        return it, or None after a counted fallback."""
+        return it, or None after a counted fallback. `system` replaces the shared extraction
+        system prompt, `max_tokens` the configured output limit."""
         component = component or self.component
         if schema.get("type") != "object":
             raise ValueError("complete_json needs a schema whose top level is an object")
@@ -153,11 +161,11 @@ class LLMClient:
             response = self._call(
                 component,
                 lambda: self.provider.send_json(
-                    system=JSON_SYSTEM,
+                    system=system or JSON_SYSTEM,
                     prompt=text,
-                    name=prompt,
+                    name=prompt.replace("/", "_"),
                     schema=schema,
-                    max_tokens=self.max_output_tokens,
+                    max_tokens=max_tokens or self.max_output_tokens,
                 ),
             )
         except retry.GaveUp as exc:

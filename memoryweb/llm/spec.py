@@ -82,10 +82,18 @@ def parse_spec(spec: str, base_url: str = "", *, key: str = "memory.llm") -> LLM
     return LLMSpec(provider, model)
 
 
+# components whose spec "none" means "the default role's model" (`llm.default`), and only then
+# the heuristic path
+FALLS_BACK_TO_DEFAULT = ("summaries",)
+
+
 def component_spec(component: str, config: Settings) -> LLMSpec:
     if component not in COMPONENTS:
         raise ValueError(f"unknown LLM component {component!r}; expected one of {', '.join(COMPONENTS)}")
-    return parse_spec(config[f"llm.{component}"], config["llm.baseUrl"], key=f"memory.llm.{component}")
+    spec = parse_spec(config[f"llm.{component}"], config["llm.baseUrl"], key=f"memory.llm.{component}")
+    if spec.is_none and component in FALLS_BACK_TO_DEFAULT:
+        return parse_spec(config["llm.default"], config["llm.baseUrl"], key="memory.llm.default")
+    return spec
 
 
 def api_key_for(spec: LLMSpec, *, key: str = "memory.llm") -> str:

@@ -1,7 +1,10 @@
-"""Prompt templates in `memoryweb/llm/prompts/`: `NAME.txt` and the answer's schema `NAME.schema.json`.
+"""Prompt templates in `memoryweb/llm/prompts/`: `NAME.txt` or `NAME.md`, and the answer's
+schema `NAME.schema.json`.
 
-Templates use `string.Template` placeholders (`$message`, `${history}`), so the JSON examples
-in a prompt need no escaping; a literal dollar sign is written `$$`. Values that are not
+`.txt` templates use `string.Template` placeholders (`$message`, `${history}`), so the JSON
+examples in a prompt need no escaping; a literal dollar sign is written `$$`. `.md` templates
+(the session-summary pipeline's, in `prompts/memories/` and named as the seed names them:
+`memories/stage_one_system`, `memories/read-path`) use `{{name}}` placeholders and nothing else is special. Values that are not
 strings are rendered as JSON. A missing variable is a programming error and raises.
 """
 
@@ -13,7 +16,23 @@ from pathlib import Path
 from typing import Any
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
-NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# the session-summary pipeline's templates live in prompts/memories/ (its consolidation.md is
+# not consolidation.txt, the lessons prompt)
+NAME = re.compile(r"^(?:memories/)?[a-z][a-z0-9_-]*$")
+BRACES = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+class BraceTemplate:
+    """A `.md` template: `{{name}}` placeholders, the rest literal (the shape string.Template has)."""
+
+    def __init__(self, template: str):
+        self.template = template
+
+    def get_identifiers(self) -> list[str]:
+        return list(dict.fromkeys(BRACES.findall(self.template)))
+
+    def substitute(self, values: dict[str, str]) -> str:
+        return BRACES.sub(lambda m: values[m.group(1)], self.template)
 
 
 def _path(name: str, suffix: str) -> Path:
@@ -23,11 +42,14 @@ def _path(name: str, suffix: str) -> Path:
 
 
 @lru_cache(maxsize=32)
-def _template(name: str) -> string.Template:
+def _template(name: str) -> string.Template | BraceTemplate:
     path = _path(name, ".txt")
-    if not path.exists():
-        raise ValueError(f"no prompt template {path.name} in {PROMPTS_DIR}")
-    return string.Template(path.read_text(encoding="utf-8"))
+    if path.exists():
+        return string.Template(path.read_text(encoding="utf-8"))
+    markdown = _path(name, ".md")
+    if markdown.exists():
+        return BraceTemplate(markdown.read_text(encoding="utf-8"))
+    raise ValueError(f"no prompt template {path.name} or {markdown.name} in {PROMPTS_DIR}")
 
 
 def template_variables(name: str) -> set[str]:

@@ -805,12 +805,12 @@ def test_no_prompt_or_answer_text_reaches_the_logs(provider, caplog):
 
 
 def test_every_component_prompt_exists_with_its_schema():
-    assert {"reflection", "rewriter", "consolidation", "summaries"} <= set(prompt_names())
+    assert {"reflection", "rewriter", "consolidation"} <= set(prompt_names())
     for name in prompt_names():
         assert prompt_schema(name)["type"] == "object"
 
 
-@pytest.mark.parametrize("name", ["reflection", "rewriter", "consolidation", "summaries"])
+@pytest.mark.parametrize("name", ["reflection", "rewriter", "consolidation"])
 def test_a_template_renders_its_variables_and_keeps_its_json_braces(name):
     variables = {key: f"<<{key} value>>" for key in template_variables(name)}
 
@@ -820,7 +820,7 @@ def test_a_template_renders_its_variables_and_keeps_its_json_braces(name):
     assert "$" not in text and "{" in text and "}" in text
 
 
-@pytest.mark.parametrize("name", ["reflection", "rewriter", "consolidation", "summaries"])
+@pytest.mark.parametrize("name", ["reflection", "rewriter", "consolidation"])
 def test_the_example_answer_in_each_prompt_matches_its_schema_which_strict_mode_accepts(name):
     text = render_prompt(name, {key: "" for key in template_variables(name)})
     example = extract_json(text[text.rindex(f"{name}.schema.json") :])
