@@ -288,7 +288,8 @@ def evaluate(data: dict, *, subject: Subject) -> Report:
         **{f"documents {scope or '(subject)'}": docs.all_text for scope, docs in documents.items()},
     }
     secrets = {
-        secret: [where for where, text in places.items() if secret in text] for secret in data.get("secrets", [])
+        secret: [where for where, text in places.items() if secret in text]
+        for secret in data.get("secrets", [])
     }
     return Report(items=items, distractors=distractors, secrets=secrets)
 

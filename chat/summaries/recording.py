@@ -20,7 +20,9 @@ SNIPPET = 60  # characters of a labelled message tried as a match
 
 
 def _user_text(body: dict) -> str:
-    return next((m.get("content") or "" for m in reversed(body.get("messages", [])) if m["role"] == "user"), "")
+    return next(
+        (m.get("content") or "" for m in reversed(body.get("messages", [])) if m["role"] == "user"), ""
+    )
 
 
 def _snippets(text: str) -> list[str]:

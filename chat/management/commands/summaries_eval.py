@@ -37,7 +37,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--json", dest="json_out", type=Path, metavar="OUT", help="also write the scores to this file"
         )
-        parser.add_argument("--misses", action="store_true", help="list every missed item and present distractor")
+        parser.add_argument(
+            "--misses", action="store_true", help="list every missed item and present distractor"
+        )
         parser.add_argument(
             "--provider",
             default="none",

@@ -172,7 +172,9 @@ def test_the_recorder_keeps_each_exchange_with_a_match_unique_to_it(tmp_path):
         f'{shared}\n<conversation>\n[{{"text": "the merge task gets killed, exit code 137, every night again"}}]\n</conversation>',
         f"{shared}\n<conversation>\n[]\n</conversation>\nRaw memories of the scope kitchen-reno follow",
     ):
-        client.post("http://llm.test/v1/chat/completions", json={"messages": [{"role": "user", "content": user}]})
+        client.post(
+            "http://llm.test/v1/chat/completions", json={"messages": [{"role": "user", "content": user}]}
+        )
     out = tmp_path / "summaries.json"
     recorder.write(out)
     interactions = json.loads(out.read_text())["interactions"]
