@@ -2,7 +2,9 @@
 over an httpx2 transport, so the real SDK, provider and parsing code run on real-shaped bodies.
 
 A cassette is {"about": …, "interactions": [...]}; each interaction has a `name`, a `match`
-(text the request's user message must contain — the labelled message it was recorded for),
+(text the request's user message must contain — the labelled message it was recorded for —
+looked for inside its <conversation> block, or in the whole message when it has none, as the
+summaries' consolidation prompt),
 optionally `response_format` (true/false: whether the request must carry one), and either a
 `response` ({"status", "headers", "body"}) or `raise` (the name of an httpx2 exception, e.g.
 "ReadTimeout", for a server that never answers). A request no interaction matches gets a 500
@@ -38,7 +40,7 @@ class Cassette:
     def _find(self, body: dict) -> dict | None:
         user = next((m["content"] for m in reversed(body.get("messages", [])) if m["role"] == "user"), "")
         block = CONVERSATION.search(user)
-        conversation = block.group(1) if block else ""
+        conversation = block.group(1) if block else user
         for interaction in self.interactions:
             if interaction["match"] not in conversation:
                 continue

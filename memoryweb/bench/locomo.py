@@ -59,6 +59,7 @@ from memory.services.conversations import conversation_get_or_create, message_ad
 from memory.services.embeddings import embed_notes
 from memory.tokens import estimate_tokens
 from memoryweb.bench import reflect as reflection
+from memoryweb.bench import summaries as session_summaries
 from memoryweb.bench.bm25 import Bm25Index
 from memoryweb.bench.locomo_data import (
     CATEGORIES,
@@ -374,6 +375,7 @@ def run(
     record: bool = False,
     details: bool = False,
     reflect: bool = False,
+    summaries: bool = False,
     out: Callable[[str], None] = print,
 ) -> dict:
     """Ingest each conversation into its own subject of a fresh App and score every question
@@ -381,7 +383,11 @@ def run(
 
     With `reflect`, also post every conversation through the chat app's path into a second App
     (default pipeline, heuristic reflection) and score it in the primary mode (the summary's
-    "reflect" key, and "harness_vs_reflect"). Background tasks must run inline (eager)."""
+    "reflect" key, and "harness_vs_reflect"). Background tasks must run inline (eager).
+
+    With `summaries`, after all of that the session-summary pipeline runs on each harness
+    subject and BM25 is scored without and with its extractions' items as extra units
+    (memoryweb/bench/summaries.py; the summary's "summaries" key)."""
     modes = list(dict.fromkeys(modes))
     unknown = [m for m in modes if m not in MODES]
     if not modes or unknown:
@@ -411,6 +417,7 @@ def run(
     skipped, dropped, ingest_stats = 0, 0, {"turns": 0, "merged": 0, "seconds": 0.0}
     embed_stats = {"notes": 0, "seconds": 0.0}
     reflected_rows: list[dict] = []
+    harnessed: list[tuple[Sample, object, dict]] = []
     reflect_stats: dict = {"turns": 0, "seconds": 0.0, "runs": {}, "sources": {}, "stored": {}}
     reflect_stats |= dict.fromkeys((*reflection.STAT_KEYS, "unreflected_messages"), 0)
     if reflect:
@@ -442,6 +449,7 @@ def run(
             embed_stats["seconds"] += seconds
             out(f"{sample.sample_id}: embedded {written} notes in {seconds:.1f} s ({model_id})")
         note_dia = reflection.note_dia_ids(subject)
+        harnessed.append((sample, subject, note_dia))
         index = Bm25Index.for_subject(subject) if bm25 else None
         for question in sample.questions:
             dropped += len(question.dropped)
@@ -474,6 +482,7 @@ def run(
             reflected_rows.append(
                 score_reflect_question(posted, question, provenance, reflect_configs, record)
             )
+    summaries_block = _summaries(harnessed, app=app, actor=actor, ks=ks, out=out) if summaries else None
     summary = summarise(rows[primary], ks, skipped=skipped)
     summary["mode"] = primary
     summary["embeddings"] = model_id or "none"
@@ -501,11 +510,85 @@ def run(
     if reflect:
         summary["reflect"] = _reflect_summary(reflected_rows, ks, skipped=skipped, stats=reflect_stats)
         summary["harness_vs_reflect"] = harness_vs_reflect(summary)
+    if summaries_block is not None:
+        summary["summaries"] = summaries_block
     if details:
         summary["details"] = _details(rows[primary])
         if reflect:
             summary["reflect"]["details"] = _details(reflected_rows)
     return summary
+
+
+def _summaries(harnessed: list, *, app, actor: Actor, ks: list[int], out) -> dict:
+    """BM25 over the harness's notes, without and with the session extractions' items."""
+    from memory.models import Subject
+
+    session_summaries.backend_on(app, actor=actor)
+    without: list[dict] = []
+    with_units: list[dict] = []
+    stats: dict = {"extractions": 0, "units": 0, "unmapped_units": 0, "runs": {}}
+    for sample, subject, note_dia in harnessed:
+        subject = Subject.objects.select_related("app").get(pk=subject.pk)  # the App's new config
+        rows_without, rows_with, sample_stats = session_summaries.run_sample(
+            sample, subject, note_dia, actor=actor, ks=ks
+        )
+        without += rows_without
+        with_units += rows_with
+        for key in ("extractions", "units", "unmapped_units"):
+            stats[key] += sample_stats[key]
+        stats["runs"][sample_stats["run_status"]] = stats["runs"].get(sample_stats["run_status"], 0) + 1
+        out(
+            f"{sample.sample_id}: summaries: {sample_stats['extractions']} extractions, "
+            f"{sample_stats['units']} units ({sample_stats['unmapped_units']} sharing no word with a turn)"
+        )
+
+    def block(rows: list[dict]) -> dict:
+        return {
+            "overall_1_4": _aggregate(
+                [r for r in rows if r["category"] in {"1", "2", "3", "4"}], ks, index=False
+            ),
+            "overall_1_5": _aggregate(rows, ks, index=False),
+            "by_category": {
+                c: _aggregate([r for r in rows if r["category"] == c], ks, index=False) for c in CATEGORIES
+            },
+        }
+
+    main_k = 10 if 10 in ks else min(ks, key=lambda k: abs(k - 10))
+    units_in_top = mean([r["by_k"][main_k]["summary_units"] for r in with_units])
+    return {
+        "ranker": "bm25 (rank_bm25) over notes, then notes + extraction units",
+        "mapping": f"a unit counts for the <= {session_summaries.MAP_TURNS} turns of its session sharing most words",
+        "without": block(without),
+        "with": block(with_units),
+        "main_k": main_k,
+        "summary_units_in_top_main_k": rounded(units_in_top, 3),
+        **stats,
+    }
+
+
+def _render_summaries(block: dict, ks: list[int]) -> list[str]:
+    headers = ["category", "n", *[f"R@{k} without" for k in ks], *[f"R@{k} with" for k in ks]]
+    rows = []
+    names = [*[(c, f"{c} {CATEGORY_NAMES[c]}") for c in CATEGORIES], ("overall_1_4", "overall 1-4")]
+    for key, label in names:
+        a = block["without"][key] if key.startswith("overall") else block["without"]["by_category"][key]
+        b = block["with"][key] if key.startswith("overall") else block["with"]["by_category"][key]
+        rows.append([label, a["n"], *[a[f"recall@{k}"] for k in ks], *[b[f"recall@{k}"] for k in ks]])
+    k = block["main_k"]
+    multi_without = block["without"]["by_category"]["1"][f"recall@{k}"]
+    multi_with = block["with"]["by_category"]["1"][f"recall@{k}"]
+    return [
+        f"session summaries as extra units ({block['ranker']}; {block['mapping']}): {block['extractions']} "
+        f"extractions, {block['units']} units, {block['unmapped_units']} mapped to no turn; "
+        f"{fmt(block['summary_units_in_top_main_k'], 2)} units in a question's top {k} on average",
+        table(headers, rows),
+        f"multi-hop (category 1) recall@{k}: {fmt(multi_without)} without, {fmt(multi_with)} with"
+        + (
+            f" ({(multi_with - multi_without) * 100:+.1f} points)"
+            if multi_with is not None and multi_without is not None
+            else ""
+        ),
+    ]
 
 
 def _details(rows: list[dict]) -> list[dict]:
@@ -555,6 +638,8 @@ def render(summary: dict, ks: list[int]) -> str:
         parts += ["", *render_side_by_side(summary, ks)]
     if "reflect" in summary:
         parts += ["", *_render_reflect(summary, ks)]
+    if "summaries" in summary:
+        parts += ["", *_render_summaries(summary["summaries"], ks)]
     return "\n".join(parts)
 
 

@@ -11,6 +11,7 @@ database. The others write to the configured database. Run them against a scratc
     .venv/bin/python manage.py bench context --notes 100000 --subjects 1000 --mode fts,hybrid --json ctx1000.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --json locomo.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --reflect --json r.json
+    .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --summaries --json s.json
     .venv/bin/python manage.py bench consolidate --notes 10000,100000 --json consolidate.json
     .venv/bin/python manage.py bench load --concurrency 8 --duration 20 --json load.json
     .venv/bin/python manage.py bench load --layout production --web-processes 4 --json load-prod.json
@@ -165,6 +166,15 @@ class Command(BaseCommand):
             help="also post every turn the way a chat app does (messages_add, default pipeline, heuristic "
             "reflection inline, default consent) into a second App and score what it stored, beside the "
             "harness figure",
+        )
+        loc.add_argument(
+            "--summaries",
+            action="store_true",
+            help="after scoring, run the session-summary pipeline on each conversation (backend local, no "
+            "idle wait, no age limit) and score BM25 over the notes without and with every extraction item "
+            "(and synopsis) as an extra unit; a unit counts for the at most 2 turns of its own session "
+            "sharing the most distinct words with it (none if it shares none); recall@k by category, "
+            "multi-hop (category 1) in particular",
         )
         loc.add_argument(
             "--mode",
@@ -358,6 +368,7 @@ class Command(BaseCommand):
                 record=options["record"],
                 details=options["details"],
                 reflect=options["reflect"],
+                summaries=options["summaries"],
                 out=self._out,
             )
         except locomo_bench.BenchError as exc:

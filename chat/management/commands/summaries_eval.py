@@ -1,0 +1,106 @@
+"""`manage.py summaries_eval [--provider SPEC --base-url URL --timeout S] [--json OUT] [--record CASSETTE] [--misses]`:
+how much of the labelled conversation set (tests/data/session_summaries/sessions.json) the
+session-summary pipeline captures, per kind of item (chat/summaries/evaluation.py says how an
+item counts as captured).
+
+It loads the set into a new App (named summaries-eval-<time>, backend "local", every
+conversation due) and runs the pipeline once with force, as `memory rebuild` would. Like
+`manage.py bench`, it writes to the configured database: run it against a scratch one
+(`MEMORYWEB_VAR_DIR=$(mktemp -d)`, then `manage.py migrate`). The App stays, so its documents
+can be read in the dashboard afterwards.
+
+With `--provider none` (the default) the heuristic path runs. With a model spec
+(`openai-compatible/qwen2.5:7b --base-url http://127.0.0.1:11434/v1`) the App's
+`llm.summaries` is that model; `--record PATH` then saves every request and answer as a
+cassette that tests/llm_cassette.py replays."""
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from chat.summaries.evaluation import DEFAULT_DATA, format_misses, format_table, load_set, measure
+from chat.summaries.recording import CassetteRecorder
+from memory.config import get_config
+from memoryweb.errors import ConfigError
+from memoryweb.llm.client import set_http_client_factory
+from memoryweb.llm.spec import component_spec
+
+
+class Command(BaseCommand):
+    help = "Capture of the session-summary pipeline (heuristic or a model) on the labelled conversation set."
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="labelled set (JSON)")
+        parser.add_argument(
+            "--json", dest="json_out", type=Path, metavar="OUT", help="also write the scores to this file"
+        )
+        parser.add_argument(
+            "--misses", action="store_true", help="list every missed item and present distractor"
+        )
+        parser.add_argument(
+            "--provider",
+            default="none",
+            metavar="SPEC",
+            help="none (the heuristic path) or a model spec such as openai-compatible/MODEL",
+        )
+        parser.add_argument(
+            "--base-url", default=None, help="the server for openai-compatible (default: memory.llm.baseUrl)"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=None, help="seconds per model call (default: llm.timeoutSeconds)"
+        )
+        parser.add_argument(
+            "--record",
+            type=Path,
+            default=None,
+            metavar="CASSETTE",
+            help="with a model: save every exchange with it as a cassette (tests/llm_cassette.py format)",
+        )
+
+    def _llm(self, provider: str, base_url: str | None, timeout: float | None) -> dict | None:
+        if provider.strip().lower() == "none":
+            return None
+        llm: dict = {"summaries": provider}
+        if base_url is not None:
+            llm["baseUrl"] = base_url
+        if timeout is not None:
+            llm["timeoutSeconds"] = timeout
+        try:
+            component_spec("summaries", get_config().with_overrides({"llm": llm}))
+        except ConfigError as exc:
+            raise CommandError(exc.message) from exc
+        return llm
+
+    def handle(self, *args, data: Path, json_out: Path | None, misses: bool, record: Path | None, **options):
+        if not data.exists():
+            raise CommandError(f"no labelled set at {data}")
+        labelled = load_set(data)
+        llm = self._llm(options["provider"], options["base_url"], options["timeout"])
+        if record is not None and llm is None:
+            raise CommandError("--record needs --provider (the heuristic path makes no request)")
+        recorder = previous = None
+        if record is not None:
+            recorder = CassetteRecorder([m["text"] for c in labelled["conversations"] for m in c["messages"]])
+            previous = recorder.install()
+        try:
+            report = measure(labelled, llm=llm)
+        finally:
+            if recorder is not None:
+                set_http_client_factory(previous)
+        name = options["provider"] if llm else "heuristic"
+        self.stdout.write(f"app {report.app}; run: {json.dumps(report.run, sort_keys=True)}\n")
+        self.stdout.write(format_table(report, f"session summaries · {name} · {data.name}"))
+        if misses:
+            self.stdout.write(format_misses(report))
+        if recorder is not None and record is not None:
+            recorder.write(record, about=f"summaries_eval --provider {name} on {data.name}")
+            self.stdout.write(f"recorded {len(recorder.exchanges)} exchanges to {record}\n")
+        if json_out:
+            payload = {"provider": name, "data": data.name, **report.as_dict()}
+            json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
+            self.stdout.write(f"wrote {json_out}\n")
+        if report.as_dict()["secrets_leaked"]:
+            sys.stderr.write("a secret of the set reached a document or an extraction\n")
