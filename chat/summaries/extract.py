@@ -12,7 +12,7 @@ import json
 
 from chat.summaries import phrasing
 from chat.summaries.blocks import SECTIONS, Extraction, failure_item, slug, workflow_item
-from chat.summaries.extract_heuristic import MAX_ITEMS, heuristic_extract, synopsis
+from chat.summaries.extract_heuristic import MAX_ITEMS, heuristic_extract
 from memory.redaction import redact
 from memory.tokens import estimate_tokens, truncate_to_tokens
 from memoryweb.llm import client_for
@@ -29,7 +29,9 @@ def session_extract(*, conversation, messages, notes, config) -> Extraction:
     the model when one is configured and answers usefully, else from the heuristic path."""
     client = client_for("summaries", config)
     if client is not None:
-        extraction = _model_extract(client, conversation=conversation, messages=messages, notes=notes, config=config)
+        extraction = _model_extract(
+            client, conversation=conversation, messages=messages, notes=notes, config=config
+        )
         if extraction is not None:
             return extraction
     return heuristic_extract(messages=messages, notes=notes)
@@ -80,7 +82,11 @@ def _sections(answer: dict) -> dict[str, list[str]]:
     for key in ("decisions", "constraints", "tools", "preferences", "open_questions"):
         sections[key] = _texts(answer.get(key), 120 if key == "tools" else phrasing.ITEM_CHARS)
     for failure in answer.get("failures") or []:
-        if isinstance(failure, dict) and isinstance(failure.get("problem"), str) and failure["problem"].strip():
+        if (
+            isinstance(failure, dict)
+            and isinstance(failure.get("problem"), str)
+            and failure["problem"].strip()
+        ):
             fix = failure.get("fix") if isinstance(failure.get("fix"), str) else ""
             sections["failures"].append(
                 failure_item(phrasing.cap(failure["problem"], 240), phrasing.cap(fix.strip(), 240))
@@ -115,7 +121,7 @@ def _model_extract(client, *, conversation, messages, notes, config) -> Extracti
     title = phrasing.cap(str(answer.get("title") or "").strip(), 80)
     if not title:
         title = heuristic_extract(messages=messages, notes=[]).title
-    text = phrasing.cap(str(answer.get("synopsis") or "").strip(), 600) or synopsis(title, sections)
+    text = phrasing.cap(str(answer.get("synopsis") or "").strip(), 600) or phrasing.synopsis(title, sections)
     return Extraction(
         title=title,
         synopsis=text,

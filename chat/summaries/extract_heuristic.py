@@ -11,62 +11,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime
 
-from chat.reflection.text import expand, negated_before, normalise, read_sentence
+from chat.reflection.text import expand, negated_before, read_sentence
 from chat.summaries import phrasing
 from chat.summaries.blocks import SECTIONS, Extraction, failure_item, slug, workflow_item
 from chat.summaries.tools import commands_in, tool_names
+from chat.summaries.turns import LIST_LINE, Turn, read_turns
 from memory.temporal import ground
 from memory.text import query_terms, split_sentences, stem_overlap
 
 I = re.IGNORECASE  # noqa: E741
 MAX_ITEMS = 12
 NO_FIX = "no fix was found in this conversation"
-
-# --- the user's reaction to the assistant's message before it --------------------------------
-_FAILED = re.compile(
-    r"\b(?:did not|does not|do not|not|never|still not)\s+(?:\w+\s+)?(?:work|works|working|fix|fixed|help|helped|solve)\b|"
-    r"\bsame (?:error|problem|issue|thing)\b|\bstill (?:fails|failing|broken|get|getting|see|seeing|crash\w*|the same)\b|"
-    r"\bmade it worse\b|\bno luck\b|\bno change\b",
-    I,
-)
-_WORKED = re.compile(
-    r"\b(?:that|this|it|which|the \w+)\s+(?:worked|works|fixed it|did it|did the trick|solved it)\b|"
-    r"\b(?:works|working|passes|passing|green|gone|builds?|runs?) now\b|\bfixed(?: it| now)?\b|\bthat was it\b|"
-    r"\bproblem solved\b|\bsorted\b",
-    I,
-)
-_REJECT = re.compile(
-    r"^(?:no|nope|nah)\b|\brather not\b|\bwould rather\b|\binstead\b|\bnot (?:an option|possible|going to|for us)\b|"
-    r"\blet us not\b|\b(?:do|does) not want\b|\bcannot use\b|\bnot allowed\b|\bprefer not\b|\bnot a fan\b|"
-    r"\bnot sure about (?:that|this)\b|\bskip (?:that|it|this)\b|\bno thanks\b|\bwould not\b",
-    I,
-)
-_ACCEPT = re.compile(
-    r"^(?:yes|yeah|yep|yup|sure|ok|okay|alright|great|perfect|excellent|agreed|deal|exactly|done)\b|"
-    r"\b(?:sounds|looks) (?:good|great|right|fine|perfect)\b|\bwe will (?:do|go with|use|try) (?:that|it|this|them)\b|"
-    r"\bgo (?:with|for) it\b|\bthat works\b|\bmakes sense\b|\bgood (?:idea|call|plan)\b|\bwill do\b|\bdo it\b|"
-    r"\bship it\b|\bthat is (?:the plan|what we will do)\b",
-    I,
-)
-
-
-def reaction(text: str) -> str | None:
-    """How a user's message answers the assistant's: "failed", "worked", "rejected", "accepted"
-    or None. Only the opening of the message is read."""
-    head = " ".join(split_sentences(expand(normalise(text)))[:2])[:300]
-    if _FAILED.search(head):
-        return "failed"
-    if _WORKED.search(head):
-        return "worked"
-    if _REJECT.search(head):
-        return "rejected"
-    if _ACCEPT.search(head):
-        return "accepted"
-    return None
-
 
 # --- sentence rules --------------------------------------------------------------------------
 _HEDGE = re.compile(
@@ -114,7 +71,9 @@ _NOT_FAILURE = re.compile(
     r"\berror (?:handling|messages? format|budget)\b|\b(?:without|no|zero) (?:errors|failures)\b|\bfail(?:-safe|over| fast)\b",
     I,
 )
-_ERROR_LINE = re.compile(r"^(?:[\w.]*(?:Error|Exception)\b.*|Traceback \(most recent call last\):|(?:E|FATAL|ERROR):?\s.+)$")
+_ERROR_LINE = re.compile(
+    r"^(?:[\w.]*(?:Error|Exception)\b.*|Traceback \(most recent call last\):|(?:E|FATAL|ERROR):?\s.+)$"
+)
 _FIX_SAID = re.compile(
     r"\b(?:fixed (?:it |this |that )?by|the fix (?:was|is)|solved (?:it |this )?by|resolved (?:it |this )?by|"
     r"turned out (?:to be|that|the)|the (?:problem|issue|culprit|cause) was|it was because|"
@@ -160,54 +119,25 @@ _RECURRING = re.compile(
     I,
 )
 _FIRST_THEN = re.compile(r"\bfirst\b[\s,]*(?P<steps>.+\bthen\b.+)$", I)
-_STEP_SPLIT = re.compile(r"\s*(?:,\s*|\s+)(?:and then|then|after that|afterwards|next|finally|lastly)\s+|\s*,\s*(?:and\s+)?|\s+and\s+", I)
-_LIST_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(?P<item>.+)$")
+_STEP_SPLIT = re.compile(
+    r"\s*(?:,\s*|\s+)(?:and then|then|after that|afterwards|next|finally|lastly)\s+|\s*,\s*(?:and\s+)?|\s+and\s+",
+    I,
+)
 # "option 2", "the first one": a pick among listed options, read by _pick_option
 _PICK_WORDS = re.compile(r"\boption \w+\b|\bthe (?:first|second|third|fourth|last) (?:one|option)\b", I)
-_NAME_NOISE = {"here", "steps", "step", "following", "process", "usually", "every", "time", "whenever", "need", "run"}
-
-
-@dataclass
-class Turn:
-    role: str  # "user", "assistant" or "note"
-    text: str
-    at: datetime | None
-    sentences: list[str] = field(default_factory=list)  # prose, one per sentence or line
-    code: list[str] = field(default_factory=list)  # lines inside ``` fences
-    lists: list[tuple[str, list[str]]] = field(default_factory=list)  # (lead, items) of each list
-    reply: str | None = None  # the user's reaction to this assistant message
-
-
-def _read_turn(role: str, text: str, at: datetime | None) -> Turn:
-    turn = Turn(role=role, text=text, at=at)
-    for i, part in enumerate(re.split(r"^\s*```[^\n]*$", text or "", flags=re.M)):
-        if i % 2:
-            turn.code += [line.rstrip() for line in part.splitlines() if line.strip()]
-            continue
-        lead, items = "", []
-        for line in part.splitlines():
-            m = _LIST_LINE.match(line)
-            if m:
-                items.append(m.group("item").strip())
-                continue
-            if not line.strip():
-                continue
-            if len(items) >= 2:
-                turn.lists.append((lead, items))
-            lead, items = line.strip(), []
-        if len(items) >= 2:
-            turn.lists.append((lead, items))
-        turn.sentences += split_sentences(normalise(part))
-    return turn
-
-
-def _turns(messages, notes) -> list[Turn]:
-    turns = [_read_turn(m.role, m.text, m.occurred_at) for m in messages]
-    for i, turn in enumerate(turns):
-        if turn.role == "assistant":
-            nxt = next((t for t in turns[i + 1 :] if t.role == "user"), None)
-            turn.reply = reaction(nxt.text) if nxt else None
-    return turns
+_NAME_NOISE = {
+    "here",
+    "steps",
+    "step",
+    "following",
+    "process",
+    "usually",
+    "every",
+    "time",
+    "whenever",
+    "need",
+    "run",
+}
 
 
 class _Collector:
@@ -256,12 +186,23 @@ def _sentence_rules(c: _Collector, raw: str, *, role: str, at: datetime | None, 
     if role in ("user", "note") and _PREFERENCE.search(text) and not s.question:
         c.add("preferences", _preference(text, role))
         return "preferences"
-    if mine and not s.question and not s.conditional and not _HEDGE.search(text) and not _PICK_WORDS.search(text):
+    if (
+        mine
+        and not s.question
+        and not s.conditional
+        and not _HEDGE.search(text)
+        and not _PICK_WORDS.search(text)
+    ):
         m = _DECISION.search(text) or (_PROPOSAL.search(text) if role == "assistant" else None)
         if m and not negated_before(text, m.start()):
             c.add("decisions", phrasing.standalone(_grounded(text, at), role=role))
             return "decisions"
-    if role in ("user", "note") and not s.question and _CONSTRAINT.search(text) and not _NOT_CONSTRAINT.search(text):
+    if (
+        role in ("user", "note")
+        and not s.question
+        and _CONSTRAINT.search(text)
+        and not _NOT_CONSTRAINT.search(text)
+    ):
         if not _FAILURE.search(text):
             c.add("constraints", phrasing.standalone(_grounded(text, at), role=role))
             return "constraints"
@@ -286,7 +227,12 @@ def _problem(turn: Turn) -> str | None:
     for raw in turn.sentences:
         text = expand(phrasing.clean(raw))
         m = _FAILURE.search(text)
-        if m and not _NOT_FAILURE.search(text) and not negated_before(text, m.start()) and not read_sentence(raw).conditional:
+        if (
+            m
+            and not _NOT_FAILURE.search(text)
+            and not negated_before(text, m.start())
+            and not read_sentence(raw).conditional
+        ):
             found.append(text)
     error_lines = [line.strip() for line in turn.code + turn.sentences if _ERROR_LINE.match(line.strip())]
     if not found and not error_lines:
@@ -379,7 +325,7 @@ def _inline_workflow(c: _Collector, raw: str) -> bool:
 
 def heuristic_extract(*, messages, notes) -> Extraction:
     """The Extraction of a conversation read by rules (method "heuristic")."""
-    turns = _turns(messages, notes)
+    turns = read_turns(messages)
     c = _Collector()
     _failures(c, turns)
     commands: list[str] = []
@@ -400,7 +346,7 @@ def heuristic_extract(*, messages, notes) -> Extraction:
                 if _looks_procedural(lead, items):
                     _workflow(c, lead, items)
         for raw in turn.sentences:
-            if _LIST_LINE.match(raw) and turn.role == "assistant":
+            if LIST_LINE.match(raw) and turn.role == "assistant":
                 continue
             if turn.role == "user" and _inline_workflow(c, raw):
                 continue
@@ -412,7 +358,9 @@ def heuristic_extract(*, messages, notes) -> Extraction:
         [s for t in turns if t.role == "user" for s in t.sentences],
         [t for t, _ in Counter(w for t in turns for w in query_terms(t.text, limit=200)).most_common(5)],
     )
-    return Extraction(title=title, synopsis=synopsis(title, c.sections), sections=c.sections, method="heuristic")
+    return Extraction(
+        title=title, synopsis=phrasing.synopsis(title, c.sections), sections=c.sections, method="heuristic"
+    )
 
 
 def _tools(c: _Collector, commands: list[str], names: list[str]) -> None:
@@ -451,26 +399,3 @@ def _open_ending(c: _Collector, turns: list[Turn]) -> None:
     for raw in turns[-1].sentences:
         if raw.rstrip().endswith("?") and len(query_terms(raw)) >= 2:
             c.add("open_questions", phrasing.standalone(_grounded(raw, turns[-1].at), role="user"))
-
-
-def synopsis(title: str, sections: dict[str, list[str]]) -> str:
-    """1 to 3 sentences: the topic, what was settled, what was left open."""
-    parts = [phrasing.sentence(f"Topic: {phrasing.user_view(title)}")]
-    counts = []
-    for key, one, many in (
-        ("decisions", "decision", "decisions"),
-        ("constraints", "constraint", "constraints"),
-        ("failures", "failure", "failures"),
-        ("workflows", "workflow", "workflows"),
-        ("preferences", "preference", "preferences"),
-    ):
-        n = len(sections.get(key, []))
-        if n:
-            counts.append(f"{n} {one if n == 1 else many}")
-    if counts:
-        text = ", ".join(counts[:-1]) + (" and " if len(counts) > 1 else "") + counts[-1]
-        first = sections["decisions"][0] if sections.get("decisions") else ""
-        parts.append(f"It recorded {text}" + (f"; first decision: {first.rstrip('.')}." if first else "."))
-    if sections.get("open_questions"):
-        parts.append(f"Left open: {sections['open_questions'][0].rstrip('.')}.")
-    return phrasing.cap(" ".join(parts), 600)

@@ -62,7 +62,9 @@ def _third_person(verb: str) -> str:
     return forms[0] if forms else verb
 
 
-_INVERTED = re.compile(r"\b(?:should|can|could|would|will|do|did|does|may|might|must|shall|let|make|help)\s*$", I)
+_INVERTED = re.compile(
+    r"\b(?:should|can|could|would|will|do|did|does|may|might|must|shall|let|make|help)\s*$", I
+)
 
 
 def _user_subject(m: re.Match) -> str:
@@ -122,7 +124,10 @@ def imperative(text: str) -> str:
     text = clean(text)
     text = re.sub(r"^(?:\d+[.)]|[-*•])\s+", "", text)
     text = re.sub(
-        r"^(?:(?:first(?:ly)?|then|next|after that|afterwards|finally|lastly|and|also)\b[\s,]*)+", "", text, flags=I
+        r"^(?:(?:first(?:ly)?|then|next|after that|afterwards|finally|lastly|and|also)\b[\s,]*)+",
+        "",
+        text,
+        flags=I,
     )
     text = re.sub(rf"^(?:I|we|you)(?:\s+{_ADVERB})?\s+", "", text, flags=I)
     text = re.sub(r"^(?:need to|have to|should|must|will)\s+", "", text, flags=I)
@@ -136,7 +141,24 @@ _REQUEST = re.compile(
     r"quick question[:,]?)\s+",
     I,
 )
-_TITLE_TAIL = {"the", "a", "an", "for", "with", "and", "or", "to", "of", "in", "on", "at", "that", "which", "my", "our"}
+_TITLE_TAIL = {
+    "the",
+    "a",
+    "an",
+    "for",
+    "with",
+    "and",
+    "or",
+    "to",
+    "of",
+    "in",
+    "on",
+    "at",
+    "that",
+    "which",
+    "my",
+    "our",
+}
 
 
 def title_from(sentences: list[str], fallback_terms: list[str]) -> str:
@@ -155,5 +177,30 @@ def title_from(sentences: list[str], fallback_terms: list[str]) -> str:
         return title[0].upper() + title[1:]
     terms = [t for t in fallback_terms if t not in FILLER_WORDS][:3]
     if terms:
-        return "Conversation about " + (", ".join(terms[:-1]) + " and " + terms[-1] if len(terms) > 1 else terms[0])
+        return "Conversation about " + (
+            ", ".join(terms[:-1]) + " and " + terms[-1] if len(terms) > 1 else terms[0]
+        )
     return "Short conversation without a topic"
+
+
+def synopsis(title: str, sections: dict[str, list[str]]) -> str:
+    """1 to 3 sentences: the topic, what was settled, what was left open."""
+    parts = [sentence(f"Topic: {user_view(title)}")]
+    counts = []
+    for key, one, many in (
+        ("decisions", "decision", "decisions"),
+        ("constraints", "constraint", "constraints"),
+        ("failures", "failure", "failures"),
+        ("workflows", "workflow", "workflows"),
+        ("preferences", "preference", "preferences"),
+    ):
+        n = len(sections.get(key, []))
+        if n:
+            counts.append(f"{n} {one if n == 1 else many}")
+    if counts:
+        text = ", ".join(counts[:-1]) + (" and " if len(counts) > 1 else "") + counts[-1]
+        first = sections["decisions"][0] if sections.get("decisions") else ""
+        parts.append(f"It recorded {text}" + (f"; first decision: {first.rstrip('.')}." if first else "."))
+    if sections.get("open_questions"):
+        parts.append(f"Left open: {sections['open_questions'][0].rstrip('.')}.")
+    return cap(" ".join(parts), 600)

@@ -41,7 +41,8 @@ NAMES = {
     "openssl": "OpenSSL", "ffmpeg": "ffmpeg", "tmux": "tmux", "vs code": "VS Code", "vscode": "VS Code",
 }  # fmt: skip
 _NAME_RE = re.compile(
-    r"(?<![\w.-])(" + "|".join(re.escape(n) for n in sorted(NAMES, key=len, reverse=True)) + r")(?![\w-])", re.I
+    r"(?<![\w.-])(" + "|".join(re.escape(n) for n in sorted(NAMES, key=len, reverse=True)) + r")(?![\w-])",
+    re.I,
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,120})`")
 _PROMPT = re.compile(r"^\s*(?:\$|>|PS>|#)\s+")

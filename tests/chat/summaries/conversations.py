@@ -14,7 +14,10 @@ CI_PROJECT = [
         "in under 10 minutes, and we are pinned to Python 3.11.",
     ),
     ("assistant", "I'd suggest MongoDB for the audit log, it scales well."),
-    ("user", "No, we can't add another database to the stack. We'll stick with PostgreSQL for the audit log."),
+    (
+        "user",
+        "No, we can't add another database to the stack. We'll stick with PostgreSQL for the audit log.",
+    ),
     ("assistant", "Makes sense. Run the tests with `pytest -n auto` to parallelise."),
     (
         "user",
@@ -26,13 +29,19 @@ CI_PROJECT = [
         "The tests cannot reach Postgres. Add a postgres service to the job and set DATABASE_URL to "
         "postgresql://postgres@localhost:5432/ci.",
     ),
-    ("user", "That worked, the job is green now. Please always show me the full YAML file rather than fragments."),
+    (
+        "user",
+        "That worked, the job is green now. Please always show me the full YAML file rather than fragments.",
+    ),
     (
         "user",
         "Every time I cut a release I run the full test suite, bump the version in pyproject.toml, "
         "then tag the commit and push the tag.",
     ),
-    ("user", "I still need to decide whether to cache the pip downloads on CI. Should I use actions/cache for that?"),
+    (
+        "user",
+        "I still need to decide whether to cache the pip downloads on CI. Should I use actions/cache for that?",
+    ),
 ]
 
 SMALL_TALK = [

@@ -1,5 +1,6 @@
 from chat.summaries.blocks import failure_parse, parse_block, workflow_parse
-from chat.summaries.extract_heuristic import NO_FIX, heuristic_extract, reaction
+from chat.summaries.extract_heuristic import NO_FIX, heuristic_extract
+from chat.summaries.turns import reaction
 from tests.chat.summaries.conversations import CI_PROJECT, SMALL_TALK, note, rows
 
 
@@ -21,10 +22,17 @@ def test_a_coding_conversation_yields_every_kind_of_item():
     assert fix.startswith("Add a postgres service to the job")
     assert workflow_parse(s["workflows"][0]) == (
         "cut-release",
-        ["Run the full test suite.", "Bump the version in pyproject.toml.", "Tag the commit.", "Push the tag."],
+        [
+            "Run the full test suite.",
+            "Bump the version in pyproject.toml.",
+            "Tag the commit.",
+            "Push the tag.",
+        ],
     )
     assert {"GitHub Actions", "PostgreSQL", "Django"} <= set(s["tools"])
-    assert s["preferences"] == ["The user asks the assistant to always show the user the full YAML file rather than fragments."]
+    assert s["preferences"] == [
+        "The user asks the assistant to always show the user the full YAML file rather than fragments."
+    ]
     assert "The user still needs to decide whether to cache the pip downloads on CI." in s["open_questions"]
     assert "Should the user use actions/cache for that?" in s["open_questions"]
 
@@ -62,7 +70,10 @@ def test_an_assistant_suggestion_the_user_accepted_is_a_decision():
     result = extract(
         [
             ("user", "Our job queue keeps losing tasks when the worker restarts."),
-            ("assistant", "I would recommend enabling acks_late on the Celery tasks so a task is acked after it runs."),
+            (
+                "assistant",
+                "I would recommend enabling acks_late on the Celery tasks so a task is acked after it runs.",
+            ),
             ("user", "Sounds good, let's do that."),
         ]
     )
@@ -90,7 +101,10 @@ def test_a_suggestion_that_did_not_work_is_no_fix_and_the_one_that_did_is():
             ("user", "npm install crashes with EACCES: permission denied on /usr/lib/node_modules."),
             ("assistant", "Try running it with sudo."),
             ("user", "Still getting the same error."),
-            ("assistant", "Set a user-level prefix: run `npm config set prefix ~/.npm-global` and add it to PATH."),
+            (
+                "assistant",
+                "Set a user-level prefix: run `npm config set prefix ~/.npm-global` and add it to PATH.",
+            ),
             ("user", "That fixed it, thanks!"),
         ]
     )
@@ -107,7 +121,10 @@ def test_a_fix_the_user_describes_is_paired_with_the_failure():
         [
             ("user", "The nightly backup script fails with exit code 2 since Monday."),
             ("assistant", "Can you share the log?"),
-            ("user", "Never mind, the problem was an expired SSH key on the backup host; I rotated it and it runs again."),
+            (
+                "user",
+                "Never mind, the problem was an expired SSH key on the backup host; I rotated it and it runs again.",
+            ),
         ]
     )
 
@@ -137,13 +154,21 @@ def test_numbered_steps_the_user_gives_are_a_workflow():
 
     name, steps = workflow_parse(result.sections["workflows"][0])
     assert name == "deploy-docs-site"
-    assert steps == ["Build with `mkdocs build --strict`.", "Upload the site folder to the bucket.", "Invalidate the CDN cache."]
+    assert steps == [
+        "Build with `mkdocs build --strict`.",
+        "Upload the site folder to the bucket.",
+        "Invalidate the CDN cache.",
+    ]
 
 
 def test_steps_the_assistant_lists_count_only_once_the_user_takes_them_up():
     steps = "To rotate the API token:\n1. Create a new token in the console\n2. Update the secret in the vault\n3. Restart the workers"
-    accepted = extract([("user", "How do I rotate the token?"), ("assistant", steps), ("user", "Perfect, that worked.")])
-    ignored = extract([("user", "How do I rotate the token?"), ("assistant", steps), ("user", "No, we don't use a vault.")])
+    accepted = extract(
+        [("user", "How do I rotate the token?"), ("assistant", steps), ("user", "Perfect, that worked.")]
+    )
+    ignored = extract(
+        [("user", "How do I rotate the token?"), ("assistant", steps), ("user", "No, we don't use a vault.")]
+    )
 
     assert workflow_parse(accepted.sections["workflows"][0])[0] == "rotate-api-token"
     assert ignored.sections["workflows"] == []
