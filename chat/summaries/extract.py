@@ -71,6 +71,10 @@ def response_items(*, messages, notes, budget: int) -> list[dict]:
     return list(reversed(kept)) + note_items
 
 
+def _text(value) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
 def _texts(value, limit: int = phrasing.ITEM_CHARS) -> list[str]:
     if not isinstance(value, list):
         return []
@@ -87,18 +91,16 @@ def _sections(answer: dict) -> dict[str, list[str]]:
             and isinstance(failure.get("problem"), str)
             and failure["problem"].strip()
         ):
-            fix = failure.get("fix") if isinstance(failure.get("fix"), str) else ""
+            fix = _text(failure.get("fix"))
             sections["failures"].append(
-                failure_item(phrasing.cap(failure["problem"], 240), phrasing.cap(fix.strip(), 240))
+                failure_item(phrasing.cap(failure["problem"], 240), phrasing.cap(fix, 240))
             )
     for workflow in answer.get("workflows") or []:
         if not isinstance(workflow, dict):
             continue
         # " | " separates steps in a block, so a step may not contain one
         steps = [s.replace("|", "/") for s in _texts(workflow.get("steps"), 200)][:MAX_STEPS]
-        name = slug(workflow.get("name") if isinstance(workflow.get("name"), str) else "") or slug(
-            steps[0] if steps else ""
-        )
+        name = slug(_text(workflow.get("name"))) or slug(steps[0] if steps else "")
         if len(steps) >= 2 and name:
             sections["workflows"].append(workflow_item(name, steps))
     return {key: list(dict.fromkeys(items))[:MAX_ITEMS] for key, items in sections.items()}
@@ -118,10 +120,10 @@ def _model_extract(client, *, conversation, messages, notes, config) -> Extracti
     if answer is None:
         return None
     sections = _sections(answer)
-    title = phrasing.cap(str(answer.get("title") or "").strip(), 80)
+    title = phrasing.cap(_text(answer.get("title")), 80)
     if not title:
         title = heuristic_extract(messages=messages, notes=[]).title
-    text = phrasing.cap(str(answer.get("synopsis") or "").strip(), 600) or phrasing.synopsis(title, sections)
+    text = phrasing.cap(_text(answer.get("synopsis")), 600) or phrasing.synopsis(title, sections)
     return Extraction(
         title=title,
         synopsis=text,
