@@ -57,7 +57,7 @@ _CONSTRAINT = re.compile(
 )
 _NOT_CONSTRAINT = re.compile(
     r"\bcannot (?:get|figure|find|seem|believe|wait|remember|see|reproduce|tell|work out|thank)\b|"
-    r"\bI (?:must|have to|has to)\b(?! \w+ by\b)|\bnever mind\b|\bhave to (?:say|admit)\b",
+    r"\bI (?:must|have to) (?:go|leave|run|head off|say|admit|sleep|dash|get going)\b|\bnever mind\b|\bhave to (?:say|admit)\b",
     I,
 )
 _FAILURE = re.compile(

@@ -35,6 +35,7 @@ _SECOND_PERSON = re.compile(r"\byou\b(?:\s+(?P<verb>are|were|have|do|need|want|c
 def clean(text: str) -> str:
     """Whitespace collapsed, Markdown emphasis and leading fillers dropped."""
     text = normalise(_MARKDOWN.sub("", (text or "").strip()))
+    text = re.sub(r",?\s+(?:by the way|btw)(?=[.!?]?$)", "", text, flags=I)
     return _LEAD_FILLER.sub("", text).strip()
 
 
@@ -138,9 +139,10 @@ _REQUEST = re.compile(
     r"^(?:(?:can|could|would|will) you(?: please)?(?: help(?: me)?(?: to| with)?)?|(?:please )?help me(?: to| with)?|"
     r"I (?:need|want|would like|am trying|am looking|have been trying|was wondering)(?: to| for| if| how)?(?: some help(?: with)?)?|"
     r"how (?:do|can|should|would) (?:I|we)|(?:I have|there is) (?:a|an) (?:question|problem|issue)(?: about| with)?|"
-    r"quick question[:,]?)\s+",
+    r"quick question[:,]?|I am (?=\w+ing\b))\s*",
     I,
 )
+_CLAUSE_START = {"that", "which", "because", "so", "since", "but", "where", "who", "while"}
 _TITLE_TAIL = {
     "the",
     "a",
@@ -170,7 +172,8 @@ def title_from(sentences: list[str], fallback_terms: list[str]) -> str:
         words = [w for w in words if w]
         if len(words) < 3 or not query_terms(text):
             continue
-        words = words[:8]
+        cut = next((i for i, w in enumerate(words) if i >= 3 and w.lower() in _CLAUSE_START), len(words))
+        words = words[: min(cut, 8)]
         while len(words) > 3 and words[-1].lower() in _TITLE_TAIL:
             words.pop()
         title = " ".join(words)

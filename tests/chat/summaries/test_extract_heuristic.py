@@ -213,3 +213,19 @@ def test_reactions_are_read_from_the_opening_of_the_reply():
     assert reaction("No, I'd rather keep Redis.") == "rejected"
     assert reaction("Yes, let's do that.") == "accepted"
     assert reaction("What does acks_late do?") is None
+
+
+def test_a_limit_the_user_sets_is_a_constraint_and_leaving_is_not():
+    result = extract(
+        [
+            (
+                "user",
+                "I'm writing a CLI in Rust that syncs notes to S3. I have to keep the binary under 5 MB.",
+            ),
+            ("assistant", "Understood."),
+            ("user", "I have to go now, my train is here."),
+        ]
+    )
+
+    assert result.title == "Writing a CLI in Rust"
+    assert result.sections["constraints"] == ["The user has to keep the binary under 5 MB."]
