@@ -7,7 +7,13 @@ import pytest
 from django.db import connection
 
 from chat.summaries.blocks import failure_item, workflow_item
-from chat.summaries.pipeline import scope_consolidate, summaries_key, summaries_run
+from chat.summaries.pipeline import (
+    scope_consolidate,
+    scopes_stale,
+    subjects_due,
+    summaries_key,
+    summaries_run,
+)
 from memory.documents import MEMORY_MD, SUMMARY_MD, document_get, documents_current, skill_path
 from memory.leases import lease_acquire
 from memory.models import (
@@ -88,6 +94,24 @@ def test_a_second_run_with_nothing_new_adds_no_version(subject, actor, sessions)
     assert run.status == JobStatus.DONE
     assert run.stats["versions"] == 0
     assert MemoryDocumentVersion.objects.count() == before
+
+
+def test_an_extraction_that_leaves_the_summary_unchanged_does_not_keep_the_scope_stale(
+    subject, actor, sessions
+):
+    summaries_run(subject=subject, actor=actor)
+    extraction_write(
+        subject, actor, "c3", "Tooling", {"tools": ["ruff for linting and formatting."]}, days_ago=0
+    )
+
+    second = summaries_run(subject=subject, actor=actor)
+    third = summaries_run(subject=subject, actor=actor)
+
+    assert second.stats["scopes"] == 1 and second.stats["versions"] == 1  # MEMORY.md only
+    assert versions(subject, "", SUMMARY_MD) == [(1, "heuristic")]
+    assert scopes_stale(subject=subject) == []
+    assert subject not in subjects_due()
+    assert third.stats["scopes"] == 0
 
 
 def test_a_skill_no_longer_produced_is_pruned_with_its_history_kept(subject, actor, sessions):
