@@ -17,7 +17,7 @@ every scope whose documents are older than its newest extraction.
 """
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Max
@@ -78,7 +78,7 @@ def conversations_due(*, subject: Subject, config: MemoryConfig, now=None, force
         .order_by("-last_at", "-pk")
     )
     counts = {"active": 0, "old": 0, "deferred": 0, "current": 0}
-    due = []
+    due: list[Conversation] = []
     for conversation in rows:
         if conversation.last_at > idle_before:
             counts["active"] += 1
@@ -116,7 +116,7 @@ def conversation_extract(*, conversation: Conversation, config: MemoryConfig, ru
     if not messages:
         return None
     result = extract.session_extract(conversation=conversation, messages=messages, notes=notes, config=config)
-    last = Message.objects.filter(conversation=conversation).order_by("-id").first()
+    last = Message.objects.filter(conversation=conversation).latest("id")
     return session_extraction_write(
         conversation=conversation,
         watermark_message_id=last.pk,
@@ -144,7 +144,7 @@ def scopes_stale(*, subject: Subject) -> list[str]:
     """The scopes composed before their newest extraction was written (or never). A scope's
     summary document's `updated_at` is when the scope was last composed (`_documents_write`
     stamps it even when the summary came out unchanged, or that scope would stay stale)."""
-    newest: dict[str, object] = {}
+    newest: dict[str, datetime] = {}
     for extraction in SessionExtraction.objects.filter(subject=subject):
         for scope in {"", project_of(extraction.scope, extraction.working_dir)}:
             if scope not in newest or extraction.updated_at > newest[scope]:

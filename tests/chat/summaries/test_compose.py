@@ -4,7 +4,7 @@ summary and the skills say for a set of extractions, with and without a model.""
 import pytest
 
 from chat.summaries.blocks import Skill, failure_item, workflow_item
-from chat.summaries.compose import documents_compose, model_inputs, skill_markdown
+from chat.summaries.compose import answer_composition, documents_compose, model_inputs, skill_markdown
 from chat.summaries.pipeline import scope_extractions
 from memory.config import get_config
 from memory.tokens import estimate_tokens
@@ -386,3 +386,23 @@ def test_the_model_gets_only_the_newest_extractions_that_fit_its_budget(subject,
     assert estimate_tokens(raw) + estimate_tokens(synopses) <= 500
     assert "Session 5 — " in raw and "Session 0 — " not in raw
     assert get_config(app)["memories.consolidationInputTokens"] == 500
+
+
+def test_model_skills_need_a_valid_unique_name_two_steps_and_room_under_max_skills(app, actor):
+    config = backend_on(app, actor, memories={"minRolloutIdleHours": 0, "maxSkills": 2})
+    steps = ["First.", "Second."]
+    skills = [
+        {"name": "!!!", "description": "", "steps": steps, "pitfalls": []},
+        {"name": "Deploy Web", "description": "", "steps": steps, "pitfalls": []},
+        {"name": "deploy-web", "description": "Again.", "steps": steps, "pitfalls": []},
+        {"name": "short", "description": "", "steps": ["Only."], "pitfalls": []},
+        {"name": "backup", "description": "Nightly.", "steps": steps, "pitfalls": ["Full disk."]},
+        {"name": "third", "description": "", "steps": steps, "pitfalls": []},
+    ]
+
+    composition = answer_composition(answer(skills=skills), config=config, method="openai/gpt-4o-mini")
+
+    assert [(s.name, s.description) for s in composition.skills] == [
+        ("deploy-web", "Use for deploy web."),
+        ("backup", "Nightly."),
+    ]

@@ -28,6 +28,8 @@ from memory.services import app_config_set
 from memoryweb.errors import FeatureDisabled
 from tests.chat.summaries.phase2_rows import backend_on, extraction_write
 
+pytestmark = pytest.mark.postgres
+
 RELEASE = ["Run the full test suite.", "Bump the version.", "Tag the release and push the tag."]
 DEPLOY = ["Build the image.", "Push it to the registry.", "Roll the deployment."]
 
