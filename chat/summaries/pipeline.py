@@ -141,7 +141,9 @@ def scope_extractions(*, subject: Subject, scope: str) -> list[SessionExtraction
 
 
 def scopes_stale(*, subject: Subject) -> list[str]:
-    """The scopes whose summary is older than their newest extraction (or missing)."""
+    """The scopes composed before their newest extraction was written (or never). A scope's
+    summary document's `updated_at` is when the scope was last composed (`_documents_write`
+    stamps it even when the summary came out unchanged, or that scope would stay stale)."""
     newest: dict[str, datetime] = {}
     for extraction in SessionExtraction.objects.filter(subject=subject):
         for scope in {"", project_of(extraction.scope, extraction.working_dir)}:
@@ -150,7 +152,7 @@ def scopes_stale(*, subject: Subject) -> list[str]:
     stale = []
     for scope, updated_at in newest.items():
         document = document_get(subject=subject, scope=scope, path=SUMMARY_MD)
-        if document is None or document.current is None or document.current.created_at < updated_at:
+        if document is None or document.current is None or document.updated_at < updated_at:
             stale.append(scope)
     return sorted(stale)
 
@@ -176,6 +178,9 @@ def _documents_write(*, subject: Subject, scope: str, composition: Composition, 
     written += version is not None
     _, version = document_write(path=SUMMARY_MD, content=composition.summary_md, **common)
     written += version is not None
+    MemoryDocument.objects.filter(subject=subject, scope=scope, path=SUMMARY_MD).update(
+        updated_at=timezone.now()
+    )
     kept = set()
     for skill in composition.skills:
         path = skill_path(skill.name)
