@@ -174,8 +174,6 @@ def _documents_write(*, subject: Subject, scope: str, composition: Composition, 
         **common,
     )
     written += version is not None
-    _, version = document_write(path=SUMMARY_MD, content=composition.summary_md, **common)
-    written += version is not None
     kept = set()
     for skill in composition.skills:
         path = skill_path(skill.name)
@@ -193,6 +191,10 @@ def _documents_write(*, subject: Subject, scope: str, composition: Composition, 
         subject=subject, scope=scope, kind=DocumentKind.SKILL, pruned_at__isnull=True
     ).exclude(path__in=kept):
         pruned += document_prune(document=document, actor=actor)
+    # the summary last: a context reads the skills "as of" the summary version it carries
+    # (memory/context_summary.py), so they must all be written and pruned before it
+    _, version = document_write(path=SUMMARY_MD, content=composition.summary_md, **common)
+    written += version is not None
     return {"versions": written, "skills": len(kept), "pruned": pruned}
 
 
