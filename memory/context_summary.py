@@ -95,15 +95,16 @@ def learned_lines(version: MemoryDocumentVersion) -> list[str]:
         .exclude(pruned_at__lte=at)
         .order_by("kind", "path")
     )
-    lines = []
-    memory = [d for d in documents if d.path == MEMORY_MD]
-    if memory:
-        lines.append(f"- {memory[0].url} — {MEMORY_MD_LINE}")
-    for document in documents:
-        if document.kind != DocumentKind.SKILL:
-            continue
-        as_of = document.versions.filter(created_at__lte=at).order_by("-number").first()
-        description = _skill_description(document, as_of.content if as_of else "")
+    documents = list(documents)
+    skills = [d for d in documents if d.kind == DocumentKind.SKILL]
+    content_then = dict(  # each skill's content at `at`: its last version by then (one query)
+        MemoryDocumentVersion.objects.filter(document__in=skills, created_at__lte=at)
+        .order_by("document_id", "number")
+        .values_list("document_id", "content")
+    )
+    lines = [f"- {d.url} — {MEMORY_MD_LINE}" for d in documents if d.path == MEMORY_MD]
+    for document in skills:
+        description = _skill_description(document, content_then.get(document.pk, ""))
         lines.append(f"- {document.url}" + (f" — {description}" if description else ""))
     return lines
 

@@ -353,3 +353,26 @@ def test_with_the_backend_off_mental_models_stay_out_of_the_context(subject, con
 
     assert "mental_models" not in [b.name for b in context.sections]
     assert "mental_models" not in context.as_dict()["tail"]
+
+
+def test_a_skills_description_is_read_as_of_the_pinned_summary(subject, local, actor):
+    def skill(description):
+        document_write(
+            subject=subject,
+            path=skill_path("invoice-rerun"),
+            name="invoice-rerun",
+            description=description,
+            content=f"---\nname: invoice-rerun\ndescription: {description}\n---\n# Rerun invoices",
+            actor=actor,
+        )
+
+    skill("when an invoice batch failed")
+    document_write(subject=subject, path=SUMMARY_MD, content=SUMMARY_V1, actor=actor)
+    conversation = _conversation(subject, actor)
+    first = context_build(subject=subject, message="invoices", config=local, conversation=conversation)
+    with _later():
+        skill("when the nightly invoice job stopped")
+        second = context_build(subject=subject, message="invoices", config=local, conversation=conversation)
+
+    assert "invoice-rerun/SKILL.md — when an invoice batch failed" in first.stable_prefix.text
+    assert second.stable_prefix.text == first.stable_prefix.text
