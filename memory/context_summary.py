@@ -84,7 +84,7 @@ def _skill_description(document: MemoryDocument, content: str) -> str:
 def learned_lines(version: MemoryDocumentVersion) -> list[str]:
     """MEMORY.md and the skills of the summary's scope as they stood when `version` was written."""
     at = version.created_at
-    documents = (
+    rows = (
         MemoryDocument.objects.filter(
             subject_id=version.document.subject_id,
             scope=version.document.scope,
@@ -95,7 +95,7 @@ def learned_lines(version: MemoryDocumentVersion) -> list[str]:
         .exclude(pruned_at__lte=at)
         .order_by("kind", "path")
     )
-    documents = list(documents)
+    documents = list(rows)
     skills = [d for d in documents if d.kind == DocumentKind.SKILL]
     content_then = dict(  # each skill's content at `at`: its last version by then (one query)
         MemoryDocumentVersion.objects.filter(document__in=skills, created_at__lte=at)
