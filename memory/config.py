@@ -51,6 +51,8 @@ DEFAULTS: dict[str, Any] = {
         # MEMORY.md and skills written by one run at most
         "memoryMaxTokens": 6000,
         "maxSkills": 12,
+        # the context tail's <mental_models> block, in tokens
+        "mentalModelsMaxTokens": 800,
     },
     "notes": {
         # false turns the whole context off: /context answers empty without touching the DB
@@ -342,6 +344,7 @@ MEMORIES_MINIMUMS = {
     "consolidationOutputTokens": 200,
     "memoryMaxTokens": 200,
     "maxSkills": 0,
+    "mentalModelsMaxTokens": 0,
 }
 
 

@@ -16,17 +16,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.config import MemoryConfig
+from memory.context_summary import memory_guidance, mental_models_text, summaries_on, summary_choose
 from memory.links import ranked_expand
 from memory.models import Evidence, Lesson, Note, Procedure, Subject
 from memory.ranking import matched_reason, rank_distilled, rank_facts, rank_notes
 from memory.rewriter import rewrite_query
 from memory.search.lexical import NoteFilter
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
+from memory.services.documents import conversation_summary_pin
 from memory.services.evidence import evidence_mark_recalled
 from memory.text import query_terms
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
-SECTION_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures"]
+SECTION_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures", "mental_models"]
 
 GUIDANCE = (
     "## Memory\n"
@@ -93,6 +95,8 @@ class Context:
     enabled: bool = True
     retrieval_event_id: int | None = None
     latency_ms: float = 0.0
+    # the session summary the stable prefix carries (memory.backend "local"): url, version, pinned
+    summary: dict | None = None
 
     def tokens(self) -> dict[str, int]:
         tokens = {"stable_prefix": self.stable_prefix.tokens}
@@ -107,6 +111,7 @@ class Context:
             "enabled": self.enabled,
             "stable_prefix": self.stable_prefix.text if full or not self.stable_prefix.unchanged else "",
             "tail": "\n\n".join(b.text for b in sent if b.text),
+            "summary": self.summary,
             "blocks": [
                 {
                     "name": b.name,
@@ -144,6 +149,7 @@ NOUNS = {
     "memory-index": "note",
     "lessons": "lesson",
     "procedures": "procedure",
+    "mental_models": "mental model",
 }
 
 
@@ -325,6 +331,19 @@ def _source(note: Note | Evidence) -> dict:
     return source
 
 
+def _stable_prefix(summary, config: MemoryConfig) -> Block:
+    """GUIDANCE under `stablePrefix.maxTokens`, then (with a session summary) the "Memory
+    Guidance" block under `memories.summaryInjectionTokenLimit`; the block's cap is their sum."""
+    prefix_cap = config["stablePrefix.maxTokens"]
+    text = truncate_to_tokens(GUIDANCE, prefix_cap)
+    if summary is None:
+        return Block("stable_prefix", text, prefix_cap)
+    limit = config["memories.summaryInjectionTokenLimit"]
+    guidance = memory_guidance(summary.version, limit=limit)
+    # + 1: the blank line between the two may round up to one more token
+    return Block("stable_prefix", f"{text}\n\n{guidance}" if guidance else text, prefix_cap + limit + 1)
+
+
 def phase_config(config: MemoryConfig, *, k: int | None = None) -> MemoryConfig:
     """The configuration the builder reads: a section switched off gets nothing to place, and
     with voting off the (no longer decayed) vote scores stop counting. `k` is the request's."""
@@ -377,22 +396,29 @@ def context_build(
         ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
     note_blocks, note_items = _recalled_and_index(ranked, config, expanded)
 
-    prefix_cap = config["stablePrefix.maxTokens"]
-    stable_prefix = Block("stable_prefix", truncate_to_tokens(GUIDANCE, prefix_cap), prefix_cap)
+    summary = summary_choose(subject=subject, conversation=conversation, config=config, record=record)
+    stable_prefix = _stable_prefix(summary, config)
     distilled_blocks, distilled_items = _distilled(subject, terms, config) if terms else ([], [])
     sections = [profile_block, *note_blocks, *distilled_blocks]
+    if summaries_on(config):
+        cap = config["memories.mentalModelsMaxTokens"]
+        text, omitted = mental_models_text(subject=subject, cap=cap)
+        sections.append(Block("mental_models", text, cap, omitted=omitted))
     context = Context(
         query=query,
         rewritten_query=rewritten,
         stable_prefix=stable_prefix,
         sections=sections,
         items=profile_items + note_items + distilled_items,
+        summary=summary.as_dict() if summary else None,
     )
     context.latency_ms = (time.perf_counter() - started) * 1000
     if record:
         # one transaction for the build's writes: on SQLite each write outside one takes the
         # write lock on its own, and under load a build queued for it four times
         with transaction.atomic():
+            if summary is not None and summary.pin:
+                conversation_summary_pin(conversation=conversation, version=summary.version)
             if conversation is not None:
                 blocks = [stable_prefix, *sections]
                 unchanged = context_deliveries_update(

@@ -176,11 +176,6 @@ def _documents_write(*, subject: Subject, scope: str, composition: Composition, 
         **common,
     )
     written += version is not None
-    _, version = document_write(path=SUMMARY_MD, content=composition.summary_md, **common)
-    written += version is not None
-    MemoryDocument.objects.filter(subject=subject, scope=scope, path=SUMMARY_MD).update(
-        updated_at=timezone.now()
-    )
     kept = set()
     for skill in composition.skills:
         path = skill_path(skill.name)
@@ -198,6 +193,14 @@ def _documents_write(*, subject: Subject, scope: str, composition: Composition, 
         subject=subject, scope=scope, kind=DocumentKind.SKILL, pruned_at__isnull=True
     ).exclude(path__in=kept):
         pruned += document_prune(document=document, actor=actor)
+    # the summary last: a context reads the skills "as of" the summary version it carries
+    # (memory/context_summary.py), so they must all be written and pruned before it
+    _, version = document_write(path=SUMMARY_MD, content=composition.summary_md, **common)
+    written += version is not None
+    # when the scope was last composed, even into the same summary (scopes_stale reads it)
+    MemoryDocument.objects.filter(subject=subject, scope=scope, path=SUMMARY_MD).update(
+        updated_at=timezone.now()
+    )
     return {"versions": written, "skills": len(kept), "pruned": pruned}
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api import consent, evidence, lessons, views
+from memory.api import consent, documents, evidence, lessons, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
@@ -29,6 +29,19 @@ urlpatterns = [
     path("subjects/<str:subject>/notes", views.NotesApi.as_view(), name="api-notes"),
     path("subjects/<str:subject>/notes/<int:note_id>", views.NoteApi.as_view(), name="api-note"),
     path("subjects/<str:subject>/votes", views.VotesApi.as_view(), name="api-votes"),
+    # memory:// documents; subjects/<subject>/memory/<verb> is also home to the memory
+    # operations (chat/urls.py): documents and history are these
+    path("subjects/<str:subject>/memory", documents.MemoryReadApi.as_view(), name="api-memory-read"),
+    path(
+        "subjects/<str:subject>/memory/documents",
+        documents.MemoryDocumentsApi.as_view(),
+        name="api-memory-documents",
+    ),
+    path(
+        "subjects/<str:subject>/memory/history",
+        documents.MemoryHistoryApi.as_view(),
+        name="api-memory-history",
+    ),
     path("subjects/<str:subject>/lessons", lessons.LessonsApi.as_view(), name="api-lessons"),
     path("subjects/<str:subject>/lessons/<int:lesson_id>", lessons.LessonApi.as_view(), name="api-lesson"),
     path("subjects/<str:subject>/procedures", lessons.ProceduresApi.as_view(), name="api-procedures"),

@@ -133,7 +133,8 @@ class VoteOut(serializers.Serializer):
 
 class ContextBlockOut(serializers.Serializer):
     name = serializers.CharField(
-        help_text="stable_prefix, profile, recalled, memory-index, lessons, procedures"
+        help_text="stable_prefix, profile, recalled, memory-index, lessons, procedures, "
+        "mental_models (memory.backend local)"
     )
     text = serializers.CharField(allow_null=True, help_text="null when unchanged for this conversation")
     tokens = serializers.IntegerField()
@@ -159,10 +160,21 @@ class ContextItemOut(serializers.Serializer):
     )
 
 
+class ContextSummaryOut(serializers.Serializer):
+    url = serializers.CharField(help_text="memory://root, or memory://scope/<project>")
+    version = serializers.IntegerField(help_text="the summary version the stable prefix carries")
+    pinned = serializers.BooleanField(
+        help_text="the conversation keeps this version until it asks for a memory reload"
+    )
+
+
 class ContextOut(serializers.Serializer):
     enabled = serializers.BooleanField()
     stable_prefix = serializers.CharField(allow_blank=True)
     tail = serializers.CharField(allow_blank=True)
+    summary = ContextSummaryOut(
+        allow_null=True, help_text="the session summary in the stable prefix; null without one"
+    )
     blocks = ContextBlockOut(many=True)
     unchanged = serializers.BooleanField()
     items = ContextItemOut(many=True)

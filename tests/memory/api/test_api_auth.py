@@ -15,6 +15,7 @@ from memory.models import (
     Conversation,
     Evidence,
     Lesson,
+    MemoryDocumentVersion,
     Message,
     Note,
     PendingMemory,
@@ -28,6 +29,7 @@ from memory.models import (
 from memory.services import api_key_revoke, fact_set, note_store
 from memory.services.consent import memory_candidate_route
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.documents import document_write
 from memory.services.evidence import evidence_record
 from memoryweb.urls import api_patterns
 from tests.factories import SubjectFactory
@@ -99,6 +101,14 @@ ENDPOINTS = {
     ),
     "procedure-delete": ("api-procedure", "delete", "/subjects/alice/procedures/{procedure}", None),
     "consolidate-now": ("api-consolidate", "post", "/subjects/alice/consolidate", None),
+    "memory-read": ("api-memory-read", "get", "/subjects/alice/memory?url=memory://root/MEMORY.md", None),
+    "memory-documents": ("api-memory-documents", "get", "/subjects/alice/memory/documents", None),
+    "memory-history": (
+        "api-memory-history",
+        "get",
+        "/subjects/alice/memory/history?url=memory://root/MEMORY.md",
+        None,
+    ),
 }
 
 # The same endpoints aimed by another app at this app's objects. The two that only name a
@@ -145,6 +155,9 @@ FOREIGN = {
     "procedure-edit": ("patch", "/subjects/alice/procedures/{procedure}", {"title": "overwritten"}),
     "procedure-delete": ("delete", "/subjects/alice/procedures/{procedure}", None),
     "votes-on-lesson": ("post", "/subjects/alice/votes", {"item": "l:{lesson}", "signal": "down"}),
+    "memory-read": ("get", "/subjects/alice/memory?url=memory://root/MEMORY.md", None),
+    "memory-documents": ("get", "/subjects/alice/memory/documents", None),
+    "memory-history": ("get", "/subjects/alice/memory/history?url=memory://root/MEMORY.md", None),
 }
 
 SUBJECT_LISTS = {
@@ -154,12 +167,13 @@ SUBJECT_LISTS = {
     "pending-list": "pending",
     "lessons-recall": "lessons",
     "procedures-recall": "procedures",
+    "memory-documents": "documents",
 }
 
 
 @pytest.fixture
 def world(subject, actor, config):
-    """alice (of `client`'s app) with a conversation, a message, a note and a fact."""
+    """alice (of `client`'s app) with a conversation, a message, a note, a fact and MEMORY.md."""
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c1", actor=actor)
     message, _ = message_add(conversation=conversation, role="user", text="my cat is Miso", actor=actor)
     note, _ = note_store(subject=subject, content="Alice's cat is called Miso", actor=actor, config=config)
@@ -178,6 +192,7 @@ def world(subject, actor, config):
     procedure = Procedure.objects.create(
         subject=subject, title="Deploy the api", steps=["Run the checks.", "Deploy with make deploy."]
     )
+    document_write(subject=subject, path="MEMORY.md", content="# Memory\n- Alice's cat is Miso", actor=actor)
     return SimpleNamespace(
         lesson=lesson,
         procedure=procedure,
@@ -236,6 +251,7 @@ def snapshot():
         PendingMemory,
         SubjectConsent,
         Evidence,
+        MemoryDocumentVersion,
     ]
     counts = {model.__name__: model.objects.count() for model in models}
     counts["lessons"] = sorted(Lesson.objects.values_list("text", flat=True))

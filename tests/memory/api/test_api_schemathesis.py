@@ -17,6 +17,7 @@ from schemathesis import GenerationMode
 
 from memory.services import note_store
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.documents import document_write
 from memoryweb.wsgi import application
 
 EXAMPLES_PER_OPERATION = 6
@@ -24,10 +25,11 @@ EXAMPLES_PER_OPERATION = 6
 
 @pytest.fixture
 def world(subject, actor, config):
-    """Something to find: alice has a conversation with a message, a note and a fact."""
+    """Something to find: alice has a conversation with a message, a note, a fact and MEMORY.md."""
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c1", actor=actor)
     message_add(conversation=conversation, role="user", text="my cat is called Miso", actor=actor)
     note_store(subject=subject, content="Alice's cat is called Miso", actor=actor, config=config)
+    document_write(subject=subject, path="MEMORY.md", content="# Memory\n- the cat is Miso", actor=actor)
 
 
 @pytest.fixture
