@@ -11,8 +11,9 @@ import hashlib
 from django.db import transaction
 from django.utils import timezone
 
-from memory.documents import kind_of_path
+from memory.documents import document_summary_for, kind_of_path, project_of
 from memory.models import (
+    ContextDelivery,
     Conversation,
     DocumentKind,
     JobRun,
@@ -215,3 +216,30 @@ def conversation_summary_pin(*, conversation: Conversation, version: MemoryDocum
     """Make `version` the summary the conversation's stable prefix carries (None: none)."""
     Conversation.objects.filter(pk=conversation.pk).update(summary_version=version)
     conversation.summary_version = version
+
+
+# the context blocks a reload sends again even when unchanged (memory/context.py names them)
+RELOADED_BLOCKS = ("stable_prefix", "mental_models")
+
+
+@transaction.atomic
+def conversation_memory_reload(*, conversation: Conversation, actor: Actor) -> MemoryDocumentVersion | None:
+    """The conversation asks for its memory again (`memory mm reload`, the REST twin): its
+    stable prefix moves to the current summary of its project (None when there is none yet),
+    and its next context sends the stable prefix and the mental models again even where they
+    did not change. Returns the summary version now pinned."""
+    document = document_summary_for(
+        subject=conversation.subject, scope=project_of(conversation.scope, conversation.working_dir)
+    )
+    version = document.current if document is not None else None
+    conversation_summary_pin(conversation=conversation, version=version)
+    ContextDelivery.objects.filter(conversation=conversation, block__in=RELOADED_BLOCKS).delete()
+    audit_record(
+        actor=actor,
+        action="conversation.memory_reload",
+        subject=conversation.subject,
+        object_kind="conversation",
+        object_id=conversation.pk,
+        data={"summary_version": version.number if version else None},
+    )
+    return version
