@@ -119,14 +119,14 @@ def version_diff(older: MemoryDocumentVersion | None, newer: MemoryDocumentVersi
     """A unified diff from `older` (None: an empty document) to `newer`."""
     before = older.content if older is not None else ""
     name = url or str(newer.document_id)
-    return "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True),
-            newer.content.splitlines(keepends=True),
-            fromfile=f"{name} v{older.number}" if older is not None else f"{name} (empty)",
-            tofile=f"{name} v{newer.number}",
-        )
+    lines = difflib.unified_diff(
+        before.splitlines(),
+        newer.content.splitlines(),
+        fromfile=f"{name} v{older.number}" if older is not None else f"{name} (empty)",
+        tofile=f"{name} v{newer.number}",
+        lineterm="",
     )
+    return "".join(f"{line}\n" for line in lines)
 
 
 def document_summary_for(*, subject: Subject, scope: str) -> MemoryDocument | None:

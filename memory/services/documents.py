@@ -48,25 +48,24 @@ def session_extraction_write(
 ) -> SessionExtraction:
     """Create or replace the conversation's extraction (one per conversation)."""
     now = timezone.now()
+    fields = {
+        "subject_id": conversation.subject_id,
+        "scope": conversation.scope,
+        "working_dir": conversation.working_dir,
+        "watermark_message_id": watermark_message_id,
+        "message_count": message_count,
+        "last_message_at": last_message_at,
+        "title": _clean(title)[:200],
+        "synopsis": _clean(synopsis),
+        "raw_memory": _clean(raw_memory),
+        "method": method[:200],
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "run": run,
+        "updated_at": now,
+    }
     extraction, _ = SessionExtraction.objects.update_or_create(
-        conversation=conversation,
-        defaults={
-            "subject_id": conversation.subject_id,
-            "scope": conversation.scope,
-            "working_dir": conversation.working_dir,
-            "watermark_message_id": watermark_message_id,
-            "message_count": message_count,
-            "last_message_at": last_message_at,
-            "title": _clean(title)[:200],
-            "synopsis": _clean(synopsis),
-            "raw_memory": _clean(raw_memory),
-            "method": method[:200],
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "run": run,
-            "updated_at": now,
-        },
-        create_defaults={"created_at": now},
+        conversation=conversation, defaults=fields, create_defaults={**fields, "created_at": now}
     )
     return extraction
 
