@@ -89,10 +89,20 @@ def test_who_they_are_takes_identity_facts_and_not_preferences(subject, actor):
 
 
 def test_current_projects_groups_extractions_by_project_newest_first(subject, actor):
-    extraction(subject, scope="billing-api", title="Retry queue for webhooks", days_ago=5,
-               decisions=["Webhooks retry with exponential backoff."])
-    extraction(subject, scope="mobile-app", title="Dark mode", days_ago=1,
-               open_questions=["Should the toggle follow the system theme?"])
+    extraction(
+        subject,
+        scope="billing-api",
+        title="Retry queue for webhooks",
+        days_ago=5,
+        decisions=["Webhooks retry with exponential backoff."],
+    )
+    extraction(
+        subject,
+        scope="mobile-app",
+        title="Dark mode",
+        days_ago=1,
+        open_questions=["Should the toggle follow the system theme?"],
+    )
 
     mental_models_seed(subject=subject, actor=actor)
 
@@ -118,7 +128,10 @@ def test_a_custom_model_selects_by_overlap_with_its_description(subject, actor):
     NoteFactory(subject=subject, content="The invoice export moved to a nightly job", tags=["work"])
 
     document = mental_model_create(
-        subject=subject, name="fitness", description="Sport, running and marathon training", auto_refresh=False,
+        subject=subject,
+        name="fitness",
+        description="Sport, running and marathon training",
+        auto_refresh=False,
         actor=actor,
     )
 
@@ -142,8 +155,9 @@ def test_a_refresh_with_nothing_new_adds_no_version_and_new_evidence_adds_one(su
 
 def test_refresh_all_takes_only_auto_refresh_models_unless_asked(subject, actor):
     mental_models_seed(subject=subject, actor=actor)
-    mental_model_create(subject=subject, name="garden", description="The garden and plants", auto_refresh=False,
-                        actor=actor)
+    mental_model_create(
+        subject=subject, name="garden", description="The garden and plants", auto_refresh=False, actor=actor
+    )
     NoteFactory(subject=subject, content="Planted tomatoes in the garden", tags=["garden"])
     FactFactory(subject=subject, key="name", value="Alice")
 
@@ -157,8 +171,11 @@ def test_refresh_all_takes_only_auto_refresh_models_unless_asked(subject, actor)
 
 def test_a_model_stays_under_its_token_cap(subject, actor):
     for i in range(80):
-        NoteFactory(subject=subject, content=f"Decided to ship feature number {i} of the billing project soon",
-                    tags=["decision", "work"])
+        NoteFactory(
+            subject=subject,
+            content=f"Decided to ship feature number {i} of the billing project soon",
+            tags=["decision", "work"],
+        )
 
     mental_models_seed(subject=subject, actor=actor)
 
@@ -184,7 +201,9 @@ def test_a_secret_in_the_evidence_is_redacted_before_it_is_written(subject, acto
 )
 def test_create_refuses_bad_input_naming_the_field(subject, actor, name, description, field, error):
     with pytest.raises(error) as caught:
-        mental_model_create(subject=subject, name=name, description=description, auto_refresh=True, actor=actor)
+        mental_model_create(
+            subject=subject, name=name, description=description, auto_refresh=True, actor=actor
+        )
 
     assert caught.value.field == field
     assert not MemoryDocument.objects.filter(subject=subject).exists()
@@ -194,7 +213,9 @@ def test_create_refuses_a_name_taken(subject, actor):
     mental_models_seed(subject=subject, actor=actor)
 
     with pytest.raises(Conflict) as caught:
-        mental_model_create(subject=subject, name="who-they-are", description="x", auto_refresh=True, actor=actor)
+        mental_model_create(
+            subject=subject, name="who-they-are", description="x", auto_refresh=True, actor=actor
+        )
 
     assert caught.value.field == "name"
 

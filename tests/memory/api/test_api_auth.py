@@ -9,23 +9,28 @@ from types import SimpleNamespace
 import pytest
 from rest_framework.test import APIClient
 
+from chat.summaries.mental_models import mental_models_seed
 from memory.models import (
     ApiKey,
     AuditEvent,
     Conversation,
     Evidence,
+    JobRun,
     Lesson,
+    MemoryDocument,
+    MemoryDocumentVersion,
     Message,
     Note,
     PendingMemory,
     Procedure,
     ProfileFact,
     RetrievalEvent,
+    SessionExtraction,
     Subject,
     SubjectConsent,
     VoteEvent,
 )
-from memory.services import api_key_revoke, fact_set, note_store
+from memory.services import api_key_revoke, app_config_set, fact_set, note_store
 from memory.services.consent import memory_candidate_route
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.evidence import evidence_record
@@ -99,6 +104,62 @@ ENDPOINTS = {
     ),
     "procedure-delete": ("api-procedure", "delete", "/subjects/alice/procedures/{procedure}", None),
     "consolidate-now": ("api-consolidate", "post", "/subjects/alice/consolidate", None),
+    "memory-view": ("api-memory-view", "post", "/subjects/alice/memory/view", {"message": "cat"}),
+    "memory-stats": ("api-memory-stats", "get", "/subjects/alice/memory/stats", None),
+    "memory-diagnose": ("api-memory-diagnose", "get", "/subjects/alice/memory/diagnose", None),
+    "memory-clear": ("api-memory-clear", "post", "/subjects/alice/memory/clear", {"confirm": True}),
+    "memory-reset": ("api-memory-reset", "post", "/subjects/alice/memory/reset", {"confirm": True}),
+    "memory-enqueue": ("api-memory-enqueue", "post", "/subjects/alice/memory/enqueue", None),
+    "memory-rebuild": ("api-memory-rebuild", "post", "/subjects/alice/memory/rebuild", None),
+    "memory-reload": (
+        "api-memory-reload",
+        "post",
+        "/subjects/alice/memory/reload",
+        {"conversation": "{conversation}"},
+    ),
+    "mental-models-list": ("api-mental-models", "get", "/subjects/alice/memory/mental-models", None),
+    "mental-models-create": (
+        "api-mental-models",
+        "post",
+        "/subjects/alice/memory/mental-models",
+        {"name": "pets", "description": "Their pets"},
+    ),
+    "mental-models-seed": (
+        "api-mental-models-seed",
+        "post",
+        "/subjects/alice/memory/mental-models/seed",
+        None,
+    ),
+    "mental-models-refresh": (
+        "api-mental-models-refresh",
+        "post",
+        "/subjects/alice/memory/mental-models/refresh",
+        None,
+    ),
+    "mental-model-read": (
+        "api-mental-model",
+        "get",
+        "/subjects/alice/memory/mental-models/who-they-are",
+        None,
+    ),
+    "mental-model-delete": (
+        "api-mental-model",
+        "delete",
+        "/subjects/alice/memory/mental-models/who-they-are",
+        None,
+    ),
+    "mental-model-refresh": (
+        "api-mental-model-refresh",
+        "post",
+        "/subjects/alice/memory/mental-models/who-they-are/refresh",
+        None,
+    ),
+    "mental-model-history": (
+        "api-mental-model-history",
+        "get",
+        "/subjects/alice/memory/mental-models/who-they-are/history",
+        None,
+    ),
 }
 
 # The same endpoints aimed by another app at this app's objects. The two that only name a
@@ -145,6 +206,14 @@ FOREIGN = {
     "procedure-edit": ("patch", "/subjects/alice/procedures/{procedure}", {"title": "overwritten"}),
     "procedure-delete": ("delete", "/subjects/alice/procedures/{procedure}", None),
     "votes-on-lesson": ("post", "/subjects/alice/votes", {"item": "l:{lesson}", "signal": "down"}),
+    # the memory/ endpoints that only name a subject act on the caller's own "alice", if any
+    # (tests/chat/test_api_memory_ops.py: another app without one gets 404)
+    "memory-view": ("post", "/subjects/alice/memory/view", {"conversation": "{conversation}"}),
+    "memory-reload": ("post", "/subjects/alice/memory/reload", {"conversation": "{conversation}"}),
+    "mental-model-read": ("get", "/subjects/alice/memory/mental-models/who-they-are", None),
+    "mental-model-delete": ("delete", "/subjects/alice/memory/mental-models/who-they-are", None),
+    "mental-model-refresh": ("post", "/subjects/alice/memory/mental-models/who-they-are/refresh", None),
+    "mental-model-history": ("get", "/subjects/alice/memory/mental-models/who-they-are/history", None),
 }
 
 SUBJECT_LISTS = {
@@ -178,6 +247,9 @@ def world(subject, actor, config):
     procedure = Procedure.objects.create(
         subject=subject, title="Deploy the api", steps=["Run the checks.", "Deploy with make deploy."]
     )
+    # the session summaries on (enqueue and rebuild answer 409 otherwise), a mental model to read
+    app_config_set(app=subject.app, config={"memory": {"backend": "local"}}, actor=actor)
+    mental_models_seed(subject=subject, actor=actor)
     return SimpleNamespace(
         lesson=lesson,
         procedure=procedure,
@@ -236,6 +308,10 @@ def snapshot():
         PendingMemory,
         SubjectConsent,
         Evidence,
+        MemoryDocument,
+        MemoryDocumentVersion,
+        SessionExtraction,
+        JobRun,
     ]
     counts = {model.__name__: model.objects.count() for model in models}
     counts["lessons"] = sorted(Lesson.objects.values_list("text", flat=True))
