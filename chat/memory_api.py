@@ -300,7 +300,11 @@ class MentalModelsApi(AppAPIView):
         description = StrictCharField(max_length=2000)
         auto_refresh = StrictBooleanField(required=False, default=True)
 
-    @extend_schema(responses={200: MentalModelListOut}, summary="The subject's mental models")
+    @extend_schema(
+        responses={200: MentalModelListOut},
+        summary="The subject's mental models",
+        operation_id="mental_models_list",
+    )
     def get(self, request, subject):
         documents = mental_models_list(subject=self.subject(subject))
         return Response({"mental_models": MentalModelOut(documents, many=True).data})
@@ -332,13 +336,18 @@ class MentalModelsRefreshApi(AppAPIView):
         request=None,
         responses={200: MentalModelsRefreshedOut},
         summary="Refresh every auto-refresh mental model",
+        operation_id="mental_models_refresh",
     )
     def post(self, request, subject):
         return Response(mental_models_refresh(subject=self.subject(subject), actor=self.actor))
 
 
 class MentalModelApi(AppAPIView):
-    @extend_schema(responses={200: MentalModelDetailOut}, summary="A mental model and its content")
+    @extend_schema(
+        responses={200: MentalModelDetailOut},
+        summary="A mental model and its content",
+        operation_id="mental_model_read",
+    )
     def get(self, request, subject, name):
         document = mental_model_get(subject=self.subject(subject), name=name)
         return Response(MentalModelDetailOut(document).data)
@@ -350,7 +359,12 @@ class MentalModelApi(AppAPIView):
 
 
 class MentalModelRefreshApi(AppAPIView):
-    @extend_schema(request=None, responses={200: MentalModelRefreshedOut}, summary="Refresh one mental model")
+    @extend_schema(
+        request=None,
+        responses={200: MentalModelRefreshedOut},
+        summary="Refresh one mental model",
+        operation_id="mental_model_refresh",
+    )
     def post(self, request, subject, name):
         document = mental_model_get(subject=self.subject(subject), name=name)
         version = mental_model_refresh(document=document, actor=self.actor)
