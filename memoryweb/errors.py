@@ -55,6 +55,13 @@ class FeatureDisabled(MemorywebError):
     code = "disabled"
 
 
+class Conflict(MemorywebError):
+    """The thing to create exists already; `field` names what collides."""
+
+    status_code = 409
+    code = "conflict"
+
+
 class PayloadTooLarge(MemorywebError):
     """A request body over DATA_UPLOAD_MAX_MEMORY_SIZE; nothing of it was read or written."""
 

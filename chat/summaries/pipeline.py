@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from chat.summaries import compose, extract
 from chat.summaries.blocks import Composition
+from chat.summaries.mental_models import mental_models_refresh
 from memory.config import MemoryConfig, get_config
 from memory.documents import MEMORY_MD, SUMMARY_MD, document_get, project_of, skill_path
 from memory.leases import LeaseLost, lease_heartbeat, lease_owner_id, lease_queue, run_under_lease
@@ -258,6 +259,7 @@ def summaries_run(
             stats["scopes"] += 1
             for key in ("versions", "skills", "pruned"):
                 stats[key] += written[key]
+        stats["mental_models"] = mental_models_refresh(subject=subject, actor=actor, run=run)["versions"]
         return stats
 
     run = run_under_lease(

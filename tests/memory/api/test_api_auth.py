@@ -9,12 +9,15 @@ from types import SimpleNamespace
 import pytest
 from rest_framework.test import APIClient
 
+from chat.summaries.mental_models import mental_models_seed
 from memory.models import (
     ApiKey,
     AuditEvent,
     Conversation,
     Evidence,
+    JobRun,
     Lesson,
+    MemoryDocument,
     MemoryDocumentVersion,
     Message,
     Note,
@@ -22,11 +25,12 @@ from memory.models import (
     Procedure,
     ProfileFact,
     RetrievalEvent,
+    SessionExtraction,
     Subject,
     SubjectConsent,
     VoteEvent,
 )
-from memory.services import api_key_revoke, fact_set, note_store
+from memory.services import api_key_revoke, app_config_set, fact_set, note_store
 from memory.services.consent import memory_candidate_route
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.documents import document_write
@@ -109,6 +113,62 @@ ENDPOINTS = {
         "/subjects/alice/memory/history?url=memory://root/MEMORY.md",
         None,
     ),
+    "memory-view": ("api-memory-view", "post", "/subjects/alice/memory/view", {"message": "cat"}),
+    "memory-stats": ("api-memory-stats", "get", "/subjects/alice/memory/stats", None),
+    "memory-diagnose": ("api-memory-diagnose", "get", "/subjects/alice/memory/diagnose", None),
+    "memory-clear": ("api-memory-clear", "post", "/subjects/alice/memory/clear", {"confirm": True}),
+    "memory-reset": ("api-memory-reset", "post", "/subjects/alice/memory/reset", {"confirm": True}),
+    "memory-enqueue": ("api-memory-enqueue", "post", "/subjects/alice/memory/enqueue", None),
+    "memory-rebuild": ("api-memory-rebuild", "post", "/subjects/alice/memory/rebuild", None),
+    "memory-reload": (
+        "api-memory-reload",
+        "post",
+        "/subjects/alice/memory/reload",
+        {"conversation": "{conversation}"},
+    ),
+    "mental-models-list": ("api-mental-models", "get", "/subjects/alice/memory/mental-models", None),
+    "mental-models-create": (
+        "api-mental-models",
+        "post",
+        "/subjects/alice/memory/mental-models",
+        {"name": "pets", "description": "Their pets"},
+    ),
+    "mental-models-seed": (
+        "api-mental-models-seed",
+        "post",
+        "/subjects/alice/memory/mental-models/seed",
+        None,
+    ),
+    "mental-models-refresh": (
+        "api-mental-models-refresh",
+        "post",
+        "/subjects/alice/memory/mental-models/refresh",
+        None,
+    ),
+    "mental-model-read": (
+        "api-mental-model",
+        "get",
+        "/subjects/alice/memory/mental-models/who-they-are",
+        None,
+    ),
+    "mental-model-delete": (
+        "api-mental-model",
+        "delete",
+        "/subjects/alice/memory/mental-models/who-they-are",
+        None,
+    ),
+    "mental-model-refresh": (
+        "api-mental-model-refresh",
+        "post",
+        "/subjects/alice/memory/mental-models/who-they-are/refresh",
+        None,
+    ),
+    "mental-model-history": (
+        "api-mental-model-history",
+        "get",
+        "/subjects/alice/memory/mental-models/who-they-are/history",
+        None,
+    ),
 }
 
 # The same endpoints aimed by another app at this app's objects. The two that only name a
@@ -158,6 +218,14 @@ FOREIGN = {
     "memory-read": ("get", "/subjects/alice/memory?url=memory://root/MEMORY.md", None),
     "memory-documents": ("get", "/subjects/alice/memory/documents", None),
     "memory-history": ("get", "/subjects/alice/memory/history?url=memory://root/MEMORY.md", None),
+    # the memory/ endpoints that only name a subject act on the caller's own "alice", if any
+    # (tests/chat/test_api_memory_ops.py: another app without one gets 404)
+    "memory-view": ("post", "/subjects/alice/memory/view", {"conversation": "{conversation}"}),
+    "memory-reload": ("post", "/subjects/alice/memory/reload", {"conversation": "{conversation}"}),
+    "mental-model-read": ("get", "/subjects/alice/memory/mental-models/who-they-are", None),
+    "mental-model-delete": ("delete", "/subjects/alice/memory/mental-models/who-they-are", None),
+    "mental-model-refresh": ("post", "/subjects/alice/memory/mental-models/who-they-are/refresh", None),
+    "mental-model-history": ("get", "/subjects/alice/memory/mental-models/who-they-are/history", None),
 }
 
 SUBJECT_LISTS = {
@@ -193,6 +261,9 @@ def world(subject, actor, config):
         subject=subject, title="Deploy the api", steps=["Run the checks.", "Deploy with make deploy."]
     )
     document_write(subject=subject, path="MEMORY.md", content="# Memory\n- Alice's cat is Miso", actor=actor)
+    # the session summaries on (enqueue and rebuild answer 409 otherwise), a mental model to read
+    app_config_set(app=subject.app, config={"memory": {"backend": "local"}}, actor=actor)
+    mental_models_seed(subject=subject, actor=actor)
     return SimpleNamespace(
         lesson=lesson,
         procedure=procedure,
@@ -251,7 +322,10 @@ def snapshot():
         PendingMemory,
         SubjectConsent,
         Evidence,
+        MemoryDocument,
         MemoryDocumentVersion,
+        SessionExtraction,
+        JobRun,
     ]
     counts = {model.__name__: model.objects.count() for model in models}
     counts["lessons"] = sorted(Lesson.objects.values_list("text", flat=True))
