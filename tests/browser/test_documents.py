@@ -83,3 +83,4 @@ def test_the_documents_page_renders_markdown_rebuilds_and_follows_live_updates(p
     page.get_by_role("link", name="History and diffs").click()
     expect(page.locator("#document-diff .diff-add")).to_contain_text(["Thursdays"])
     expect(page.locator("#document-diff .diff-del")).to_contain_text(["Tuesdays"])
+    save_screenshot(page, "document-history")
