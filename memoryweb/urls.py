@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+import chat.documents_views
 import chat.urls
 import chat.views
 import consolidation.views
@@ -22,6 +23,7 @@ api_patterns = [
 dashboard_patterns = [
     *memory.dashboard.urls.urlpatterns,
     *chat.views.urlpatterns,
+    *chat.documents_views.urlpatterns,
     *consolidation.views.urlpatterns,
 ]
 

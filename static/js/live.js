@@ -4,7 +4,8 @@
      <div hx-get="…/consent/queue/" hx-trigger="mw:pending from:body">…</div>
 
    Events: mw:pending (a memory waits for approval, or was decided), mw:jobs (a job was queued or finished),
-   mw:memory (a fact, note, lesson or procedure changed); every event also fires mw:live with the server's
+   mw:memory (a fact, note, lesson or procedure changed), mw:documents (session-summary documents changed, or
+   a summaries run was queued or finished); every event also fires mw:live with the server's
    message as `detail`. A small toast says what happened. The socket reconnects with
    exponential backoff (1 s doubling to 30 s, with jitter). Pages work without this script. */
 (function () {
@@ -20,7 +21,9 @@
     "job.queued": "mw:jobs",
     "job.finished": "mw:jobs",
     "memory.changed": "mw:memory",
+    "documents.changed": "mw:documents",
   };
+  var JOB_LABELS = { consolidate: "Consolidation", summaries: "Session summaries" };
   var MIN_DELAY = 1000;
   var MAX_DELAY = 30000;
   var delay = MIN_DELAY;
@@ -42,7 +45,7 @@
     if (message.event === "pending.created") {
       toast("A new memory is waiting for your approval.", "warning");
     } else if (message.event === "job.finished") {
-      var kind = payload.kind === "consolidate" ? "Consolidation" : "A background job";
+      var kind = JOB_LABELS[payload.kind] || "A background job";
       if (payload.status === "failed") toast(kind + " failed; see Jobs.", "error");
       else toast(kind + " finished.", "success");
     }
@@ -51,6 +54,10 @@
   function dispatch(message) {
     var name = DOM_EVENTS[message.event];
     if (name) body.dispatchEvent(new CustomEvent(name, { detail: message }));
+    // a summaries run queued or ended (even one that wrote nothing) changes what the Documents page says
+    if ((message.event === "job.queued" || message.event === "job.finished") && (message.payload || {}).kind === "summaries") {
+      body.dispatchEvent(new CustomEvent("mw:documents", { detail: message }));
+    }
     body.dispatchEvent(new CustomEvent("mw:live", { detail: message }));
     toastFor(message);
   }

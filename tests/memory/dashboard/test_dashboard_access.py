@@ -91,6 +91,33 @@ def _procedure(subject: Subject) -> dict:
     return {"item_id": procedure.pk}
 
 
+def _document(subject: Subject) -> dict:
+    from memory.services import Actor
+    from memory.services.documents import document_write
+
+    document, _ = document_write(
+        subject=subject,
+        path="MEMORY.md",
+        content="# Memory\n\n- Alice deploys on Tuesdays.\n",
+        actor=Actor.system("test"),
+    )
+    return {"document_id": document.pk}
+
+
+def _mental_model(subject: Subject) -> dict:
+    from memory.services import Actor
+    from memory.services.documents import document_write
+
+    document, _ = document_write(
+        subject=subject,
+        path="mental_models/working-style.md",
+        content="- Alice reviews code before lunch.\n",
+        actor=Actor.system("test"),
+        name="working-style",
+    )
+    return {"document_id": document.pk}
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
@@ -157,6 +184,14 @@ ROUTES = [
     Route("dashboard:jobs"),
     Route("dashboard:jobs_list"),
     Route("dashboard:jobs_consolidate", "POST"),
+    # session-summary documents (chat/documents_views.py)
+    Route("dashboard:documents"),
+    Route("dashboard:documents_panel"),
+    Route("dashboard:documents_rebuild", "POST"),
+    Route("dashboard:documents_enqueue", "POST"),
+    Route("dashboard:document_history", make=_document),
+    Route("dashboard:mental_model_refresh", "POST", make=_mental_model),
+    Route("dashboard:mental_models_seed", "POST"),
 ]
 
 # Dashboard URLs without a subject: tested on their own below (the staff-only audit pages in
