@@ -2,9 +2,10 @@
 phase 2 over every project scope they touched, under the subject's lease.
 
 Which conversations are due (`conversations_due`): those with messages past their extraction's
-watermark (or with none), whose last message arrived at least `memories.minRolloutIdleHours`
-ago (a conversation still receiving messages is never extracted) and at most
-`memories.maxRolloutAgeDays` ago; the newest `memories.maxRolloutsPerStartup` of them per run,
+watermark (or with none), whose last message happened (`occurred_at`) at least
+`memories.minRolloutIdleHours` ago (a conversation still receiving messages is never
+extracted) and at most `memories.maxRolloutAgeDays` ago — event time, so a finished
+conversation a chat app imports with its own times is idle at once; the newest `memories.maxRolloutsPerStartup` of them per run,
 the rest left for the next one. `force` (rebuild) ignores the watermarks and re-extracts every
 conversation inside the two windows.
 
@@ -73,7 +74,7 @@ def conversations_due(*, subject: Subject, config: MemoryConfig, now=None, force
     oldest = now - timedelta(days=config["memories.maxRolloutAgeDays"])
     rows = (
         Conversation.objects.filter(subject=subject)
-        .annotate(last_id=Max("messages__id"), last_at=Max("messages__created_at"))
+        .annotate(last_id=Max("messages__id"), last_at=Max("messages__occurred_at"))
         .filter(last_id__isnull=False)
         .select_related("extraction")
         .order_by("-last_at", "-pk")
