@@ -17,6 +17,8 @@ from django.utils import timezone
 from chat.models import ReflectionRun
 from chat.reflect import turn_reflect
 from chat.services import messages_add
+from chat.summaries.mental_models import mental_models_seed
+from chat.summaries.pipeline import summaries_enabled, summaries_run
 from consolidation.services import consolidate_now, consolidation_enabled
 from memory.config import get_config
 from memory.models import Conversation, Note, Subject
@@ -27,6 +29,8 @@ from memory.services.links import note_link
 DEMO_SUBJECT = "alice"
 DEMO_DISPLAY_NAME = "Alice Moreau"
 DEMO_CONVERSATION_ID = "demo-welcome"
+# the demo app runs the session-summary pipeline too, so its Documents page is not blank
+DEMO_APP_CONFIG = {"memory": {"backend": "local"}}
 
 # (user message, assistant reply) per turn, a day apart, ending yesterday
 DEMO_TURNS = [
@@ -122,6 +126,11 @@ def demo_memory_seed(*, subject: Subject, actor: Actor) -> dict:
         if consolidation_enabled(get_config(subject.app))
         else None
     )
+    summaries = None
+    if summaries_enabled(get_config(subject.app)):
+        # the conversation ended yesterday, so it is idle: phase 1 and phase 2 run on it now
+        mental_models_seed(subject=subject, actor=actor)
+        summaries = summaries_run(subject=subject, actor=actor)
     return {
         "messages": 2 * len(DEMO_TURNS),
         "facts": subject.facts.filter(valid_to=None).count(),
@@ -130,4 +139,5 @@ def demo_memory_seed(*, subject: Subject, actor: Actor) -> dict:
         "links": links,
         "lessons": subject.lessons.count(),
         "job_run": job.pk if job else None,
+        "summaries_run": summaries.pk if summaries else None,
     }

@@ -22,7 +22,13 @@ from django.core.management.base import BaseCommand
 from memory.models import ApiKey, App, Subject
 from memory.services import Actor, api_key_create, app_create, subject_get_or_create
 from memory.services.apps import subject_update
-from memoryweb.demo import DEMO_DISPLAY_NAME, DEMO_SUBJECT, demo_memory_seed, demo_subject_is_empty
+from memoryweb.demo import (
+    DEMO_APP_CONFIG,
+    DEMO_DISPLAY_NAME,
+    DEMO_SUBJECT,
+    demo_memory_seed,
+    demo_subject_is_empty,
+)
 
 DEMO_APP = "demo"
 DEMO_USER = "demo"
@@ -45,7 +51,9 @@ class Command(BaseCommand):
 
     def handle(self, **options):
         actor = Actor.system("bootstrap_demo")
-        app = App.objects.filter(name=DEMO_APP).first() or app_create(name=DEMO_APP, actor=actor)
+        app = App.objects.filter(name=DEMO_APP).first() or app_create(
+            name=DEMO_APP, config=DEMO_APP_CONFIG, actor=actor
+        )
         self._api_key(app, actor)
         demo_user = self._login(DEMO_USER, "demo-login.txt", superuser=False)
         self._login(ADMIN_USER, "admin-login.txt", superuser=True)
