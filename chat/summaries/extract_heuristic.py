@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 
 from chat.reflection.text import expand, negated_before, read_sentence
@@ -169,6 +170,7 @@ _SECRETISH = re.compile(
     r"gate code|combination)\b|(?<!exit )(?<!status )(?<!error )(?<!return )\bcode (?:is )?\d{3,}",
     I,
 )
+_REPORT = re.compile(r"(?:did|had|was|were|done)\b", I)
 _NAME_NOISE = {
     "here",
     "steps",
@@ -228,6 +230,8 @@ def _sentence_rules(c: _Collector, raw: str, *, role: str, at: datetime | None, 
     text = expand(phrasing.clean(raw))
     if not text or s.greeted and len(text.split()) < 4:
         return None
+    if s.question and not raw.rstrip().endswith("?") and _REPORT.match(text):
+        s = replace(s, question=False)  # "did that for the car today: …" reports, it does not ask
     mine = role in ("user", "note") or accepted
     if role in ("user", "note") and _PREFERENCE.search(text) and not s.question:
         c.add("preferences", _preference(text, role))
@@ -443,8 +447,8 @@ def _clauses(body: str) -> list[str]:
 def _inline_steps(raw: str) -> tuple[str, list[str]] | None:
     """An assistant sentence that spells out a procedure after a colon ("Same as always: bump the
     version, run the checks, tag it, then deploy"): (lead, steps), or None."""
-    text = phrasing.clean(raw)
-    lead, colon, body = text.partition(":")
+    lead, colon, body = " ".join(raw.split()).partition(":")
+    lead = phrasing.clean(lead)
     if not colon or len(lead.split()) > 12:
         return None
     steps = _clauses(body)
@@ -530,7 +534,8 @@ def _joined(sentences: list[str]) -> list[str]:
     out: list[str] = []
     for raw in sentences:
         text = phrasing.clean(raw)
-        if out and not LIST_LINE.match(raw) and not LIST_LINE.match(out[-1]) and _CONTINUES.search(text):
+        continues = _CONTINUES.search(text) or _CONTINUES.search(raw.strip())
+        if out and not LIST_LINE.match(raw) and not LIST_LINE.match(out[-1]) and continues:
             out[-1] = f"{out[-1].rstrip()} {raw.strip()}"
             continue
         out.append(raw)
