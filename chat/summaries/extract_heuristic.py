@@ -18,7 +18,7 @@ from chat.reflection.text import expand, negated_before, read_sentence
 from chat.summaries import phrasing
 from chat.summaries.blocks import SECTIONS, Extraction, failure_item, slug, workflow_item
 from chat.summaries.tools import commands_in, tool_names
-from chat.summaries.turns import LIST_LINE, Turn, read_turns
+from chat.summaries.turns import LIST_LINE, Turn, read_turns, success_removed
 from memory.temporal import ground
 from chat.reflection.words import is_verb, verb_lemma
 from memory.text import FILLER_WORDS, query_terms, split_sentences, stem_overlap
@@ -315,8 +315,14 @@ _THANKS = re.compile(r"^(?:thanks|thank you|cheers|phew|nice|great|awesome|perfe
 def _fix_reported(turn: Turn) -> str | None:
     """The user's own account of what fixed it ("moved the install after the copy, works now"),
     when it says more than that it worked: its first two sentences."""
-    said = [s for s in turn.sentences if not _THANKS.match(phrasing.clean(s) or "thanks")][:2]
-    text = " ".join(phrasing.clean(s) for s in said)
+    said = []
+    for raw in turn.sentences[:2]:
+        text = expand(phrasing.clean(raw))
+        if _PREFERENCE.search(text) or raw.rstrip().endswith("?"):
+            break  # the message has moved on to something else
+        # clauses that only say it worked ("that worked", "the job is green now") are left out
+        said += [c for c in re.split(r"\s*[,;]\s*", text) if len(query_terms(success_removed(c))) >= 2]
+    text = ", ".join(said)
     if len(query_terms(text)) < 3:
         return None
     return phrasing.cap(phrasing.standalone(text, role="user"), 240)
@@ -360,8 +366,8 @@ _TOPIC = (
     re.compile(r"\b(?P<n>[\w-]+(?: (?:a|an|the) [\w-]+)?) (?:the usual way|as usual|the same way as)", I),
     re.compile(r"\bhow (?:do|should|can|would) (?:I|we) (?P<n>[\w-]+(?: (?:a|an|the) [\w-]+)?)", I),
     re.compile(r"\b(?:now|about to|going to|time to) (?P<n>\w+ing)\b", I),
-    re.compile(r"^(?:to|for|when|before) (?P<n>[\w-]+(?: (?:a|an|the) [\w-]+| [\w-]+)?)\W*$", I),
 )
+_PURPOSE = re.compile(r"^(?:to|for|when) \w+", I)  # "To rotate the API token:" names itself
 _GENERIC = {"this", "that", "it", "things", "stuff", "one", "same", "sane", "safe", "usual", "new", "way", "thing"}
 
 
@@ -379,10 +385,11 @@ def _topic(text: str) -> str:
 
 
 def _workflow_name(lead: str, steps: list[str], context: tuple[str, ...] = ()) -> str:
-    topic = _topic(lead) or next((t for t in map(_topic, context) if t), "")
-    if topic:
-        return slug(topic) or "workflow"
     terms = [t for t in query_terms(expand(lead)) if t not in _NAME_NOISE and not t.isdigit()]
+    if not (_PURPOSE.match(phrasing.clean(lead)) and terms):
+        topic = _topic(lead) or next((t for t in map(_topic, context) if t), "")
+        if topic:
+            return slug(topic) or "workflow"
     if not terms:
         terms = [t for t in query_terms(steps[0]) if not t.isdigit()]
     return slug(" ".join(terms[:3])) or "workflow"

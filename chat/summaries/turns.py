@@ -65,6 +65,11 @@ def reaction(text: str) -> str | None:
     return None
 
 
+def success_removed(text: str) -> str:
+    """`text` without its words saying that something worked ("did it", "is green again")."""
+    return _WORKED.sub(" ", text)
+
+
 LIST_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(?P<item>.+)$")
 
 

@@ -133,7 +133,10 @@ def test_a_workflow_seen_twice_becomes_a_skill_with_the_newest_steps_and_its_pit
     assert skill.name == "release-checklist"
     assert skill.steps == RELEASE
     assert "in 2 conversations" in skill.description
-    assert "release-checklist: see memory://root/skills/release-checklist/SKILL.md" in composition.memory_md
+    # the MEMORY.md line keeps the steps (one line a reader takes in) and points to the skill
+    line = next(line for line in composition.memory_md.splitlines() if line.startswith("- release-checklist:"))
+    assert "; ".join(RELEASE) in line
+    assert "(skill: memory://root/skills/release-checklist/SKILL.md)" in line
 
 
 def test_pitfalls_come_from_failures_that_share_words_with_the_workflow(subject, actor, config):
