@@ -15,12 +15,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from chat.reflection.text import expand, negated_before, read_sentence
+from chat.reflection.words import is_verb, verb_lemma
 from chat.summaries import phrasing
 from chat.summaries.blocks import SECTIONS, Extraction, failure_item, slug, workflow_item
 from chat.summaries.tools import commands_in, tool_names
 from chat.summaries.turns import LIST_LINE, Turn, read_turns, success_removed
 from memory.temporal import ground
-from chat.reflection.words import is_verb, verb_lemma
 from memory.text import FILLER_WORDS, query_terms, split_sentences, stem_overlap
 
 I = re.IGNORECASE  # noqa: E741
@@ -155,15 +155,19 @@ _COMMITTED = re.compile(
 )
 # "X, no Y" / "X instead of Y": a choice made against an alternative
 _CHOICE = re.compile(
-    r",\s*(?:so\s+)?[^,]{2,50}?,\s*(?:no|not)\s+[\w.+`-]+(?:\s+[\w.+`-]+){0,3}\W*$|\b(?:instead of|rather than)\b",
+    r"(?:^|,)\s*(?:so\s+)?[^,]{2,80}?,\s*(?:no|not)\s+(?!(?:sure|yet|really|bad|ideal|much|now|today|always)\b)"
+    r"[\w.+`-]+(?:\s+[\w.+`-]+){0,3}\W*$|\b(?:instead of|rather than)\b",
     I,
 )
 # a sentence that is a ban: "no plastic in the garden", "no `eval` calls"
 _BAN = re.compile(
-    r"^no (?!(?:way|idea|time|luck|worries|problem|thanks|need|rush|clue|change|longer|one|matter|doubt)\b)[\w`-]+", I
+    r"^no (?!(?:way|idea|time|luck|worries|problem|thanks|need|rush|clue|change|longer|one|matter|doubt)\b)[\w`-]+",
+    I,
 )
 # a sentence that only continues the one before it
-_CONTINUES = re.compile(r"^(?:so|which means|that means|because|hence|therefore)\b|\b(?:before|after|by|until) (?:that|then)\b", I)
+_CONTINUES = re.compile(
+    r"^(?:so|which means|that means|because|hence|therefore)\b|\b(?:before|after|by|until) (?:that|then)\b", I
+)
 # a secret stated in passing: the sentence is left out whole, not just its value
 _SECRETISH = re.compile(
     r"\b(?:password|passcode|passphrase|wi-?fi|pin (?:code|number|is)|lock ?box|key ?safe|keypad|alarm code|door code|"
@@ -359,16 +363,39 @@ def _failures(c: _Collector, turns: list[Turn]) -> None:
 # what a procedure is for, in the words around it: "the release procedure", "a routine for adding
 # a migration", "before every order", "how do I ship this", "doing the upgrade the usual way"
 _TOPIC = (
-    re.compile(r"\b(?:the|our|a|my|this|that|your) (?:\w+ )?(?P<n>[\w-]+(?: [\w-]+)?) (?:procedure|routine|process|workflow|checklist|playbook|recipe)\b", I),
-    re.compile(r"\b(?:procedure|routine|process|workflow|checklist|steps?|way|playbook|recipe) (?:for|to|of) (?P<n>[\w-]+(?: (?:a|an|the|one|new) [\w-]+| [\w-]+)?)", I),
+    re.compile(
+        r"\b(?:the|our|a|my|this|that|your) (?:\w+ )?(?P<n>[\w-]+(?: [\w-]+)?) (?:procedure|routine|process|workflow|checklist|playbook|recipe)\b",
+        I,
+    ),
+    re.compile(
+        r"\b(?:procedure|routine|process|workflow|checklist|steps?|way|playbook|recipe) (?:for|to|of) (?P<n>[\w-]+(?: (?:a|an|the|one|new) [\w-]+| [\w-]+)?)",
+        I,
+    ),
     re.compile(r"\bbefore (?:every|each|any|an?|the|placing an?|making an?) (?P<n>[\w-]+)", I),
-    re.compile(r"\b(?:do(?:ing)?|run(?:ning)?|did) the (?P<n>[\w-]+) (?:the usual way|as usual|the same way|like last time)", I),
+    re.compile(
+        r"\b(?:do(?:ing)?|run(?:ning)?|did) the (?P<n>[\w-]+) (?:the usual way|as usual|the same way|like last time)",
+        I,
+    ),
     re.compile(r"\b(?P<n>[\w-]+(?: (?:a|an|the) [\w-]+)?) (?:the usual way|as usual|the same way as)", I),
     re.compile(r"\bhow (?:do|should|can|would) (?:I|we) (?P<n>[\w-]+(?: (?:a|an|the) [\w-]+)?)", I),
     re.compile(r"\b(?:now|about to|going to|time to) (?P<n>\w+ing)\b", I),
 )
 _PURPOSE = re.compile(r"^(?:to|for|when) \w+", I)  # "To rotate the API token:" names itself
-_GENERIC = {"this", "that", "it", "things", "stuff", "one", "same", "sane", "safe", "usual", "new", "way", "thing"}
+_GENERIC = {
+    "this",
+    "that",
+    "it",
+    "things",
+    "stuff",
+    "one",
+    "same",
+    "sane",
+    "safe",
+    "usual",
+    "new",
+    "way",
+    "thing",
+}
 
 
 def _topic(text: str) -> str:

@@ -373,7 +373,9 @@ def _summary_md(merged: dict[str, list[Item]], skills: list[Skill], *, scope: st
         "decisions": [f"{i.text} ({i.source.date})" for i in merged["decisions"]],
         "failures": [f"{_failure_text(i)} ({i.source.date})" for i in merged["failures"] if i.fix],
         "preferences": [f"{i.text} ({i.source.date})" for i in merged["preferences"]],
-        "skills": [f"{s.name} ({document_url(scope, skill_path(s.name))}): {_short_steps(s.steps)}" for s in skills],
+        "skills": [
+            f"{s.name} ({document_url(scope, skill_path(s.name))}): {_short_steps(s.steps)}" for s in skills
+        ],
         "open_questions": [f"{i.text} ({i.source.date})" for i in merged.get("open_questions", [])],
     }
     title = f"# Memory summary: {scope}" if scope else "# Memory summary"

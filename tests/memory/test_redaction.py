@@ -66,8 +66,14 @@ REDACTS = [
         "ftp://bob:p@ss@files.example.com/a?to=x@y.z",
         "ftp://bob:[REDACTED:url_password]@files.example.com/a?to=x@y.z",
     ),
-    ("the garage door code is 5506 if nobody is in", "the garage door code is [REDACTED:access_code] if nobody is in"),
-    ("the key safe by the shed has combination 0314.", "the key safe by the shed has combination [REDACTED:access_code]."),
+    (
+        "the garage door code is 5506 if nobody is in",
+        "the garage door code is [REDACTED:access_code] if nobody is in",
+    ),
+    (
+        "the key safe by the shed has combination 0314.",
+        "the key safe by the shed has combination [REDACTED:access_code].",
+    ),
     ("gate code: 2291", "gate code: [REDACTED:access_code]"),
     ("the wifi for the guests is Maple-Cabin-51 btw", "the wifi for the guests is [REDACTED:password] btw"),
     ("cabin wi-fi password: pinecone77", "cabin wi-fi password: [REDACTED:password]"),
