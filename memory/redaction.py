@@ -186,6 +186,22 @@ RULES: list[_Rule] = [
         group="v",
         flags=_I,
     ),
+    # a door, gate, lockbox or alarm code said in passing ("the lockbox has code 4417")
+    _rule(
+        "access_code",
+        r"\b(?:door|gate|lock ?box|key ?safe|keypad|alarm|garage|padlock|entry|building|intercom|safe)\b"
+        r"(?:\s+[\w-]+){0,4}?\s+(?:code|combination|combo|pin)\b\s*(?:is|was|:|=)?\s*[\"'“]?(?P<v>\d{3,10})\b",
+        group="v",
+        flags=_I,
+    ),
+    # a Wi-Fi network's password given as "the wifi (for the guests) is Maple-Cabin-51"
+    _rule(
+        "password",
+        r"\bwi-?fi\b(?:\s+(?:password|pass|key|code))?[^.\n:=]{0,30}?\s(?:is|:|=)\s+[\"'“]?(?P<v>[^\s\"'”,;]{6,}?)[\"'”]?(?=[\s,;!?]|[.](?:\s|$)|$)",
+        group="v",
+        check=lambda v: _value_ok(v) and bool(re.search(r"\d|[-_!@#$%*]|[a-z][A-Z]", v)),
+        flags=_I,
+    ),
     _rule("iban", r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b", trim=_iban_prefix),
     _rule(
         "credit_card",

@@ -38,8 +38,9 @@ METHOD = "heuristic"
 DUPLICATE = 0.6  # word-set Jaccard at which two items say the same thing
 SAME_FAILURE = 0.5
 SAME_STEPS = 0.6
+SAME_STEPS_CONTAINED = 0.5  # the share of the shorter version's step words the longer one holds
 MIN_EXPLICIT_STEPS = 3
-SUMMARY_TOKENS = 600  # the summary's own budget, well below summaryInjectionTokenLimit
+SUMMARY_TOKENS = 1000  # the summary's own budget, well below summaryInjectionTokenLimit
 SYNOPSIS_TOKENS = 60
 MAX_PITFALLS = 5
 PITFALL_OVERLAP = 0.3  # the share of a failure's words a workflow must have for it to be a pitfall
@@ -188,22 +189,24 @@ def _merge_workflows(entries: list[tuple[str, Source]]) -> tuple[list[Workflow],
             continue
         name, steps = parsed
         words = word_set(" ".join(steps))
-        group = next(
-            (
-                g
-                for g in groups
-                if g.name == name or jaccard(g.step_words, words, both_empty=0.0) >= SAME_STEPS
-            ),
-            None,
-        )
+        group = next((g for g in groups if g.name == name or _same_steps(g.step_words, words)), None)
         if group is None:
             groups.append(Workflow(name, steps, source, words, [source.index]))
             continue
         if source.index not in group.sources:
             group.sources.append(source.index)
-        if len(group.steps) < 2 <= len(steps):  # the newest version that is a procedure at all
-            group.steps, group.step_words = steps, words
+        # the fullest version: a later recap ("same as always: …") abbreviates the procedure
+        if len(steps) >= 2 and (len(group.steps) < 2 or len(" ".join(steps)) > len(" ".join(group.steps))):
+            group.steps = steps
+        group.step_words |= words
     return groups, _merge_plain("workflows", loose)
+
+
+def _same_steps(a: set[str], b: set[str]) -> bool:
+    """Nearly the same steps: most of the shorter version's words are in the other."""
+    if not a or not b:
+        return False
+    return jaccard(a, b) >= SAME_STEPS or len(a & b) / min(len(a), len(b)) >= SAME_STEPS_CONTAINED
 
 
 def _skills(workflows: list[Workflow], failures: list[Item], max_skills: int) -> list[Skill]:
@@ -284,11 +287,10 @@ def _memory_lines(
         if key == "workflows":
             for workflow in workflows:
                 where = _provenance(workflow.source, len(workflow.sources) - 1)
+                text = f"{workflow.name}: {'; '.join(workflow.steps)}"
                 if workflow.skill:
-                    url = document_url(scope, skill_path(workflow.skill))
-                    text = f"{workflow.skill}: see {url} {where}"
-                else:
-                    text = f"{workflow.name}: {'; '.join(workflow.steps)} {where}"
+                    text += f" (skill: {document_url(scope, skill_path(workflow.skill))})"
+                text += f" {where}"
                 lines.append(Line(key, text, workflow.source.index))
         if key == "sessions":
             continue
@@ -350,7 +352,17 @@ SUMMARY_SECTIONS = (
     ("failures", "Known failures and fixes"),
     ("preferences", "Preferences"),
     ("skills", "Skills"),
+    ("open_questions", "Open questions"),
 )
+STEP_WORDS = 8  # a step as the summary lists it
+
+
+def _short_steps(steps: list[str]) -> str:
+    short = []
+    for step in steps:
+        words = step.rstrip(".").split()
+        short.append(" ".join(words[:STEP_WORDS]) + ("…" if len(words) > STEP_WORDS else ""))
+    return "; ".join(short)
 
 
 def _summary_md(merged: dict[str, list[Item]], skills: list[Skill], *, scope: str, budget: int) -> str:
@@ -361,7 +373,10 @@ def _summary_md(merged: dict[str, list[Item]], skills: list[Skill], *, scope: st
         "decisions": [f"{i.text} ({i.source.date})" for i in merged["decisions"]],
         "failures": [f"{_failure_text(i)} ({i.source.date})" for i in merged["failures"] if i.fix],
         "preferences": [f"{i.text} ({i.source.date})" for i in merged["preferences"]],
-        "skills": [f"{s.name} ({document_url(scope, skill_path(s.name))}): {s.description}" for s in skills],
+        "skills": [
+            f"{s.name} ({document_url(scope, skill_path(s.name))}): {_short_steps(s.steps)}" for s in skills
+        ],
+        "open_questions": [f"{i.text} ({i.source.date})" for i in merged.get("open_questions", [])],
     }
     title = f"# Memory summary: {scope}" if scope else "# Memory summary"
     footer = f"Full memory: {document_url(scope, MEMORY_MD)}"
@@ -376,7 +391,7 @@ def _summary_md(merged: dict[str, list[Item]], skills: list[Skill], *, scope: st
             if depth >= len(candidates[key]):
                 full.add(key)
                 continue
-            line = f"- {truncate_to_tokens(candidates[key][depth], 80)}\n"
+            line = f"- {truncate_to_tokens(candidates[key][depth], 120 if key == 'skills' else 80)}\n"
             cost = estimate_tokens(line) + (0 if chosen[key] else estimate_tokens(f"\n## {heading}\n"))
             if used + cost > budget:
                 full.add(key)

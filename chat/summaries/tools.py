@@ -66,7 +66,28 @@ def commands_in(code: list[str], text: str) -> list[str]:
     return list(dict.fromkeys(f for f in found if f))
 
 
+# names that are English words first: they count only written as the tool writes itself
+WORDLIKE = {"black", "rust", "react", "vue", "jest", "celery", "poetry", "helm", "uv", "tox", "vite"}
+# a sentence turning a tool down: "no GraphQL", "not running Spark for this", "X is overkill"
+_REFUSED = re.compile(
+    r"\b(?:no|not|never|without|instead of|rather than|overkill|against|avoid|rejected?|drop(?:ped|ping)?|"
+    r"do not want|does not want|(?:do|does) not need|keeps? pushing|away from)\b",
+    re.I,
+)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
 def tool_names(text: str) -> list[str]:
-    """The known tools a message names, as they are written."""
+    """The known tools a message names, as they are written, leaving out those named in a
+    sentence that turns something down."""
     prose = _BACKTICK.sub(lambda m: m.group(0) if _command(m.group(1)) is None else "", text or "")
-    return list(dict.fromkeys(NAMES[m.group(1).lower()] for m in _NAME_RE.finditer(prose)))
+    found = []
+    for sentence in _SENTENCE.split(prose.replace("n't", " not")):
+        if _REFUSED.search(sentence):
+            continue
+        for m in _NAME_RE.finditer(sentence):
+            key = m.group(1).lower()
+            if key in WORDLIKE and m.group(1) != NAMES[key]:
+                continue
+            found.append(NAMES[key])
+    return list(dict.fromkeys(found))

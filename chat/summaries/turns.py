@@ -15,14 +15,18 @@ I = re.IGNORECASE  # noqa: E741
 
 _FAILED = re.compile(
     r"\b(?:did not|does not|do not|not|never|still not)\s+(?:\w+\s+)?(?:work|works|working|fix|fixed|help|helped|solve)\b|"
-    r"\bsame (?:error|problem|issue|thing)\b|\bstill (?:fails|failing|broken|get|getting|see|seeing|crash\w*|the same)\b|"
+    r"\bsame (?:error|problem|issue|thing)\b|\bstill (?:fails|failing|broken|get|getting|see|seeing|crash\w*|the same|says|shows|reports|returns)\b|"
     r"\bmade it worse\b|\bno luck\b|\bno change\b",
     I,
 )
 _WORKED = re.compile(
     r"\b(?:that|this|it|which|the \w+)\s+(?:worked|works|fixed it|did it|did the trick|solved it)\b|"
-    r"\b(?:works|working|passes|passing|green|gone|builds?|runs?) now\b|\bfixed(?: it| now)?\b|\bthat was it\b|"
-    r"\bproblem solved\b|\bsorted\b",
+    r"(?<!not )(?<!never )\b(?:worked|did the trick|did it|fixed it|solved it)\b|"
+    r"\b(?:works|working|passes|passing|green|gone|builds?|runs?|clean) (?:now|again)\b|\bfixed(?: it| now)?\b|\bthat was it\b|"
+    r"\bproblem solved\b|\bsorted\b|\b(?:is|are|came back|turned) (?:green|clean|fixed|resolved)\b|"
+    r"\b(?:says|shows|reports|returns|reads) [\w.:/-]+(?: [\w.:/-]+){0,2} now\b|"
+    r"\b(?:went|ran|came out|looks?|both|all) (?:fine|well|ok|okay|clean|green)\b|"
+    r"\b(?:passed|passes|pass),? (?:and )?\w|\b\w+ (?:fine|passed),",
     I,
 )
 _REJECT = re.compile(
@@ -32,10 +36,15 @@ _REJECT = re.compile(
     I,
 )
 _ACCEPT = re.compile(
-    r"^(?:yes|yeah|yep|yup|sure|ok|okay|alright|great|perfect|excellent|agreed|deal|exactly|done)\b|"
+    r"^(?:yes|yeah|yep|yup|sure|ok|okay|alright|great|perfect|excellent|agreed|deal|exactly|done|good|nice|right|"
+    r"confirmed|will do)\b|"
     r"\b(?:sounds|looks) (?:good|great|right|fine|perfect)\b|\bwe will (?:do|go with|use|try) (?:that|it|this|them)\b|"
     r"\bgo (?:with|for) it\b|\bthat works\b|\bmakes sense\b|\bgood (?:idea|call|plan)\b|\bwill do\b|\bdo it\b|"
-    r"\bship it\b|\bthat is (?:the plan|what we will do)\b",
+    r"\bship it\b|\bthat is (?:the plan|what we will do)\b|"
+    # the user reports having followed it: "did exactly that", "followed the steps", "with exactly that"
+    r"\b(?:did|done|followed|tried|used|went through) (?:exactly |just )?(?:that|this|it|those|these|them|the (?:steps|routine|"
+    r"procedure|process|list|checklist|plan))\b|\bexactly (?:that|this|as you said)\b|\bas you (?:said|suggested)\b|"
+    r"\b(?:writing|write|wrote|noting|noted) (?:this|that|it) down\b|\b(?:from now on|going forward)\b",
     I,
 )
 
@@ -43,16 +52,22 @@ _ACCEPT = re.compile(
 def reaction(text: str) -> str | None:
     """How a user's message answers the assistant's: "failed", "worked", "rejected", "accepted"
     or None. Only the opening of the message is read."""
-    head = " ".join(split_sentences(expand(normalise(text)))[:2])[:300]
+    sentences = split_sentences(expand(normalise(text)))
+    head = " ".join(sentences[:2])[:300]
     if _FAILED.search(head):
         return "failed"
-    if _WORKED.search(head):
+    if _WORKED.search(" ".join(sentences[:3])[:400]):
         return "worked"
     if _REJECT.search(head):
         return "rejected"
     if _ACCEPT.search(head):
         return "accepted"
     return None
+
+
+def success_removed(text: str) -> str:
+    """`text` without its words saying that something worked ("did it", "is green again")."""
+    return _WORKED.sub(" ", text)
 
 
 LIST_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(?P<item>.+)$")

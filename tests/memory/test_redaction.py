@@ -66,6 +66,17 @@ REDACTS = [
         "ftp://bob:p@ss@files.example.com/a?to=x@y.z",
         "ftp://bob:[REDACTED:url_password]@files.example.com/a?to=x@y.z",
     ),
+    (
+        "the garage door code is 5506 if nobody is in",
+        "the garage door code is [REDACTED:access_code] if nobody is in",
+    ),
+    (
+        "the key safe by the shed has combination 0314.",
+        "the key safe by the shed has combination [REDACTED:access_code].",
+    ),
+    ("gate code: 2291", "gate code: [REDACTED:access_code]"),
+    ("the wifi for the guests is Maple-Cabin-51 btw", "the wifi for the guests is [REDACTED:password] btw"),
+    ("cabin wi-fi password: pinecone77", "cabin wi-fi password: [REDACTED:password]"),
 ]
 
 
@@ -95,6 +106,10 @@ KEEPS = [
     "http://localhost:8000/api and ssh://git@github.com:22/repo",
     "mail bob@example.com via https://host:8443/inbox",
     "I paid $1,234.56 for 3 nights",
+    "the job failed with exit code 137 again",
+    "the wifi is unreliable in the back room",
+    "the door opens inwards, and the area code is 020",
+    "our wifi is down since Monday",
 ]
 
 

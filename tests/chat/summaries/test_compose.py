@@ -133,7 +133,12 @@ def test_a_workflow_seen_twice_becomes_a_skill_with_the_newest_steps_and_its_pit
     assert skill.name == "release-checklist"
     assert skill.steps == RELEASE
     assert "in 2 conversations" in skill.description
-    assert "release-checklist: see memory://root/skills/release-checklist/SKILL.md" in composition.memory_md
+    # the MEMORY.md line keeps the steps (one line a reader takes in) and points to the skill
+    line = next(
+        line for line in composition.memory_md.splitlines() if line.startswith("- release-checklist:")
+    )
+    assert "; ".join(RELEASE) in line
+    assert "(skill: memory://root/skills/release-checklist/SKILL.md)" in line
 
 
 def test_pitfalls_come_from_failures_that_share_words_with_the_workflow(subject, actor, config):
@@ -406,3 +411,33 @@ def test_model_skills_need_a_valid_unique_name_two_steps_and_room_under_max_skil
         ("deploy-web", "Use for deploy web."),
         ("backup", "Nightly."),
     ]
+
+
+def test_a_shorter_recap_of_a_procedure_joins_it_and_the_fullest_steps_become_the_skill(
+    subject, actor, config
+):
+    full = [
+        "Drain the radiators on the top floor.",
+        "Close the valves on every radiator.",
+        "Refill the system to 1.5 bar at the boiler.",
+        "Bleed each radiator from the top floor down.",
+    ]
+    recap = ["Drain the radiators.", "Refill to 1.5 bar.", "Bleed each radiator."]
+    extraction_write(
+        subject,
+        actor,
+        "c-a",
+        "Heating service",
+        {"workflows": [workflow_item("heating-flush", full)]},
+        days_ago=20,
+    )
+    extraction_write(
+        subject, actor, "c-b", "Heating again", {"workflows": [workflow_item("radiators", recap)]}, days_ago=3
+    )
+
+    composition = compose(subject, config)
+
+    [skill] = composition.skills
+    assert skill.steps == full
+    assert "in 2 conversations" in skill.description
+    assert "Refill the system to 1.5 bar" in composition.summary_md

@@ -229,3 +229,81 @@ def test_a_limit_the_user_sets_is_a_constraint_and_leaving_is_not():
 
     assert result.title == "Writing a CLI in Rust"
     assert result.sections["constraints"] == ["The user has to keep the binary under 5 MB."]
+
+
+# --- mechanisms of the wider rules (conversations written for these tests) -------------------
+
+
+def test_the_fix_is_what_the_user_says_they_did_when_it_worked():
+    result = extract(
+        [
+            ("user", "the greenhouse fan keeps failing, it trips the breaker every morning around 7."),
+            ("assistant", "Probably inrush current. A soft starter or a slow-blow fuse usually helps."),
+            ("user", "swapped in a slow-blow fuse on the fan circuit, that did the trick. thanks"),
+        ]
+    )
+    [failure] = result.sections["failures"]
+    problem, fix = failure_parse(failure)
+    assert "breaker" in problem
+    assert "slow-blow fuse" in fix and "did the trick" not in fix
+
+
+def test_a_procedure_the_assistant_recalls_inline_is_a_workflow_named_from_the_users_words():
+    result = extract(
+        [
+            ("user", "new batch of sourdough today, doing the levain the usual way."),
+            (
+                "assistant",
+                "Same as always: feed the starter at night, mix the levain in the morning, "
+                "wait until it doubles, then fold it into the dough.",
+            ),
+            ("user", "it doubled by noon."),
+        ]
+    )
+    [item] = result.sections["workflows"]
+    name, steps = workflow_parse(item)
+    assert name == "levain"
+    assert steps[0].startswith("Feed the starter") and len(steps) == 4
+
+
+def test_a_step_list_the_user_turns_down_is_no_workflow():
+    steps = "A routine for the move:\n1. Book the van\n2. Pack the kitchen last\n3. Label every box"
+    result = extract(
+        [
+            ("user", "how do I plan the move?"),
+            ("assistant", steps),
+            ("user", "no, we are hiring movers instead."),
+        ]
+    )
+    assert result.sections["workflows"] == []
+
+
+def test_choices_against_an_alternative_and_things_that_stay_are_decisions_and_stopgaps_are_not():
+    result = extract(
+        [
+            ("user", "for the club newsletter we print it on paper, no email list."),
+            ("user", "the meeting night stays."),
+            ("user", "zoom for now, I will ask the others."),
+        ]
+    )
+    decisions = " ".join(result.sections["decisions"]).lower()
+    assert "no email list" in decisions
+    assert "meeting night stays" in decisions
+    assert "zoom" not in decisions
+
+
+def test_a_sentence_that_states_an_access_code_or_wifi_password_is_not_copied():
+    result = extract(
+        [
+            ("user", "the cabin has a hard limit of 6 guests, the owner will not allow more."),
+            ("user", "the cabin wifi is Pine-Ridge-42 and the key safe code is 9043."),
+        ]
+    )
+    text = result.raw_memory
+    assert "6 guests" in text
+    assert "Pine-Ridge-42" not in text and "9043" not in text
+
+
+def test_a_report_of_following_a_plan_counts_as_taking_it_up():
+    assert reaction("did exactly that for the spare bedroom, looks great.") in ("accepted", "worked")
+    assert reaction("followed the steps, the printer is online again.") in ("accepted", "worked")

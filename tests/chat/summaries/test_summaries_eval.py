@@ -27,9 +27,9 @@ from memory.services import app_create
 from memory.services.documents import document_write
 
 # set by the lead from the first measured run (fractions of the labelled items captured)
-HEURISTIC_DOCUMENTS_FLOOR = 0.0
-HEURISTIC_SUMMARY_FLOOR = 0.0
-HEURISTIC_SKILL_FLOOR = 0.0
+HEURISTIC_DOCUMENTS_FLOOR = 0.9  # measured 63/67 = 0.94
+HEURISTIC_SUMMARY_FLOOR = 0.8  # measured 56/67 = 0.84
+HEURISTIC_SKILL_FLOOR = 0.95  # measured 4/4
 
 
 def _set(items, distractors=(), secrets=()):
@@ -113,12 +113,16 @@ def test_the_scorer_reads_the_documents_of_each_scope(subject, actor):
 
 
 def test_a_secret_in_any_document_is_reported_where_it_leaked(subject, actor):
-    # the lockbox code is no pattern redaction knows, so it reaches the document as written
+    # where a spare key hides is no pattern redaction knows, so it reaches the document as written
     document_write(
-        subject=subject, scope="kitchen-reno", actor=actor, path=MEMORY_MD, content="- Lockbox code 7392.\n"
+        subject=subject,
+        scope="kitchen-reno",
+        actor=actor,
+        path=MEMORY_MD,
+        content="- The spare key is under the third flowerpot.\n",
     )
-    report = evaluate(_set([], secrets=["7392", "Sunflower-Attic-88"]), subject=subject)
-    assert report.secrets == {"7392": ["documents kitchen-reno"], "Sunflower-Attic-88": []}
+    report = evaluate(_set([], secrets=["third flowerpot", "Sunflower-Attic-88"]), subject=subject)
+    assert report.secrets == {"third flowerpot": ["documents kitchen-reno"], "Sunflower-Attic-88": []}
     assert report.as_dict()["secrets_leaked"] == 1
 
 
@@ -151,10 +155,10 @@ def test_the_set_loads_as_one_subject_with_its_scopes_and_times(db, actor):
     assert (tidewater.scope, tidewater.working_dir) == ("", "/srv/etl/tidewater")
     first = Message.objects.filter(conversation=tidewater).order_by("occurred_at").first()
     assert first.occurred_at.isoformat() == "2026-01-13T07:02:00+00:00"
-    # redaction at ingest: the Stripe key never reaches a message, the lockbox code does
+    # redaction at ingest: neither the Stripe key nor the lockbox code reaches a message
     stored = " ".join(Message.objects.filter(conversation__subject=subject).values_list("text", flat=True))
     assert "sk_test_51NbX8kLq2Zr7Yt0aVw3cDeFgH" not in stored
-    assert "7392" in stored
+    assert "7392" not in stored and "[REDACTED:access_code]" in stored
 
 
 def test_the_recorder_keeps_each_exchange_with_a_match_unique_to_it(tmp_path):
