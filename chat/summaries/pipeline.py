@@ -24,8 +24,9 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from chat.reflection.categories import classify_category
 from chat.summaries import compose, extract
-from chat.summaries.blocks import Composition
+from chat.summaries.blocks import Composition, Extraction
 from chat.summaries.mental_models import mental_models_refresh
 from memory.config import MemoryConfig, get_config
 from memory.documents import MEMORY_MD, SUMMARY_MD, document_get, project_of, skill_path
@@ -33,15 +34,19 @@ from memory.leases import LeaseLost, lease_heartbeat, lease_owner_id, lease_queu
 from memory.models import (
     Conversation,
     DocumentKind,
+    Evidence,
+    EvidenceStatus,
     JobRun,
     MemoryDocument,
     Message,
     Note,
+    Policy,
     Role,
     SessionExtraction,
     Subject,
 )
 from memory.services.audit import Actor, audit_record
+from memory.services.consent import consent_policy
 from memory.services.documents import document_prune, document_write, session_extraction_write
 from memoryweb.errors import FeatureDisabled
 from memoryweb.live import notify
@@ -99,6 +104,29 @@ def conversations_due(*, subject: Subject, config: MemoryConfig, now=None, force
     return {"due": due, **counts}
 
 
+def _consented(messages: list[Message], subject: Subject) -> list[Message]:
+    """The messages the person lets memory keep: a turn whose evidence unit is pending, denied
+    or forgotten is left out, and so is one never reflected on whose consent category
+    (chat.reflection.categories) is not `allow` — a summary must not keep what the consent
+    gate holds back (health `ask` by default, say)."""
+    status = dict(
+        Evidence.objects.filter(message__in=[m.pk for m in messages]).values_list("message_id", "status")
+    )
+    policies: dict[str, str] = {}
+    kept = []
+    for message in messages:
+        if message.pk in status:
+            if status[message.pk] == EvidenceStatus.VISIBLE:
+                kept.append(message)
+            continue
+        category = classify_category(message.text)
+        if category not in policies:
+            policies[category] = consent_policy(subject=subject, category=category)
+        if policies[category] == Policy.ALLOW:
+            kept.append(message)
+    return kept
+
+
 def _conversation_inputs(conversation: Conversation) -> tuple[list[Message], list[Note]]:
     messages = list(
         Message.objects.filter(conversation=conversation, role__in=[Role.USER, Role.ASSISTANT]).order_by(
@@ -117,7 +145,11 @@ def conversation_extract(*, conversation: Conversation, config: MemoryConfig, ru
     messages, notes = _conversation_inputs(conversation)
     if not messages:
         return None
-    result = extract.session_extract(conversation=conversation, messages=messages, notes=notes, config=config)
+    kept = _consented(messages, conversation.subject)
+    if kept:
+        result = extract.session_extract(conversation=conversation, messages=kept, notes=notes, config=config)
+    else:  # every turn held back by consent: an empty extraction, so the watermark moves on
+        result = Extraction(title="", synopsis="", sections={}, method="heuristic")
     last_id = Message.objects.filter(conversation=conversation).aggregate(last=Max("id"))["last"]
     return session_extraction_write(
         conversation=conversation,

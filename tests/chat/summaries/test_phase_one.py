@@ -169,3 +169,38 @@ def test_another_subjects_conversations_are_never_due(subject, config):
 
     with time_machine.travel(NOW, tick=False):
         assert conversations_due(subject=subject, config=config)["due"] == []
+
+
+def test_a_turn_the_consent_gate_holds_back_never_reaches_the_extraction(subject, config):
+    conversation = conversation_with(
+        subject,
+        [
+            ("user", "We decided to use Postgres for the ledger service instead of MySQL."),
+            ("assistant", "Good choice for a ledger."),
+            ("user", "Also I was diagnosed with diabetes last month, so I decided to cut sugar."),
+            ("assistant", "Thanks for telling me."),
+        ],
+        last_at=NOW - timedelta(days=1),
+    )
+
+    with time_machine.travel(NOW):
+        row = conversation_extract(conversation=conversation, config=config)
+
+    assert "Postgres" in row.raw_memory
+    assert "diabetes" not in row.raw_memory.lower() and "sugar" not in row.raw_memory.lower()
+    assert "diabetes" not in row.synopsis.lower() and "diabetes" not in row.title.lower()
+
+
+def test_a_conversation_held_back_whole_still_moves_its_watermark(subject, config):
+    conversation = conversation_with(
+        subject,
+        [("user", "My doctor changed my insulin dose after the diabetes check-up.")],
+        last_at=NOW - timedelta(days=1),
+    )
+
+    with time_machine.travel(NOW):
+        row = conversation_extract(conversation=conversation, config=config)
+        due = conversations_due(subject=subject, config=config)
+
+    assert row.raw_memory == "" and "insulin" not in row.title.lower()
+    assert conversation not in due["due"] and due["current"] == 1
