@@ -32,7 +32,9 @@ from memory.services.documents import conversation_memory_reload, document_delet
 MODEL_NAME = r"^(?!(?:seed|refresh)$)[a-z0-9][a-z0-9-]{0,63}$"
 
 
-@extend_schema_field({"type": "boolean", "enum": [True], "description": "must be true"})
+# the one value inside allOf: drf-spectacular would otherwise name this [true] enum a second
+# time (the profile's pinned rule has one) and warn
+@extend_schema_field({"type": "boolean", "allOf": [{"enum": [True]}], "description": "must be true"})
 class ConfirmField(StrictBooleanField):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)

@@ -31,8 +31,9 @@ from pathlib import Path
 from django.utils import timezone
 
 from memory.documents import MEMORY_MD, SUMMARY_MD, documents_current, project_of
-from memory.models import DocumentKind, SessionExtraction, Subject
+from memory.models import ConsentCategory, DocumentKind, Policy, SessionExtraction, Subject
 from memory.services import Actor, app_create, subject_get_or_create
+from memory.services.consent import consent_policy_set
 from memory.services.conversations import conversation_get_or_create, message_add
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "session_summaries" / "sessions.json"
@@ -153,15 +154,30 @@ def app_config(llm: dict | None = None) -> dict:
     return {"memory": {**BACKEND, "llm": llm or {"summaries": "none", "default": "none"}}}
 
 
-def measure(data: dict, *, llm: dict | None = None, actor: Actor | None = None) -> "Report":
-    """Load the set into a new App's subject, run the pipeline once (force) and score it."""
+CONSENT_MODES = ("approved", "default")
+
+
+def measure(
+    data: dict, *, llm: dict | None = None, actor: Actor | None = None, consent: str = "approved"
+) -> "Report":
+    """Load the set into a new App's subject, run the pipeline once (force) and score it.
+
+    Summaries keep only what the consent gate lets memory keep. `consent` "approved": the
+    subject allows every category first, as a person who approved the sensitive turns would
+    (what the pipeline makes of the conversations); "default": the default policies (every
+    category *ask*), so sensitive turns wait and stay out (what a new subject gets)."""
     from chat.summaries.pipeline import summaries_run
 
+    if consent not in CONSENT_MODES:
+        raise ValueError(f"consent must be one of {', '.join(CONSENT_MODES)}")
     actor = actor or Actor.system("summaries-eval")
     app = app_create(
         name=f"summaries-eval-{timezone.now():%Y%m%d-%H%M%S-%f}", config=app_config(llm), actor=actor
     )
     subject = set_load(data, app=app, actor=actor)
+    if consent == "approved":
+        for category in ConsentCategory.objects.values_list("slug", flat=True):
+            consent_policy_set(subject=subject, category=category, policy=Policy.ALLOW, actor=actor)
     run = summaries_run(subject=subject, actor=actor, force=True)
     report = evaluate(data, subject=subject)
     report.app = app.name

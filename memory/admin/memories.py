@@ -232,3 +232,56 @@ class ProcedureVersionAdmin(HistoryAdmin):
 
 
 # --- consent --------------------------------------------------------------------------------
+
+
+# --- session summaries (chat/summaries/): written by the pipeline, read here --------------------
+
+
+@admin.register(models.SessionExtraction)
+class SessionExtractionAdmin(HistoryAdmin):
+    """Phase 1's raw memory of each conversation. Read-only: `manage.py memory clear` (or the
+    REST twin) deletes them, and the next run writes them again."""
+
+    list_display = ["id", "subject", "conversation", "title", "method", "message_count", "last_message_at"]
+    list_filter = ["method", "subject__app"]
+    search_fields = ["title", "synopsis", "raw_memory", "subject__external_id"]
+    list_select_related = ["subject__app", "conversation"]
+    raw_id_fields = ["conversation", "run"]
+    date_hierarchy = "last_message_at"
+
+
+class MemoryDocumentVersionInline(HistoryInline):
+    model = models.MemoryDocumentVersion
+    fields = readonly_fields = ("number", "method", "digest", "input_tokens", "output_tokens", "created_at")
+    show_change_link = True
+
+
+@admin.register(models.MemoryDocument)
+class MemoryDocumentAdmin(HistoryAdmin):
+    """MEMORY.md, the injected summary, skills and mental models, each with its versions."""
+
+    list_display = [
+        "id",
+        "subject",
+        "kind",
+        "scope",
+        "path",
+        "current",
+        "auto_refresh",
+        "pruned_at",
+        "updated_at",
+    ]
+    list_filter = ["kind", "auto_refresh", ("pruned_at", admin.EmptyFieldListFilter), "subject__app"]
+    search_fields = ["path", "name", "description", "scope", "subject__external_id"]
+    list_select_related = ["subject__app", "current"]
+    raw_id_fields = ["current"]
+    inlines = [MemoryDocumentVersionInline]
+
+
+@admin.register(models.MemoryDocumentVersion)
+class MemoryDocumentVersionAdmin(HistoryAdmin):
+    list_display = ["id", "document", "number", "method", "created_at"]
+    list_filter = ["method", "document__kind"]
+    search_fields = ["content", "document__path", "document__subject__external_id"]
+    list_select_related = ["document__subject__app"]
+    raw_id_fields = ["document", "run"]

@@ -17,7 +17,17 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from memory.config import MemoryConfig, get_config
-from memory.models import App, Evidence, EvidenceStatus, ItemKind, Message, Policy, Role, Subject
+from memory.models import (
+    App,
+    Evidence,
+    EvidenceStatus,
+    ItemKind,
+    Message,
+    Policy,
+    Role,
+    SessionExtraction,
+    Subject,
+)
 from memory.services.audit import Actor, audit_record
 from memory.services.embeddings import embeddings_delete, embeddings_enabled
 from memory.services.eviction import eviction_order
@@ -102,6 +112,7 @@ def evidence_reveal(*, evidence_id: int) -> Evidence | None:
     )
     evidence = Evidence.objects.filter(pk=evidence_id).first()
     if updated and evidence is not None:
+        _extraction_redo(conversation_ids=[evidence.conversation_id])
         notify(evidence.subject_id, "memory.changed", {"kind": "evidence", "id": evidence.pk})
     return evidence
 
@@ -114,9 +125,20 @@ def evidence_decline(*, evidence_id: int) -> None:
     embeddings_delete(kind=ItemKind.EVIDENCE, item_ids=[evidence_id])
 
 
+def _extraction_redo(*, conversation_ids) -> None:
+    """A turn became visible or was forgotten: the session summary of its conversation is
+    extracted again on the next run (chat/summaries/pipeline.py reads the watermark)."""
+    SessionExtraction.objects.filter(conversation_id__in=conversation_ids).update(watermark_message_id=0)
+
+
 def _hide(queryset) -> list[int]:
     ids = list(queryset.exclude(status=EvidenceStatus.FORGOTTEN).values_list("pk", flat=True))
     if ids:
+        _extraction_redo(
+            conversation_ids=set(
+                Evidence.objects.filter(pk__in=ids).values_list("conversation_id", flat=True)
+            )
+        )
         Evidence.objects.filter(pk__in=ids).update(
             status=EvidenceStatus.FORGOTTEN, text="", updated_at=timezone.now()
         )

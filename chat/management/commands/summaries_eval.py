@@ -20,7 +20,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.summaries.evaluation import DEFAULT_DATA, format_misses, format_table, load_set, measure
+from chat.summaries.evaluation import (
+    CONSENT_MODES,
+    DEFAULT_DATA,
+    format_misses,
+    format_table,
+    load_set,
+    measure,
+)
 from chat.summaries.recording import CassetteRecorder
 from memory.config import get_config
 from memoryweb.errors import ConfigError
@@ -51,6 +58,13 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--timeout", type=float, default=None, help="seconds per model call (default: llm.timeoutSeconds)"
+        )
+        parser.add_argument(
+            "--consent",
+            choices=CONSENT_MODES,
+            default="approved",
+            help="approved: every consent category allowed first, as after the person approved the "
+            "sensitive turns; default: the default policies (sensitive turns wait and stay out)",
         )
         parser.add_argument(
             "--record",
@@ -86,13 +100,14 @@ class Command(BaseCommand):
             recorder = CassetteRecorder([m["text"] for c in labelled["conversations"] for m in c["messages"]])
             previous = recorder.install()
         try:
-            report = measure(labelled, llm=llm)
+            report = measure(labelled, llm=llm, consent=options["consent"])
         finally:
             if recorder is not None:
                 set_http_client_factory(previous)
         name = options["provider"] if llm else "heuristic"
         self.stdout.write(f"app {report.app}; run: {json.dumps(report.run, sort_keys=True)}\n")
-        self.stdout.write(format_table(report, f"session summaries · {name} · {data.name}"))
+        title = f"session summaries · {name} · {data.name} · consent {options['consent']}"
+        self.stdout.write(format_table(report, title))
         if misses:
             self.stdout.write(format_misses(report))
         if recorder is not None and record is not None:

@@ -204,3 +204,32 @@ def test_a_conversation_held_back_whole_still_moves_its_watermark(subject, confi
 
     assert row.raw_memory == "" and "insulin" not in row.title.lower()
     assert conversation not in due["due"] and due["current"] == 1
+
+
+def test_a_turn_approved_later_brings_its_conversation_back_for_extraction(subject, config, actor):
+    from memory.models import Evidence
+    from memory.services.evidence import evidence_record, evidence_reveal
+
+    conversation = conversation_with(
+        subject,
+        [
+            ("user", "We decided to use Postgres for the ledger service instead of MySQL."),
+            ("user", "The budget for the ledger hosting is capped at 400 euros a month."),
+        ],
+        last_at=NOW - timedelta(days=1),
+    )
+    from chat.reflection.categories import classify_category
+
+    for message in conversation.messages.all():
+        evidence_record(message=message, category=classify_category(message.text), actor=actor, config=config)
+    pending = Evidence.objects.get(conversation=conversation, status="pending")
+
+    with time_machine.travel(NOW):
+        before = conversation_extract(conversation=conversation, config=config)
+        evidence_reveal(evidence_id=pending.pk)
+        due = conversations_due(subject=subject, config=config)["due"]
+        after = conversation_extract(conversation=conversation, config=config)
+
+    assert "400" not in before.raw_memory
+    assert conversation in due
+    assert "400" in after.raw_memory

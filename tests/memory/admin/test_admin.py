@@ -36,11 +36,18 @@ from memory.models import (
     Procedure,
     Subject,
 )
-from memory.services import Actor, api_key_create, note_store, subject_get_or_create, vote_cast
+from memory.services import (
+    Actor,
+    api_key_create,
+    app_config_set,
+    note_store,
+    subject_get_or_create,
+    vote_cast,
+)
 from memory.services.consent import consent_policy_set
 from memory.services.distillation import lesson_distilled_store
 from memory.services.links import note_link
-from memoryweb.demo import demo_memory_seed
+from memoryweb.demo import DEMO_APP_CONFIG, demo_memory_seed
 from memoryweb.models import LiveEvent
 from tests.factories import ConversationFactory, MessageFactory
 
@@ -77,6 +84,7 @@ def _audited(action: str, **filters) -> AuditEvent:
 def world(app, subject, api_key):
     """At least one row of every model, written the way the product writes them."""
     actor = Actor.system("test")
+    app_config_set(app=app, config=DEMO_APP_CONFIG, actor=actor)  # session summaries on, as the demo's
     config = get_config(app)
     demo_memory_seed(subject=subject, actor=actor)  # conversation, facts, notes, links, lesson, pending…
     lesson = Lesson.objects.filter(subject=subject).first()
