@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 import factory
 from django.utils import timezone
 
@@ -61,3 +63,23 @@ class NoteFactory(factory.django.DjangoModelFactory):
     def first_version(obj, create, extracted, **kwargs):
         if create:
             NoteVersion.objects.create(note=obj, version=1, content=obj.content, tags=obj.tags)
+
+
+def extraction_for(subject, *, scope="", title="t", synopsis="", raw_memory="", days_ago=0, **conversation):
+    """A new conversation of `subject` with one message `days_ago` days old, and its session
+    extraction (written by the service, so redacted like the pipeline's)."""
+    from memory.services.documents import session_extraction_write
+
+    conversation_row = ConversationFactory(subject=subject, scope=scope, **conversation)
+    at = timezone.now() - timedelta(days=days_ago)
+    message = MessageFactory(conversation=conversation_row, occurred_at=at)
+    return session_extraction_write(
+        conversation=conversation_row,
+        watermark_message_id=message.pk,
+        message_count=1,
+        last_message_at=at,
+        title=title,
+        synopsis=synopsis,
+        raw_memory=raw_memory,
+        method="heuristic",
+    )

@@ -14,26 +14,20 @@ from memory.models import (
     SessionExtraction,
 )
 from memory.services import app_config_set
-from memory.services.documents import document_write, session_extraction_write
-from tests.factories import ConversationFactory, FactFactory, MessageFactory
+from memory.services.documents import document_write
+from tests.factories import ConversationFactory, FactFactory, extraction_for
 
 BASE = "/api/v1/subjects/alice/memory"
 
 
 @pytest.fixture
 def summaries(subject, actor):
-    conversation = ConversationFactory(subject=subject, scope="billing-api")
-    message = MessageFactory(conversation=conversation)
-    session_extraction_write(
-        conversation=conversation,
-        watermark_message_id=message.pk,
-        message_count=1,
-        last_message_at=message.occurred_at,
+    conversation = extraction_for(
+        subject,
+        scope="billing-api",
         title="Webhook retries",
-        synopsis="",
         raw_memory="### Decisions\n- Retries back off exponentially.",
-        method="heuristic",
-    )
+    ).conversation
     document_write(subject=subject, path="MEMORY.md", content="# Memory", actor=actor)
     document_write(subject=subject, path=SUMMARY_MD, content="Billing: retries back off.", actor=actor)
     mental_models_seed(subject=subject, actor=actor)

@@ -28,7 +28,7 @@ from memory.services.documents import (
 from memoryweb.errors import ConfigError, NotFound
 from memoryweb.llm.spec import component_spec
 from memoryweb.llm.templates import prompt_schema, render_prompt, template_variables
-from tests.factories import AppFactory, ConversationFactory, MessageFactory, SubjectFactory
+from tests.factories import AppFactory, ConversationFactory, MessageFactory, SubjectFactory, extraction_for
 
 ACTOR = Actor.system("test")
 
@@ -192,19 +192,8 @@ def test_a_project_summary_is_preferred_and_the_subject_wide_one_is_the_fallback
 
 
 def test_clearing_removes_extractions_and_documents_but_keeps_mental_models(db):
-    conversation = ConversationFactory()
-    message = MessageFactory(conversation=conversation)
-    subject = conversation.subject
-    session_extraction_write(
-        conversation=conversation,
-        watermark_message_id=message.pk,
-        message_count=1,
-        last_message_at=message.occurred_at,
-        title="t",
-        synopsis="s",
-        raw_memory="",
-        method="heuristic",
-    )
+    subject = SubjectFactory()
+    conversation = extraction_for(subject, synopsis="s").conversation
     _, summary = document_write(subject=subject, path=SUMMARY_MD, content="- s", actor=ACTOR)
     document_write(subject=subject, path="mental_models/who-they-are.md", content="- x", actor=ACTOR)
     conversation_summary_pin(conversation=conversation, version=summary)

@@ -1,10 +1,7 @@
 """Mental models (chat/summaries/mental_models.py): seed, create, refresh from the fabric and the
 session extractions, the LLM path on the wire, and the summaries run refreshing them."""
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from chat.summaries.blocks import render_block
 from chat.summaries.mental_models import (
@@ -20,25 +17,14 @@ from chat.summaries.mental_models import (
 from chat.summaries.pipeline import summaries_run
 from memory.models import DocumentKind, MemoryDocument, MemoryDocumentVersion
 from memory.services import app_config_set
-from memory.services.documents import session_extraction_write
 from memory.tokens import estimate_tokens
 from memoryweb.errors import Conflict, InvalidInput, NotFound
-from tests.factories import ConversationFactory, FactFactory, MessageFactory, NoteFactory
+from tests.factories import FactFactory, NoteFactory, extraction_for
 
 
 def extraction(subject, *, scope="billing-api", title="Retry queue for webhooks", days_ago=2, **sections):
-    conversation = ConversationFactory(subject=subject, scope=scope)
-    at = timezone.now() - timedelta(days=days_ago)
-    message = MessageFactory(conversation=conversation, occurred_at=at)
-    return session_extraction_write(
-        conversation=conversation,
-        watermark_message_id=message.pk,
-        message_count=1,
-        last_message_at=at,
-        title=title,
-        synopsis="",
-        raw_memory=render_block(sections),
-        method="heuristic",
+    return extraction_for(
+        subject, scope=scope, title=title, raw_memory=render_block(sections), days_ago=days_ago
     )
 
 
