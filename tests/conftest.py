@@ -182,3 +182,24 @@ def openai_wire(monkeypatch):
 @pytest.fixture
 def vendor():
     return connection.vendor
+
+
+@pytest.fixture
+def summaries(subject, actor):
+    """The subject with one session extraction, a MEMORY.md, a summary and the built-in mental
+    models; returns the extraction's conversation."""
+    from chat.summaries.mental_models import mental_models_seed
+    from memory.documents import SUMMARY_MD
+    from memory.services.documents import document_write
+    from tests.factories import extraction_for
+
+    conversation = extraction_for(
+        subject,
+        scope="billing-api",
+        title="Webhook retries",
+        raw_memory="### Decisions\n- Retries back off exponentially.",
+    ).conversation
+    document_write(subject=subject, path="MEMORY.md", content="# Memory\n- Retries back off.", actor=actor)
+    document_write(subject=subject, path=SUMMARY_MD, content="Billing: retries back off.", actor=actor)
+    mental_models_seed(subject=subject, actor=actor)
+    return conversation

@@ -4,7 +4,6 @@
 import pytest
 
 from chat.summaries.mental_models import BUILTIN_MODELS, mental_model_get, mental_models_seed
-from memory.documents import SUMMARY_MD
 from memory.models import (
     ContextDelivery,
     DocumentKind,
@@ -14,24 +13,9 @@ from memory.models import (
     SessionExtraction,
 )
 from memory.services import app_config_set
-from memory.services.documents import document_write
-from tests.factories import ConversationFactory, FactFactory, extraction_for
+from tests.factories import ConversationFactory, FactFactory
 
 BASE = "/api/v1/subjects/alice/memory"
-
-
-@pytest.fixture
-def summaries(subject, actor):
-    conversation = extraction_for(
-        subject,
-        scope="billing-api",
-        title="Webhook retries",
-        raw_memory="### Decisions\n- Retries back off exponentially.",
-    ).conversation
-    document_write(subject=subject, path="MEMORY.md", content="# Memory", actor=actor)
-    document_write(subject=subject, path=SUMMARY_MD, content="Billing: retries back off.", actor=actor)
-    mental_models_seed(subject=subject, actor=actor)
-    return conversation
 
 
 def test_view_returns_both_halves_and_records_nothing(client, subject):

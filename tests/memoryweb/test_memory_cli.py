@@ -18,8 +18,7 @@ from memory.models import (
     SessionExtraction,
 )
 from memory.services import app_config_set
-from memory.services.documents import document_write
-from tests.factories import ConversationFactory, FactFactory, SubjectFactory, extraction_for
+from tests.factories import ConversationFactory, FactFactory, SubjectFactory
 
 
 class Terminal(io.StringIO):
@@ -37,21 +36,6 @@ def memory(*args, stdin=None):
 @pytest.fixture
 def who(subject):
     return ["--app", subject.app.name, "--subject", subject.external_id]
-
-
-@pytest.fixture
-def summaries(subject, actor):
-    """alice with one extraction, a MEMORY.md, a summary and a mental model."""
-    conversation = extraction_for(
-        subject,
-        scope="billing-api",
-        title="Webhook retries",
-        raw_memory="### Decisions\n- Retries back off exponentially.",
-    ).conversation
-    document_write(subject=subject, path="MEMORY.md", content="# Memory\n- Retries back off.", actor=actor)
-    document_write(subject=subject, path=SUMMARY_MD, content="Billing: retries back off.", actor=actor)
-    mental_models_seed(subject=subject, actor=actor)
-    return conversation
 
 
 def test_view_prints_the_stable_prefix_then_the_tail(subject, who, actor, config):
