@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from chat.summaries.evaluation import load_set
-from memory.models import App, JobRun, SessionExtraction
+from memory.models import App, DocumentKind, JobRun, MemoryDocument, MemoryDocumentVersion, SessionExtraction
 from memoryweb.llm import set_http_client_factory
 from tests.llm_cassette import Cassette
 
@@ -23,14 +23,26 @@ SUBSET = Path(__file__).resolve().parents[2] / "data" / "session_summaries" / "l
 SPEC = "openai-compatible/qwen2.5-coder-1.5b-instruct"
 BASE_URL = "http://127.0.0.1:8765/v1"  # where the recording's server listened; nothing listens in a test
 # the output limits the recording ran with (kept low for a CPU), so the requests are the same
-CONFIG = {"memories": {"stageOneOutputTokens": 600, "consolidationOutputTokens": 900}}
+CONFIG = {
+    "llm": {"maxRetries": 0},
+    "memories": {"stageOneOutputTokens": 600, "consolidationOutputTokens": 900},
+}
 
 # What the recording run printed (summaries_eval --provider SPEC --data llm_subset.json --config
 # CONFIG --record …, on 2026-12-01; docs/local-models.md has the command): per kind,
 # (n, extraction, documents, summary, skill) as (captured, of) pairs, None for "-".
-RECORDED_TABLE: dict = {}
-RECORDED_DISTRACTORS: dict = {}
-RECORDED_METHODS: dict = {}
+RECORDED_TABLE = {
+    "decision": (3, (1, 2), (0, 3), (0, 3), None),
+    "constraint": (5, (1, 3), (0, 5), (0, 5), None),
+    "failure_fix": (1, (1, 1), (0, 1), (0, 1), None),
+    "workflow": (4, (2, 3), (0, 4), (0, 4), (0, 1)),
+    "tool": (1, (1, 1), (0, 1), (0, 1), None),
+    "preference": (2, (0, 2), (0, 2), (0, 2), None),
+    "open_question": (2, (0, 1), (0, 2), (0, 2), None),
+    "total": (18, (6, 13), (0, 18), (0, 18), (0, 1)),
+}
+RECORDED_DISTRACTORS = {"extraction": (0, 2), "documents": (0, 3), "summary": (0, 3)}
+RECORDED_METHODS = {SPEC: 3}
 
 
 @pytest.fixture
@@ -52,7 +64,7 @@ def _replay(tmp_path) -> dict:
         "--base-url",
         BASE_URL,
         "--timeout",
-        "900",
+        "1500",
         "--config",
         json.dumps(CONFIG),
         "--json",
@@ -95,7 +107,15 @@ def test_the_extractions_and_documents_the_model_wrote_carry_its_spec(db, tmp_pa
     for extraction in extractions:
         by_method[extraction.method] = by_method.get(extraction.method, 0) + 1
     assert by_method == RECORDED_METHODS
-    run = JobRun.objects.get(subject__app=app)
-    assert run.status == "succeeded"
+    assert JobRun.objects.get(subject__app=app).status == "done"
+    # both scopes were composed by the model (its spec on every version it wrote); the 1.5B
+    # model copied the consolidation prompt's example: a release skill, nothing of the kitchen
+    versions = MemoryDocumentVersion.objects.filter(document__subject__app=app)
+    assert {v.method for v in versions} == {SPEC}
+    skills = MemoryDocument.objects.filter(subject__app=app, kind=DocumentKind.SKILL)
+    assert sorted((d.scope, d.name) for d in skills) == [
+        ("", "test-checklist"),
+        ("kitchen-reno", "release-checklist"),
+    ]
     sent = cassette.requests[0]
     assert sent["model"] == SPEC.split("/", 1)[1] and sent["max_tokens"] == 600
