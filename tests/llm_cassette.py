@@ -9,6 +9,7 @@ optionally `response_format` (true/false: whether the request must carry one), a
 `response` ({"status", "headers", "body"}) or `raise` (the name of an httpx2 exception, e.g.
 "ReadTimeout", for a server that never answers). A request no interaction matches gets a 500
 and is kept in `unmatched`, so a test can tell a missing recording from a model failure.
+When several interactions match a request, the first not played yet answers it.
 """
 
 import json
@@ -27,8 +28,9 @@ def load_cassette(name: str) -> dict:
 
 
 class Cassette:
-    def __init__(self, name: str):
-        self.data = load_cassette(name)
+    def __init__(self, name: str | dict):
+        """`name`: a cassette of tests/data/llm_cassettes, or a cassette's content itself."""
+        self.data = name if isinstance(name, dict) else load_cassette(name)
         self.interactions: list[dict] = self.data["interactions"]
         self.requests: list[dict] = []
         self.played: list[str] = []
@@ -41,14 +43,18 @@ class Cassette:
         user = next((m["content"] for m in reversed(body.get("messages", [])) if m["role"] == "user"), "")
         block = CONVERSATION.search(user)
         conversation = block.group(1) if block else user
+        matching = []
         for interaction in self.interactions:
             if interaction["match"] not in conversation:
                 continue
             wants_format = interaction.get("response_format")
             if wants_format is not None and wants_format != ("response_format" in body):
                 continue
-            return interaction
-        return None
+            matching.append(interaction)
+        # the same request asked twice (two scopes composed from the same extractions) gets the
+        # answers in the order they were recorded; once all are played, the first again
+        unplayed = [i for i in matching if i.get("name") not in self.played]
+        return (unplayed or matching or [None])[0]
 
     def handler(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)

@@ -148,19 +148,35 @@ def set_load(data: dict, *, app, actor: Actor) -> Subject:
     return subject
 
 
-def app_config(llm: dict | None = None) -> dict:
+def _merged(base: dict, override: dict) -> dict:
+    result = dict(base)
+    for key, value in override.items():
+        both_trees = isinstance(value, dict) and isinstance(result.get(key), dict)
+        result[key] = _merged(result[key], value) if both_trees else value
+    return result
+
+
+def app_config(llm: dict | None = None, overrides: dict | None = None) -> dict:
     """The eval App's config: the backend on, and the summaries model (none: the heuristic path,
-    whatever llm.default the environment sets)."""
-    return {"memory": {**BACKEND, "llm": llm or {"summaries": "none", "default": "none"}}}
+    whatever llm.default the environment sets), then `overrides` (a `memory` tree, e.g.
+    {"memories": {"stageOneOutputTokens": 600}}) merged into it key by key."""
+    tree = {**BACKEND, "llm": llm or {"summaries": "none", "default": "none"}}
+    return {"memory": _merged(tree, overrides or {})}
 
 
 CONSENT_MODES = ("approved", "default")
 
 
 def measure(
-    data: dict, *, llm: dict | None = None, actor: Actor | None = None, consent: str = "approved"
+    data: dict,
+    *,
+    llm: dict | None = None,
+    config: dict | None = None,
+    actor: Actor | None = None,
+    consent: str = "approved",
 ) -> "Report":
-    """Load the set into a new App's subject, run the pipeline once (force) and score it.
+    """Load the set into a new App's subject, run the pipeline once (force) and score it;
+    `config` is merged into the App's config (`app_config`).
 
     Summaries keep only what the consent gate lets memory keep. `consent` "approved": the
     subject allows every category first, as a person who approved the sensitive turns would
@@ -172,7 +188,9 @@ def measure(
         raise ValueError(f"consent must be one of {', '.join(CONSENT_MODES)}")
     actor = actor or Actor.system("summaries-eval")
     app = app_create(
-        name=f"summaries-eval-{timezone.now():%Y%m%d-%H%M%S-%f}", config=app_config(llm), actor=actor
+        name=f"summaries-eval-{timezone.now():%Y%m%d-%H%M%S-%f}",
+        config=app_config(llm, config),
+        actor=actor,
     )
     subject = set_load(data, app=app, actor=actor)
     if consent == "approved":

@@ -6,10 +6,12 @@ keeps the exchange; `install` makes every LLM client use it (memoryweb.llm.clien
 each interaction's `match` is a piece of its request's last user message found in no other
 recorded request's, taken first from the labelled messages' own text (stable from one run to
 the next, unlike database ids), else from the request's lines (for the consolidation calls:
-lines of the recorded stage-one answers, which a replay reproduces).
+lines of the recorded stage-one answers, which a replay reproduces). A piece naming a database
+row by its id is never taken: a replay's rows have other ids.
 """
 
 import json
+import re
 from pathlib import Path
 
 import httpx2
@@ -17,6 +19,8 @@ import httpx2
 from memoryweb.llm.client import set_http_client_factory
 
 SNIPPET = 60  # characters of a labelled message tried as a match
+# a line naming a row by its primary key ("c:12 …", "— conversation 12") differs in a replay's database
+DATABASE_ID = re.compile(r"\b(?:c:|conversation )\d+\b")
 
 
 def _user_text(body: dict) -> str:
@@ -70,10 +74,13 @@ class CassetteRecorder(httpx2.BaseTransport):
         user = self.exchanges[index]["user"]
         others = [e["user"] for i, e in enumerate(self.exchanges) if i != index]
         lines = [line.strip() for line in user.splitlines() if len(line.strip()) >= 24]
-        for candidate in [s for s in self.known if s in user] + lines:
-            if not any(candidate in other for other in others):
-                return candidate
-        return user
+        candidates = [c for c in [s for s in self.known if s in user] + lines if not DATABASE_ID.search(c)]
+        if not candidates:
+            return user
+        # the first found in no other request; when the same request was asked twice (two scopes
+        # composed from the same extractions), the first found in the fewest, and the replay
+        # answers such requests in the order they were recorded
+        return min(candidates, key=lambda c: sum(c in other for other in others))
 
     def cassette(self, about: str = "") -> dict:
         interactions = []

@@ -1,4 +1,5 @@
-"""`manage.py summaries_eval [--provider SPEC --base-url URL --timeout S] [--json OUT] [--record CASSETTE] [--misses]`:
+"""`manage.py summaries_eval [--provider SPEC --base-url URL --timeout S] [--config JSON] [--json OUT]
+[--record CASSETTE] [--misses]`:
 how much of the labelled conversation set (tests/data/session_summaries/sessions.json) the
 session-summary pipeline captures, per kind of item (chat/summaries/evaluation.py says how an
 item counts as captured).
@@ -12,7 +13,9 @@ can be read in the dashboard afterwards.
 With `--provider none` (the default) the heuristic path runs. With a model spec
 (`openai-compatible/qwen2.5:7b --base-url http://127.0.0.1:11434/v1`) the App's
 `llm.summaries` is that model; `--record PATH` then saves every request and answer as a
-cassette that tests/llm_cassette.py replays."""
+cassette that tests/llm_cassette.py replays. `--config` merges a `memory` tree into the App's
+config, e.g. `{"memories": {"stageOneOutputTokens": 600, "consolidationOutputTokens": 900}}` to
+keep a slow local model's answers short."""
 
 import json
 import sys
@@ -29,7 +32,7 @@ from chat.summaries.evaluation import (
     measure,
 )
 from chat.summaries.recording import CassetteRecorder
-from memory.config import get_config
+from memory.config import get_config, validate_app_config
 from memoryweb.errors import ConfigError
 from memoryweb.llm.client import set_http_client_factory
 from memoryweb.llm.spec import component_spec
@@ -67,6 +70,19 @@ class Command(BaseCommand):
             "sensitive turns; default: the default policies (sensitive turns wait and stay out)",
         )
         parser.add_argument(
+            "--config",
+            dest="config_json",
+            default=None,
+            metavar="JSON",
+            help='merged into the App\'s memory config, e.g. {"memories": {"stageOneOutputTokens": 600}}',
+        )
+        parser.add_argument(
+            "--about",
+            default="",
+            metavar="TEXT",
+            help="with --record: what served the model (server, version, weights), said in the cassette",
+        )
+        parser.add_argument(
             "--record",
             type=Path,
             default=None,
@@ -88,11 +104,27 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from exc
         return llm
 
+    def _overrides(self, raw: str | None) -> dict | None:
+        if raw is None:
+            return None
+        try:
+            tree = json.loads(raw)
+        except ValueError as exc:
+            raise CommandError(f"--config is not JSON: {exc}") from exc
+        if isinstance(tree, dict) and set(tree) == {"memory"}:
+            tree = tree["memory"]
+        try:
+            validate_app_config({"memory": tree})
+        except ConfigError as exc:
+            raise CommandError(f"--config: {exc.message}") from exc
+        return tree
+
     def handle(self, *args, data: Path, json_out: Path | None, misses: bool, record: Path | None, **options):
         if not data.exists():
             raise CommandError(f"no labelled set at {data}")
         labelled = load_set(data)
         llm = self._llm(options["provider"], options["base_url"], options["timeout"])
+        overrides = self._overrides(options["config_json"])
         if record is not None and llm is None:
             raise CommandError("--record needs --provider (the heuristic path makes no request)")
         recorder = previous = None
@@ -100,7 +132,7 @@ class Command(BaseCommand):
             recorder = CassetteRecorder([m["text"] for c in labelled["conversations"] for m in c["messages"]])
             previous = recorder.install()
         try:
-            report = measure(labelled, llm=llm, consent=options["consent"])
+            report = measure(labelled, llm=llm, config=overrides, consent=options["consent"])
         finally:
             if recorder is not None:
                 set_http_client_factory(previous)
@@ -111,7 +143,12 @@ class Command(BaseCommand):
         if misses:
             self.stdout.write(format_misses(report))
         if recorder is not None and record is not None:
-            recorder.write(record, about=f"summaries_eval --provider {name} on {data.name}")
+            about = f"summaries_eval --provider {name} on {data.name}"
+            if overrides:
+                about += f" with --config {json.dumps(overrides, sort_keys=True)}"
+            if options["about"]:
+                about += f". {options['about']}"
+            recorder.write(record, about=about)
             self.stdout.write(f"recorded {len(recorder.exchanges)} exchanges to {record}\n")
         if json_out:
             payload = {"provider": name, "data": data.name, **report.as_dict()}

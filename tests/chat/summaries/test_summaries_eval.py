@@ -22,9 +22,10 @@ from chat.summaries.evaluation import (
 )
 from chat.summaries.recording import CassetteRecorder
 from memory.documents import MEMORY_MD, SUMMARY_MD, skill_path
-from memory.models import Conversation, Message
+from memory.models import App, Conversation, Message
 from memory.services import app_create
 from memory.services.documents import document_write
+from tests.llm_cassette import Cassette
 
 # set by the lead from the first measured run (fractions of the labelled items captured)
 HEURISTIC_DOCUMENTS_FLOOR = 0.9  # measured 63/67 = 0.94
@@ -187,6 +188,58 @@ def test_the_recorder_keeps_each_exchange_with_a_match_unique_to_it(tmp_path):
         "Raw memories of the scope kitchen-reno follow",
     ]
     assert interactions[1]["response"]["body"]["choices"][0]["message"]["content"] == '{"a": 2}'
+
+
+def test_the_recorder_never_matches_on_a_database_id_and_repeats_keep_their_order(tmp_path):
+    answers = iter(['{"a": 1}', '{"a": 2}'])
+
+    class Server(httpx2.BaseTransport):
+        def handle_request(self, request):
+            return httpx2.Response(200, json={"choices": [{"message": {"content": next(answers)}}]})
+
+    recorder = CassetteRecorder()
+    recorder.real = Server()
+    client = httpx2.Client(transport=recorder)
+    # two scopes composed from the same extraction ask the same question twice
+    user = "## Tiles for the splashback — 2026-02-01 — conversation 41\n- decided: matte zellige tiles, grey grout"
+    for _ in range(2):
+        client.post(
+            "http://llm.test/v1/chat/completions", json={"messages": [{"role": "user", "content": user}]}
+        )
+    out = tmp_path / "summaries.json"
+    recorder.write(out)
+    interactions = json.loads(out.read_text())["interactions"]
+    assert [i["match"] for i in interactions] == ["- decided: matte zellige tiles, grey grout"] * 2
+
+    replay = Cassette({"about": "", "interactions": interactions})
+    with replay.client() as replayed:
+        contents = [
+            replayed.post(
+                "http://llm.test/v1/chat/completions",
+                json={"messages": [{"role": "user", "content": user.replace("41", "7")}]},
+            ).json()["choices"][0]["message"]["content"]
+            for _ in range(3)
+        ]
+    assert contents == ['{"a": 1}', '{"a": 2}', '{"a": 1}'] and replay.unmatched == []
+
+
+def test_config_overrides_reach_the_eval_app_and_a_wrong_key_is_refused(db, tmp_path):
+    from django.core.management.base import CommandError
+
+    subset = tmp_path / "one.json"
+    data = load_set(DEFAULT_DATA)
+    subset.write_text(json.dumps({**data, "conversations": data["conversations"][:1], "projects": []}))
+    call_command("summaries_eval", "--data", str(subset), "--config", '{"memories": {"maxSkills": 1}}')
+    app = App.objects.get(name__startswith="summaries-eval-")
+    assert app.config["memory"]["memories"] == {
+        "minRolloutIdleHours": 0,
+        "maxRolloutAgeDays": 3650,
+        "maxSkills": 1,
+    }
+    with pytest.raises(CommandError, match="memories.maxSkill"):
+        call_command("summaries_eval", "--data", str(subset), "--config", '{"memories": {"maxSkill": 1}}')
+    with pytest.raises(CommandError, match="not JSON"):
+        call_command("summaries_eval", "--data", str(subset), "--config", "maxSkills=1")
 
 
 def test_the_command_refuses_to_record_without_a_model(db):
