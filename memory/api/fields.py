@@ -43,6 +43,9 @@ class StrictCharField(serializers.CharField):
     def run_validation(self, data=serializers.empty):
         if isinstance(data, str) and not self.allow_blank and not data.strip():
             self.fail("blank")
+        # the length the schema's maxLength counts is the string as sent, before DRF trims it
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
         return super().run_validation(data)
 
 

@@ -169,6 +169,20 @@ def test_an_unknown_field_named_empty_is_reported_under_its_own_name(client, sub
     assert not Note.objects.exists()
 
 
+def test_a_string_over_its_max_length_as_sent_is_refused_even_when_trimming_would_fit_it(client, subject):
+    keyword = "\n" + "k" * 60  # 61 characters as sent, 60 once trimmed: the schema counts 61
+
+    response = client.post(
+        API + "/subjects/alice/profile",
+        {"key": "city", "value": "Lyon", "pinned": False, "keywords": [keyword]},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["field"].startswith("keywords")
+    assert not ProfileFact.objects.exists()
+
+
 def test_a_body_over_the_upload_limit_is_a_413_in_the_json_envelope(client, subject, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     body = json.dumps({"content": "x" * 2000})
