@@ -15,12 +15,12 @@ import json
 import logging
 from datetime import UTC
 
+from chat.summaries.asking import model_answer
 from chat.summaries.blocks import Composition, Skill, slug
 from chat.summaries.heuristic import heuristic_compose
 from memory.documents import NAME
 from memory.tokens import estimate_tokens, truncate_to_tokens
 from memoryweb.llm import client_for
-from memoryweb.llm.templates import prompt_schema, render_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -72,13 +72,12 @@ def model_inputs(*, extractions, config) -> tuple[str, str, int]:
 
 def _model_compose(*, client, scope, extractions, config) -> Composition | None:
     raw_memories, rollout_summaries, sent = model_inputs(extractions=extractions, config=config)
-    system = render_prompt(SYSTEM, {})
     variables = {"raw_memories": raw_memories, "rollout_summaries": rollout_summaries}
-    answer = client.complete_json(
+    answer, input_tokens = model_answer(
+        client,
         prompt=PROMPT,
         variables=variables,
-        schema=prompt_schema(PROMPT),
-        system=system,
+        system=SYSTEM,
         max_tokens=config["memories.consolidationOutputTokens"],
     )
     if answer is None:
@@ -89,7 +88,7 @@ def _model_compose(*, client, scope, extractions, config) -> Composition | None:
             "summaries: the consolidation answer of %s was unusable (scope %r)", client.spec, scope
         )
         return None
-    composition.input_tokens = estimate_tokens(system) + estimate_tokens(render_prompt(PROMPT, variables))
+    composition.input_tokens = input_tokens
     composition.output_tokens = estimate_tokens(json.dumps(answer, ensure_ascii=False))
     logger.info("summaries: composed scope %r from %d of %d extractions", scope, sent, len(extractions))
     return composition

@@ -11,12 +11,12 @@ heuristic path (chat.summaries.extract_heuristic) reads the same inputs by rules
 import json
 
 from chat.summaries import phrasing
+from chat.summaries.asking import model_answer
 from chat.summaries.blocks import SECTIONS, Extraction, failure_item, slug, workflow_item
 from chat.summaries.extract_heuristic import MAX_ITEMS, heuristic_extract
 from memory.redaction import redact
 from memory.tokens import estimate_tokens, truncate_to_tokens
 from memoryweb.llm import client_for
-from memoryweb.llm.templates import prompt_schema, render_prompt
 
 PROMPT = "memories/stage_one_input"
 SYSTEM = "memories/stage_one_system"
@@ -109,12 +109,11 @@ def _sections(answer: dict) -> dict[str, list[str]]:
 def _model_extract(client, *, conversation, messages, notes, config) -> Extraction | None:
     items = response_items(messages=messages, notes=notes, budget=config["memories.stageOneInputTokens"])
     variables = {"thread_id": thread_id(conversation), "response_items_json": items}
-    system = render_prompt(SYSTEM, {})
-    answer = client.complete_json(
+    answer, input_tokens = model_answer(
+        client,
         prompt=PROMPT,
         variables=variables,
-        schema=prompt_schema(PROMPT),
-        system=system,
+        system=SYSTEM,
         max_tokens=config["memories.stageOneOutputTokens"],
     )
     if answer is None:
@@ -129,6 +128,6 @@ def _model_extract(client, *, conversation, messages, notes, config) -> Extracti
         synopsis=text,
         sections=sections,
         method=str(client.spec),
-        input_tokens=estimate_tokens(system) + estimate_tokens(render_prompt(PROMPT, variables)),
+        input_tokens=input_tokens,
         output_tokens=estimate_tokens(json.dumps(answer, ensure_ascii=False)),
     )

@@ -16,6 +16,7 @@ unchanged subject adds no version.
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from chat.summaries.asking import model_answer
 from chat.summaries.blocks import parse_block
 from memory.config import MemoryConfig, get_config
 from memory.documents import NAME, document_get, documents_current, mental_model_path
@@ -33,7 +34,7 @@ from memory.services.documents import document_write
 from memory.text import query_terms
 from memory.tokens import estimate_tokens, truncate_to_tokens
 from memoryweb.errors import Conflict, InvalidInput, NotFound
-from memoryweb.llm import client_for, prompt_schema, render_prompt
+from memoryweb.llm import client_for
 
 MAX_TOKENS = 300
 EVIDENCE_TOKENS = 2000  # what the LLM path is shown
@@ -256,16 +257,14 @@ def mental_model_compose(
         "previous": previous,
         "evidence": _bullets(lines, EVIDENCE_TOKENS),
     }
-    answer = client.complete_json(
-        prompt=PROMPT, variables=variables, schema=prompt_schema(PROMPT), max_tokens=MAX_TOKENS * 2
-    )
+    answer, input_tokens = model_answer(client, prompt=PROMPT, variables=variables, max_tokens=MAX_TOKENS * 2)
     content = (answer or {}).get("content", "").strip()
     if not content:
         return Refreshed(content=heuristic, method="heuristic")
     return Refreshed(
         content=truncate_to_tokens(content, MAX_TOKENS),
         method=str(client.spec),
-        input_tokens=estimate_tokens(render_prompt(PROMPT, variables)),
+        input_tokens=input_tokens,
         output_tokens=estimate_tokens(content),
     )
 
