@@ -162,3 +162,41 @@ def test_the_heartbeat_beats_while_the_block_runs_and_stops_when_the_run_is_lost
         assert not threading.Event().wait(0.05)
 
     assert seen == len(beats) == 3  # no beat after the run was lost
+
+
+def test_a_summaries_run_whose_worker_died_is_redone_once_by_the_sweeper(
+    client, subject, actor, eager_tasks, django_capture_on_commit_callbacks
+):
+    from memory.models import MemoryDocument, SessionExtraction
+    from memory.services import app_config_set
+
+    app_config_set(app=subject.app, config={"memory": {"backend": "local"}}, actor=actor)
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="s", actor=actor)
+    message_add(
+        conversation=conversation,
+        role="user",
+        text="We decided to use Postgres for the ledger instead of MySQL.",
+        occurred_at=timezone.now() - timedelta(days=1),
+        actor=actor,
+    )
+    dead = lease_acquire(f"summaries:subject:{subject.pk}", "gone:3:z", kind="summaries", subject=subject)
+    JobRun.objects.filter(pk=dead.pk).update(heartbeat_at=timezone.now() - STALE, stats={"force": True})
+
+    assert flush(client, timeout_ms=10_000)["dead"] == 1
+
+    with django_capture_on_commit_callbacks(execute=True):
+        stats = runs_reclaim_task()
+
+    assert stats == {"abandoned": 1, "requeued": 1, "redispatched": 0}
+    dead.refresh_from_db()
+    assert dead.status == JobStatus.ABANDONED
+    redo = JobRun.objects.exclude(pk=dead.pk).get()
+    assert (redo.key, redo.kind, redo.status, redo.stats["extracted"]) == (
+        dead.key,
+        "summaries",
+        JobStatus.DONE,
+        1,
+    )
+    assert SessionExtraction.objects.filter(conversation=conversation).count() == 1
+    assert MemoryDocument.objects.filter(subject=subject, path="MEMORY.md").get().versions.count() == 1
+    assert flush(client)["done"] is True
