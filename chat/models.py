@@ -38,6 +38,7 @@ class ReflectionRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     owner = models.CharField(max_length=200, blank=True, help_text="host:pid:token of the worker running it")
     heartbeat_at = models.DateTimeField(default=timezone.now)
+    profile = models.CharField(max_length=20, default="normal", help_text="the operational profile")
 
     class Meta:
         indexes = [

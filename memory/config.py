@@ -142,6 +142,10 @@ DEFAULTS: dict[str, Any] = {
         # session summaries; "none" falls back to llm.default, then to the heuristic path
         "summaries": "none",
         "chat": "none",
+        # judging the candidates' applicability (one batched call per context build)
+        "applicability": "none",
+        # semantic cut points for very long pasted messages (chunking level 1)
+        "chunking": "none",
         # the model of a component that names none of its own (read by summaries only)
         "default": "none",
         "baseUrl": "",
@@ -168,6 +172,54 @@ DEFAULTS: dict[str, Any] = {
         # after a failure the provider is not asked again for this long (recall uses FTS)
         "retryAfterSeconds": 30.0,
     },
+    # assistant modes (memory/modes/, docs/modes.md): the mode of a conversation that names none
+    "modes": {"default": "general_qa"},
+    # selection by applicability (memory/ranking/applicability.py): final = applicability ·
+    # weights.applicability + retrieval · weights.retrieval + vitality · weights.vitality +
+    # confirmation · weights.confirmation − privacy and contradiction penalties; items whose
+    # applicability is under minApplicability are not rendered (a mode may raise it).
+    # llm.applicability judges fit in one batched call bounded by timeoutMs
+    "applicability": {
+        "enabled": True,
+        "weights": {"applicability": 0.65, "retrieval": 0.15, "vitality": 0.10, "confirmation": 0.10},
+        "privacyPenalty": 1.0,
+        "contradictionPenalty": 0.3,
+        "minApplicability": 0.0,
+        # near-duplicate candidates (word Jaccard at least this) do not fill a section
+        "diversityThreshold": 0.8,
+        "timeoutMs": 2500,
+        # candidates sent to the LLM judge at most (the rest keep the heuristic's judgement)
+        "llmMaxCandidates": 24,
+    },
+    # the adaptive context cache (memory/context_cache.py): a follow-up turn whose staleness
+    # stays under maxStaleness is served from the last build of the same conversation, policy
+    # and operational profile; any change to the subject's memory invalidates it
+    "cache": {
+        "enabled": True,
+        "maxStaleness": 0.5,
+        # staleness reaches 1 after this many messages, or this many seconds
+        "fullAfterMessages": 6,
+        "fullAfterSeconds": 900,
+        "ttlSeconds": 3600,
+    },
+    # the recent transcript of the same conversation, newest turns first, under budgetTokens
+    # (at least 2048 once on); off by default: most chat apps send their own history
+    "recentTranscript": {"enabled": False, "budgetTokens": 2048},
+    # the topic working set: the conversation's active and parked topics, refreshed after messages
+    "topics": {"enabled": True, "maxTokens": 200, "maxActive": 3, "maxParked": 5},
+    # two-level chunking of long messages before extraction (chat/reflection/chunking.py)
+    "chunking": {
+        "enabled": True,
+        # a message longer than this (characters) is split at natural boundaries
+        "thresholdChars": 4000,
+        "minSegmentChars": 500,
+        # a segment still over this many tokens is cut at semantic points (LLM) or by size
+        "maxSegmentTokens": 16000,
+        "markerEveryTokens": 1000,
+    },
+    # operational profiles (memoryweb/profiles.py): normal, low_power, offline are open to
+    # every App; emergency and disaster only to an App that lists them here
+    "profiles": {"allowed": ["normal", "low_power", "offline"]},
     "scoring": {
         "relevance": 1.0,
         "votes": 0.1,
@@ -229,6 +281,10 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
     elif isinstance(default, str):
         if isinstance(value, str):
             return value
+    elif isinstance(default, list):
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise ConfigError(f"{path} must be a list of strings, got {json.dumps(value)}", key=path)
     raise ConfigError(f"{path} must be a {_type_name(default)}, got {json.dumps(value)}", key=path)
 
 

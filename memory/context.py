@@ -19,6 +19,7 @@ from memory.config import MemoryConfig
 from memory.context_summary import memory_guidance, mental_models_text, summaries_on, summary_choose
 from memory.links import ranked_expand
 from memory.models import Evidence, Lesson, Note, Procedure, Subject
+from memory.modes import Mode, mode_get, mode_of, policy_hash
 from memory.ranking import matched_reason, rank_distilled, rank_facts, rank_notes
 from memory.rewriter import rewrite_query
 from memory.search.lexical import NoteFilter
@@ -27,6 +28,7 @@ from memory.services.documents import conversation_summary_pin
 from memory.services.evidence import evidence_mark_recalled
 from memory.text import query_terms
 from memory.tokens import estimate_tokens, truncate_to_tokens
+from memoryweb.profiles import DEFAULT_PROFILE, profile_active
 
 SECTION_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures", "mental_models"]
 
@@ -97,6 +99,13 @@ class Context:
     latency_ms: float = 0.0
     # the session summary the stable prefix carries (memory.backend "local"): url, version, pinned
     summary: dict | None = None
+    mode: str = "general_qa"
+    profile: str = "normal"
+    policy_hash: str = ""
+    # served from the adaptive context cache (memory/context_cache.py), and how stale that build
+    # was judged (0 fresh … 1); a fresh build has staleness 0
+    from_cache: bool = False
+    staleness: float = 0.0
 
     def tokens(self) -> dict[str, int]:
         tokens = {"stable_prefix": self.stable_prefix.tokens}
@@ -131,6 +140,11 @@ class Context:
             "rewritten_query": self.rewritten_query,
             "retrieval_event_id": self.retrieval_event_id,
             "latency_ms": round(self.latency_ms, 3),
+            "mode": self.mode,
+            "profile": self.profile,
+            "policy_hash": self.policy_hash,
+            "from_cache": self.from_cache,
+            "staleness": round(self.staleness, 4),
         }
 
 
@@ -359,6 +373,18 @@ def phase_config(config: MemoryConfig, *, k: int | None = None) -> MemoryConfig:
     return config.with_overrides(overrides) if overrides else config
 
 
+def context_mode(*, mode: "Mode | str | None", conversation, config: MemoryConfig) -> Mode:
+    """The mode a build runs in: the request's override, else the conversation's, else
+    `modes.default`. An unknown override is InvalidInput naming `mode`."""
+    if isinstance(mode, Mode):
+        return mode
+    if mode:
+        return mode_get(mode)
+    if conversation is not None and conversation.mode:
+        return mode_of(conversation)
+    return mode_get(config["modes.default"], field="memory.modes.default")
+
+
 def context_build(
     *,
     subject: Subject,
@@ -367,9 +393,13 @@ def context_build(
     conversation=None,
     k: int | None = None,
     record: bool = True,
+    mode: "Mode | str | None" = None,
+    profile: str = DEFAULT_PROFILE,
 ) -> Context:
-    """Build the context for `message`. With `record`, writes a RetrievalEvent, counts recalls
-    and updates which blocks the conversation holds (so `unchanged` is right next time)."""
+    """Build the context for `message` in `mode` (see `context_mode`) under the operational
+    `profile` (already checked: memory/profiles.py). With `record`, writes a RetrievalEvent,
+    counts recalls and updates which blocks the conversation holds (so `unchanged` is right
+    next time)."""
     started = time.perf_counter()
     query = message.strip()
     if not config["notes.enabled"]:
@@ -381,8 +411,25 @@ def context_build(
             stable_prefix=Block("stable_prefix", "", config["stablePrefix.maxTokens"]),
             sections=[],
             items=[],
+            profile=profile,
         )
-    config = phase_config(config, k=k)
+    active_mode = context_mode(mode=mode, conversation=conversation, config=config)
+    config = phase_config(active_mode.apply(config), k=k)
+    with profile_active(profile):
+        return _build(
+            subject=subject,
+            query=query,
+            message=message,
+            config=config,
+            conversation=conversation,
+            record=record,
+            mode=active_mode,
+            profile=profile,
+            started=started,
+        )
+
+
+def _build(*, subject, query, message, config, conversation, record, mode, profile, started) -> Context:
     rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)
     now = timezone.now()
@@ -411,6 +458,9 @@ def context_build(
         sections=sections,
         items=profile_items + note_items + distilled_items,
         summary=summary.as_dict() if summary else None,
+        mode=mode.name,
+        profile=profile,
+        policy_hash=policy_hash(mode, config),
     )
     context.latency_ms = (time.perf_counter() - started) * 1000
     if record:
@@ -437,6 +487,9 @@ def context_build(
                 items=[i.as_dict() for i in context.items],
                 tokens=context.tokens(),
                 latency_ms=context.latency_ms,
+                mode=context.mode,
+                profile=context.profile,
+                policy_hash=context.policy_hash,
             )
             context.retrieval_event_id = event.pk
     return context

@@ -79,6 +79,9 @@ class Subject(models.Model):
         related_name="subjects",
         help_text="The dashboard login that may curate this memory.",
     )
+    # bumped by every change to what this subject's contexts are built from (memory/context_cache.py):
+    # a cached context built at an older generation is stale
+    memory_generation = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -173,6 +176,7 @@ class JobRun(models.Model):
     heartbeat_at = models.DateTimeField(default=timezone.now)
     stats = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    profile = models.CharField(max_length=20, default="normal", help_text="the operational profile")
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -250,6 +254,8 @@ class Note(models.Model):
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="notes")
     content = models.TextField()
     tags = models.JSONField(default=list, blank=True)
+    # qualifiers (memory/modes/): a note with a mode renders only in conversations of that mode
+    mode = models.CharField(max_length=50, blank=True, default="")
     scope = models.CharField(max_length=200, blank=True, default="")
     working_dir = models.CharField(max_length=500, blank=True, default="")
     conversation = models.ForeignKey(
@@ -463,6 +469,11 @@ class RetrievalEvent(models.Model):
     items = models.JSONField(default=list)
     tokens = models.JSONField(default=dict)
     latency_ms = models.FloatField()
+    mode = models.CharField(max_length=50, blank=True, default="")
+    profile = models.CharField(max_length=20, default="normal", help_text="the operational profile")
+    policy_hash = models.CharField(max_length=16, blank=True, default="", help_text="mode manifest + config")
+    from_cache = models.BooleanField(default=False)
+    staleness = models.FloatField(null=True, blank=True, help_text="of the cached build it served, 0..1")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -470,6 +481,62 @@ class RetrievalEvent(models.Model):
 
     def __str__(self):
         return f"retrieval {self.pk}: {self.query[:40]}"
+
+
+class ContextCacheEntry(models.Model):
+    """The last context built for a conversation under one policy and operational profile,
+    served again to a follow-up turn while it is fresh enough (memory/context_cache.py)."""
+
+    conversation = models.ForeignKey("Conversation", on_delete=models.CASCADE, related_name="+")
+    policy_hash = models.CharField(max_length=16)
+    profile = models.CharField(max_length=20, default="normal")
+    query = models.TextField(help_text="the message it was built for")
+    payload = models.JSONField(help_text="the built context, as served")
+    generation = models.PositiveBigIntegerField(help_text="the subject's memory_generation at the build")
+    last_message_id = models.BigIntegerField(default=0, help_text="the conversation's newest message then")
+    built_at = models.DateTimeField(default=timezone.now)
+    hits = models.PositiveIntegerField(default=0)
+    last_hit_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "policy_hash", "profile"], name="context_cache_unique"
+            )
+        ]
+
+    def __str__(self):
+        return f"cache c:{self.conversation_id} {self.policy_hash}/{self.profile}"
+
+
+class TopicStatus(models.TextChoices):
+    ACTIVE = "active"
+    PARKED = "parked"
+
+
+class ConversationTopic(models.Model):
+    """A topic of one conversation's working set: what it is about now (active) or was about
+    and may come back to (parked). Refreshed in the background after messages."""
+
+    conversation = models.ForeignKey("Conversation", on_delete=models.CASCADE, related_name="topics")
+    label = models.CharField(max_length=120)
+    terms = models.JSONField(default=list, blank=True, help_text="the words that identify it")
+    status = models.CharField(max_length=10, choices=TopicStatus.choices, default=TopicStatus.ACTIVE)
+    weight = models.FloatField(default=0.0)
+    mentions = models.PositiveIntegerField(default=0)
+    first_message_id = models.BigIntegerField(default=0)
+    last_message_id = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "label"], name="conversation_topic_unique")
+        ]
+        indexes = [models.Index(fields=["conversation", "status"], name="conversation_topic_status")]
+
+    def __str__(self):
+        return f"{self.status} topic {self.label}"
 
 
 class ContextDelivery(models.Model):

@@ -67,3 +67,11 @@ class PayloadTooLarge(MemorywebError):
 
     status_code = 413
     code = "too_large"
+
+
+class NotAllowed(MemorywebError):
+    """Valid input the App is not authorised for (a high-risk operational profile it has not
+    opted into); `field` names the field."""
+
+    status_code = 403
+    code = "not_allowed"

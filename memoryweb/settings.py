@@ -349,6 +349,8 @@ MEMORYWEB_LOGIN_COOLDOWN = env_int("MEMORYWEB_LOGIN_COOLDOWN", 900)
 # The MEMORY tree: seed defaults live in memory/config.py; MEMORYWEB_CONFIG names a JSON file
 # with overrides, and MEMORY__SECTION__KEY variables override single keys (see README).
 MEMORYWEB_CONFIG = env_str("MEMORYWEB_CONFIG")
+# a folder of custom assistant-mode manifests, NAME.json each (memory/modes/, docs/modes.md)
+MEMORYWEB_MODES_DIR = env_str("MEMORYWEB_MODES_DIR")
 # Vector search (memory/search/vectors): "auto" uses sqlite-vec or pgvector where loaded,
 # "numpy" forces brute force; the per-process cache of subjects' vectors is bounded in MB.
 MEMORYWEB_VECTOR_SEARCH = env_str("MEMORYWEB_VECTOR_SEARCH", "auto").strip().lower()

@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from memory.admin.base import HistoryAdmin, truncate
-from memory.models import Conversation, Message
+from memory.models import Conversation, ConversationTopic, Message
 
 
 @admin.register(Conversation)
@@ -47,3 +47,11 @@ class MessageAdmin(HistoryAdmin):
     @admin.display(description="text")
     def short_text(self, obj):
         return truncate(obj.text)
+
+
+@admin.register(ConversationTopic)
+class ConversationTopicAdmin(HistoryAdmin):
+    list_display = ["conversation", "label", "status", "weight", "mentions", "updated_at"]
+    list_filter = ["status"]
+    search_fields = ["label", "=conversation__id", "conversation__external_id"]
+    list_select_related = ["conversation"]

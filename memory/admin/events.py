@@ -46,8 +46,17 @@ class PendingMemoryAdmin(HistoryAdmin):
 
 @admin.register(models.RetrievalEvent)
 class RetrievalEventAdmin(HistoryAdmin):
-    list_display = ["created_at", "subject", "short_query", "item_count", "latency_ms"]
-    list_filter = ["subject__app"]
+    list_display = [
+        "created_at",
+        "subject",
+        "short_query",
+        "mode",
+        "profile",
+        "from_cache",
+        "item_count",
+        "latency_ms",
+    ]
+    list_filter = ["subject__app", "mode", "profile", "from_cache"]
     search_fields = ["query", "rewritten_query", "subject__external_id"]
     list_select_related = ["subject__app"]
     date_hierarchy = "created_at"
@@ -68,6 +77,26 @@ class ContextDeliveryAdmin(HistoryAdmin):
     list_filter = ["block"]
     search_fields = ["=conversation__id", "conversation__external_id"]
     list_select_related = ["conversation"]
+
+
+@admin.register(models.ContextCacheEntry)
+class ContextCacheEntryAdmin(HistoryAdmin):
+    list_display = [
+        "conversation",
+        "policy_hash",
+        "profile",
+        "short_query",
+        "hits",
+        "built_at",
+        "last_hit_at",
+    ]
+    list_filter = ["profile"]
+    search_fields = ["=conversation__id", "conversation__external_id", "query"]
+    list_select_related = ["conversation"]
+
+    @admin.display(description="query")
+    def short_query(self, obj):
+        return truncate(obj.query)
 
 
 @admin.register(models.AuditEvent)

@@ -27,6 +27,8 @@ from memory.api.fields import (
 from memory.api.schema import error_response
 from memory.context import context_build
 from memory.models import Conversation, Signal
+from memory.modes import mode_get
+from memory.profiles import profile_check
 from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
 from memory.services import (
@@ -40,6 +42,7 @@ from memory.services import (
 )
 from memory.services.facts import KEY_MESSAGE, KEY_RE
 from memoryweb.errors import InvalidInput, NotFound
+from memoryweb.profiles import DEFAULT_PROFILE, PROFILES
 
 
 # --- output shapes ------------------------------------------------------------------------
@@ -183,6 +186,13 @@ class ContextOut(serializers.Serializer):
     rewritten_query = serializers.CharField()
     retrieval_event_id = serializers.IntegerField(allow_null=True)
     latency_ms = serializers.FloatField()
+    mode = serializers.CharField(help_text="the assistant mode the context was built in")
+    profile = serializers.ChoiceField(choices=list(PROFILES), help_text="the operational profile")
+    policy_hash = serializers.CharField(help_text="digest of the mode manifest and configuration in force")
+    from_cache = serializers.BooleanField(help_text="served from the adaptive context cache")
+    staleness = serializers.FloatField(
+        help_text="0 for a fresh build; for a cache hit, how far the conversation moved since (0..1)"
+    )
 
 
 def note_detail(note) -> dict:
@@ -200,12 +210,25 @@ class ContextApi(AppAPIView):
         conversation = StrictIntegerField(required=False, min_value=1)
         k = StrictIntegerField(required=False, min_value=1, max_value=50)
         full = StrictBooleanField(required=False, default=False)
+        mode = StrictCharField(
+            required=False,
+            max_length=50,
+            help_text="build in this assistant mode instead of the conversation's (GET /api/v1/modes)",
+        )
+        profile = StrictChoiceField(
+            choices=list(PROFILES),
+            required=False,
+            default=DEFAULT_PROFILE,
+            help_text="operational profile; emergency and disaster only where the App allows them",
+        )
 
     @extend_schema(
         request=InputSerializer, responses={200: ContextOut}, summary="Build the memory context for a message"
     )
     def post(self, request):
         data = self.validated(self.InputSerializer, request.data)
+        profile = profile_check(data["profile"], self.config)
+        mode = mode_get(data["mode"]) if data.get("mode") else None
         # the common case, a known conversation of a known subject, in one query (its subject
         # comes with it); anything else takes the lookups below, which name what is missing
         conversation = (
@@ -246,6 +269,8 @@ class ContextApi(AppAPIView):
             config=self.config,
             conversation=conversation,
             k=data.get("k"),
+            mode=mode,
+            profile=profile,
         )
         return Response(context.as_dict(full=data["full"]))
 

@@ -27,7 +27,9 @@ import httpx2
 import numpy as np
 
 from memory.config import MemoryConfig
+from memoryweb.counters import counter_add
 from memoryweb.errors import ConfigError
+from memoryweb.profiles import remote_calls_allowed
 
 
 class EmbeddingError(Exception):
@@ -129,6 +131,10 @@ def get_embedder(config: MemoryConfig) -> "Embedder | None":
         from memory.embeddings.local import local_embedder
 
         return local_embedder()
+    if not remote_calls_allowed():
+        # the operational profile (offline, low_power): recall degrades to full-text search
+        counter_add("embeddings.skipped.profile")
+        return None
     # imported here: a cycle, remote.py takes EmbeddingSpec and EmbeddingError from this module
     from memory.embeddings.remote import RemoteEmbedder
 

@@ -8,9 +8,21 @@ from memory.models import App, ContextDelivery, RetrievalEvent
 
 
 def retrieval_event_record(
-    *, subject, conversation, query, rewritten_query, items, tokens, latency_ms
+    *,
+    subject,
+    conversation,
+    query,
+    rewritten_query,
+    items,
+    tokens,
+    latency_ms,
+    mode: str = "",
+    profile: str = "normal",
+    policy_hash: str = "",
+    from_cache: bool = False,
+    staleness: float | None = None,
 ) -> RetrievalEvent:
-    """Append the record of one context build. Each build is its own event."""
+    """Append the record of one context build (or cache hit). Each is its own event."""
     return RetrievalEvent.objects.create(
         subject=subject,
         conversation=conversation,
@@ -19,6 +31,11 @@ def retrieval_event_record(
         items=items,
         tokens=tokens,
         latency_ms=latency_ms,
+        mode=mode,
+        profile=profile,
+        policy_hash=policy_hash,
+        from_cache=from_cache,
+        staleness=staleness,
     )
 
 

@@ -34,6 +34,7 @@ from memoryweb.llm.parsing import extract_json, looks_like_prose, schema_problem
 from memoryweb.llm.providers import REFUSAL, TRUNCATED, Provider, provider_for
 from memoryweb.llm.spec import LLMSpec, Settings, api_key_for, component_spec
 from memoryweb.llm.templates import render_prompt
+from memoryweb.profiles import remote_calls_allowed
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +91,10 @@ def client_for(
     ConfigError naming `memory.llm.<component>`."""
     spec = component_spec(component, config)
     if spec.is_none:
+        return None
+    if not remote_calls_allowed():
+        # the request's or job's operational profile (offline, low_power) forbids model calls
+        counter_add(f"llm.skipped.{component}.profile")
         return None
     key = f"memory.llm.{component}"
     try:

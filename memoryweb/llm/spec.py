@@ -20,7 +20,7 @@ class Settings(Protocol):
     def __getitem__(self, dotted: str) -> Any: ...
 
 
-COMPONENTS = ("reflection", "rewriter", "consolidation", "summaries", "chat")
+COMPONENTS = ("reflection", "rewriter", "consolidation", "summaries", "chat", "applicability", "chunking")
 
 NONE = "none"
 ANTHROPIC = "anthropic"

@@ -26,7 +26,9 @@ from memory.models import (
     ApiKey,
     App,
     AuditEvent,
+    ContextCacheEntry,
     Conversation,
+    ConversationTopic,
     Embedding,
     JobRun,
     Lesson,
@@ -118,6 +120,10 @@ def world(app, subject, api_key):
         content_sha256="0" * 64,
     )
     DeclinedCluster.objects.create(subject=subject, signature="f" * 64, size=3, distiller="heuristic")
+    ContextCacheEntry.objects.create(
+        conversation=conversation, policy_hash="0" * 16, query="marathon", payload={}, generation=0
+    )
+    ConversationTopic.objects.create(conversation=conversation, label="marathon training", terms=["marathon"])
     LiveEvent.objects.create(subject_id=subject.pk, event="note.stored", payload={"id": note.pk})
     return subject
 
