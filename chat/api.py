@@ -8,6 +8,7 @@ from chat.selectors import background_wait
 from chat.services import messages_add, response_add
 from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
 from memory.api.fields import (
+    ProfileField,
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
@@ -15,6 +16,7 @@ from memory.api.fields import (
     SubjectField,
 )
 from memory.models import Role
+from memory.profiles import profile_check
 from memory.selectors import conversation_list, message_list
 from memory.services.conversations import conversation_get_or_create
 
@@ -105,9 +107,14 @@ class MessageIn(StrictSerializer):
     external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
 
 
+class SingleMessageIn(MessageIn):
+    profile = ProfileField()
+
+
 class MessagesApi(AppAPIView):
     class BatchSerializer(StrictSerializer):
         messages = MessageIn(many=True, max_length=MAX_BATCH, allow_empty=False)  # type: ignore[call-arg]
+        profile = ProfileField()
 
     class QuerySerializer(StrictQuerySerializer):
         limit = StrictIntegerField(required=False, min_value=1, max_value=1000, default=100)
@@ -125,7 +132,7 @@ class MessagesApi(AppAPIView):
 
     @extend_schema(
         request=PolymorphicProxySerializer(
-            "MessageOrBatch", serializers=[MessageIn, BatchSerializer], resource_type_field_name=None
+            "MessageOrBatch", serializers=[SingleMessageIn, BatchSerializer], resource_type_field_name=None
         ),
         responses={
             code: PolymorphicProxySerializer(
@@ -138,10 +145,15 @@ class MessagesApi(AppAPIView):
     def post(self, request, conversation_id):
         conversation = self.conversation(conversation_id)
         if isinstance(request.data, dict) and "messages" in request.data:
-            items = self.validated(self.BatchSerializer, request.data)["messages"]
+            data = self.validated(self.BatchSerializer, request.data)
+            items = data["messages"]
         else:
-            items = [self.validated(MessageIn, request.data)]
-        results = messages_add(conversation=conversation, items=items, actor=self.actor)  # all or none
+            data = self.validated(SingleMessageIn, request.data)
+            items = [{k: v for k, v in data.items() if k != "profile"}]
+        profile = profile_check(data["profile"], self.config)
+        results = messages_add(
+            conversation=conversation, items=items, actor=self.actor, profile=profile
+        )  # all or none
         created = any(c for _, c in results)
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         if len(items) == 1 and "messages" not in request.data:
@@ -154,6 +166,7 @@ class ResponsesApi(AppAPIView):
         text = StrictCharField(max_length=100_000, trim_whitespace=False)
         occurred_at = StrictDateTimeField(required=False)
         external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        profile = ProfileField()
 
     @extend_schema(
         request=InputSerializer,
@@ -162,6 +175,7 @@ class ResponsesApi(AppAPIView):
     )
     def post(self, request, conversation_id):
         data = self.validated(self.InputSerializer, request.data)
+        data["profile"] = profile_check(data["profile"], self.config)
         message, created = response_add(
             conversation=self.conversation(conversation_id), actor=self.actor, **data
         )

@@ -21,11 +21,12 @@ from chat.summaries.mental_models import (
 from chat.summaries.pipeline import summaries_request
 from chat.summaries.status import summaries_diagnose, summaries_stats
 from memory.api.base import AppAPIView, StrictSerializer
-from memory.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField
+from memory.api.fields import ProfileField, StrictBooleanField, StrictCharField, StrictIntegerField
 from memory.api.schema import ErrorOut, error_response
 from memory.api.views import ContextOut
 from memory.context import context_build
 from memory.documents import document_versions, version_diff
+from memory.profiles import profile_check
 from memory.services.documents import conversation_memory_reload, document_delete, summaries_clear
 
 # memory/documents.py NAME, less the two names the URLs below take for themselves
@@ -243,13 +244,20 @@ class MemoryResetApi(MemoryClearApi):
 class MemoryEnqueueApi(AppAPIView):
     force = False
 
+    class InputSerializer(StrictSerializer):
+        profile = ProfileField()
+
     @extend_schema(
-        request=None,
+        request=InputSerializer,
         responses={202: QUEUED, 409: error_response(409)},
         summary="Queue a session-summary run of the subject (answers at once)",
     )
     def post(self, request, subject):
-        run = summaries_request(subject=self.subject(subject), actor=self.actor, force=self.force)
+        data = self.validated(self.InputSerializer, request.data)
+        profile = profile_check(data["profile"], self.config)
+        run = summaries_request(
+            subject=self.subject(subject), actor=self.actor, force=self.force, profile=profile
+        )
         return Response({"job_run": run.pk, "status": run.status}, status=status.HTTP_202_ACCEPTED)
 
 
@@ -257,7 +265,7 @@ class MemoryRebuildApi(MemoryEnqueueApi):
     force = True
 
     @extend_schema(
-        request=None,
+        request=MemoryEnqueueApi.InputSerializer,
         responses={202: QUEUED, 409: error_response(409)},
         summary="Queue a rebuild: every conversation re-extracted, every document recomposed",
     )

@@ -42,19 +42,25 @@ from memoryweb.counters import counter_add
 from memoryweb.errors import MemorywebError
 from memoryweb.llm import client_for
 from memoryweb.outbox import enqueue
+from memoryweb.profiles import DEFAULT_PROFILE, profile_active
 
 logger = logging.getLogger(__name__)
 
 OPEN = [RunStatus.QUEUED, RunStatus.RUNNING]
 
 
-def reflection_enqueue(*, conversation: Conversation, through_message: Message) -> ReflectionRun:
-    """Queue a reflection of the conversation up to `through_message`, superseding open runs."""
+def reflection_enqueue(
+    *, conversation: Conversation, through_message: Message, profile: str = DEFAULT_PROFILE
+) -> ReflectionRun:
+    """Queue a reflection of the conversation up to `through_message`, superseding open runs.
+    The run keeps the operational `profile` it was asked under (memoryweb/profiles.py)."""
     with transaction.atomic():
         ReflectionRun.objects.filter(conversation=conversation, status__in=OPEN).update(
             status=RunStatus.SUPERSEDED, finished_at=timezone.now()
         )
-        run = ReflectionRun.objects.create(conversation=conversation, through_message=through_message)
+        run = ReflectionRun.objects.create(
+            conversation=conversation, through_message=through_message, profile=profile
+        )
         enqueue("chat.turn_reflect", run.pk)
     return run
 
@@ -213,7 +219,8 @@ def turn_reflect(*, run_id: int) -> dict:
     )
     if not claimed:
         return {"run": run_id, "skipped": "not queued"}
-    with heartbeating(lambda: _alive(run_id, owner)):
+    profile = ReflectionRun.objects.filter(pk=run_id).values_list("profile", flat=True).first()
+    with heartbeating(lambda: _alive(run_id, owner)), profile_active(profile or DEFAULT_PROFILE):
         return _reflect(run_id)
 
 
@@ -435,7 +442,9 @@ def reflections_reclaim() -> dict:
                 counter_add("reflection.given_up")
                 stats["given_up"] += 1
                 continue
-            reflection_enqueue(conversation=run.conversation, through_message=run.through_message)
+            reflection_enqueue(
+                conversation=run.conversation, through_message=run.through_message, profile=run.profile
+            )
             stats["requeued"] += 1
     now = timezone.now()
     undelivered = now - timedelta(seconds=settings.MEMORYWEB_REDISPATCH_SECONDS)

@@ -10,6 +10,7 @@ from memory.models import JobRun, Subject
 from memory.services.audit import Actor
 from memoryweb.errors import FeatureDisabled
 from memoryweb.outbox import enqueue
+from memoryweb.profiles import DEFAULT_PROFILE, profile_active
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +57,10 @@ def summaries_subject_task(subject_id: int, job_run_id: int | None = None) -> di
     queued = JobRun.objects.filter(pk=job_run_id).first() if job_run_id else None
     force = bool(queued and (queued.stats or {}).get("force"))
     try:
-        run = summaries_run(
-            subject=subject, actor=Actor.task("summaries_subject"), force=force, queued=queued
-        )
+        with profile_active(queued.profile if queued is not None else DEFAULT_PROFILE):
+            run = summaries_run(
+                subject=subject, actor=Actor.task("summaries_subject"), force=force, queued=queued
+            )
     except FeatureDisabled as exc:
         return {"skipped": exc.message}
     return {"skipped": True} if run is None else {"job_run": run.pk, "status": run.status, **run.stats}

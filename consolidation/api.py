@@ -6,13 +6,18 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from consolidation.services import consolidation_request
-from memory.api.base import AppAPIView
+from memory.api.base import AppAPIView, StrictSerializer
+from memory.api.fields import ProfileField
 from memory.api.schema import error_response
+from memory.profiles import profile_check
 
 
 class ConsolidateApi(AppAPIView):
+    class InputSerializer(StrictSerializer):
+        profile = ProfileField()
+
     @extend_schema(
-        request=None,
+        request=InputSerializer,
         responses={
             202: inline_serializer(
                 "ConsolidationQueued",
@@ -23,5 +28,7 @@ class ConsolidateApi(AppAPIView):
         summary="Queue a consolidation of the subject (answers at once)",
     )
     def post(self, request, subject):
-        run = consolidation_request(subject=self.subject(subject), actor=self.actor)
+        data = self.validated(self.InputSerializer, request.data)
+        profile = profile_check(data["profile"], self.config)
+        run = consolidation_request(subject=self.subject(subject), actor=self.actor, profile=profile)
         return Response({"job_run": run.pk, "status": run.status}, status=status.HTTP_202_ACCEPTED)

@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 
 from memoryweb.errors import ConfigError
+from memoryweb.profiles import PROFILES
 
 DEFAULTS: dict[str, Any] = {
     # the session-summary pipeline (chat/summaries/): "off", or "local" (whole conversations
@@ -442,6 +443,24 @@ def check_values(tree: dict) -> dict:
             raise ConfigError(f"memory.memories.{key} must be at least {low}", key=f"memory.memories.{key}")
     rewriter = tree.get("retrieve", {}).get("rewriter", {})
     _check_choice(rewriter.get("gateMode", "heuristic"), REWRITER_GATES, "memory.retrieve.rewriter.gateMode")
+    for profile in tree.get("profiles", {}).get("allowed", []):
+        _check_choice(profile, PROFILES, "memory.profiles.allowed")
+    applicability = tree.get("applicability", {})
+    for key, weight in applicability.get("weights", {}).items():
+        if weight < 0:
+            raise ConfigError(
+                f"memory.applicability.weights.{key} must not be negative",
+                key=f"memory.applicability.weights.{key}",
+            )
+    for key in ("minApplicability", "diversityThreshold"):
+        if not 0 <= applicability.get(key, 0) <= 1:
+            raise ConfigError(
+                f"memory.applicability.{key} must be between 0 and 1", key=f"memory.applicability.{key}"
+            )
+    if not 0 <= tree.get("cache", {}).get("maxStaleness", 0) <= 1:
+        raise ConfigError(
+            "memory.cache.maxStaleness must be between 0 and 1", key="memory.cache.maxStaleness"
+        )
     recall_k = tree.get("notes", {}).get("recallDefaultK", 10)
     if not 1 <= recall_k <= 100:  # what the recall endpoint accepts as k
         raise ConfigError(

@@ -91,14 +91,16 @@ def lease_owner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def lease_queue(key: str, *, kind: str = "", subject=None) -> JobRun:
-    """Record a run that was asked for and waits for a worker (status queued, no owner yet).
+def lease_queue(key: str, *, kind: str = "", subject=None, profile: str = "normal") -> JobRun:
+    """Record a run that was asked for and waits for a worker (status queued, no owner yet),
+    under the operational `profile` of the request that asked (the worker runs it so).
     Not idempotent: each call is one request; the worker's claim is what runs once."""
     now = timezone.now()
     return JobRun.objects.create(
         kind=kind or key.split(":", 1)[0],
         key=key,
         subject=subject,
+        profile=profile,
         status=JobStatus.QUEUED,
         lease_owner="",
         lease_seconds=0,

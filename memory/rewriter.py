@@ -8,6 +8,7 @@ rewrites the query instead, bounded by `timeoutMs`; when it is slow or unusable 
 message is searched (and the fallback counted).
 """
 
+import contextvars
 import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,7 @@ from memory.config import MemoryConfig
 from memory.text import query_terms
 from memoryweb.counters import counter_add
 from memoryweb.llm import client_for, prompt_schema
+from memoryweb.profiles import remote_calls_allowed
 
 REFERENTIAL = re.compile(
     r"\b(that|this|it|those|these|them|they|there|then|he|she|him|her|the same|what about|how about|"
@@ -68,8 +70,9 @@ def rewrite_query(*, message: str, conversation, config: MemoryConfig) -> tuple[
     history = _history(conversation, message, config["retrieve.rewriter.historyTurns"])
     if not history:
         return message, "none"
-    if config["llm.rewriter"] != "none":
-        future = _pool.submit(_llm_rewrite, message, history, config)
+    if config["llm.rewriter"] != "none" and remote_calls_allowed():
+        # the worker thread runs in a copy of this context: it sees the operational profile
+        future = _pool.submit(contextvars.copy_context().run, _llm_rewrite, message, history, config)
         try:
             rewritten = future.result(timeout=config["retrieve.rewriter.timeoutMs"] / 1000)
         except FutureTimeout:

@@ -248,6 +248,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # a PATCH body is read by the same serializer as in the schema, required fields included
     "COMPONENT_SPLIT_PATCH": False,
+    # the role of a posted message (user, assistant, system); an evidence unit has its own (no system)
+    "ENUM_NAME_OVERRIDES": {"MessageRoleEnum": "memory.models.Role"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory.api.schema.path_rules",

@@ -51,6 +51,7 @@ from memory.services.documents import document_prune, document_write, session_ex
 from memoryweb.errors import FeatureDisabled
 from memoryweb.live import notify
 from memoryweb.outbox import enqueue
+from memoryweb.profiles import DEFAULT_PROFILE
 
 logger = logging.getLogger(__name__)
 
@@ -303,12 +304,14 @@ def summaries_run(
     return run
 
 
-def summaries_request(*, subject: Subject, actor: Actor, force: bool = False) -> JobRun:
+def summaries_request(
+    *, subject: Subject, actor: Actor, force: bool = False, profile: str = DEFAULT_PROFILE
+) -> JobRun:
     """Ask for a run of the subject (`enqueue`; `force`: a rebuild): a queued JobRun, its task
     started on commit; returns the run at once. Raises FeatureDisabled, writing nothing, when
     the App's backend is off."""
     summaries_check_enabled(get_config(subject.app))
-    run = lease_queue(summaries_key(subject), kind=KIND, subject=subject)
+    run = lease_queue(summaries_key(subject), kind=KIND, subject=subject, profile=profile)
     if force:
         JobRun.objects.filter(pk=run.pk).update(stats={"force": True})
         run.stats = {"force": True}

@@ -45,6 +45,7 @@ from memory.services.distillation import lesson_distilled_store
 from memoryweb.errors import FeatureDisabled
 from memoryweb.live import notify
 from memoryweb.outbox import enqueue
+from memoryweb.profiles import DEFAULT_PROFILE, profile_active
 
 MAX_LESSON_TAGS = 16
 
@@ -265,19 +266,24 @@ def consolidate_now(*, subject: Subject, actor: Actor, job_run_id: int | None = 
         queued = JobRun.objects.filter(pk=job_run_id, subject=subject).first()
         if queued is None or queued.status != JobStatus.QUEUED:
             return None
-    return consolidation_run(
-        subject=subject, config=get_config(subject.app), actor=actor, owner=lease_owner_id(), queued=queued
-    )
+    with profile_active(queued.profile if queued is not None else DEFAULT_PROFILE):
+        return consolidation_run(
+            subject=subject,
+            config=get_config(subject.app),
+            actor=actor,
+            owner=lease_owner_id(),
+            queued=queued,
+        )
 
 
-def consolidation_request(*, subject: Subject, actor: Actor) -> JobRun:
+def consolidation_request(*, subject: Subject, actor: Actor, profile: str = DEFAULT_PROFILE) -> JobRun:
     """Ask for a consolidation tick of the subject: writes a queued JobRun and an audit event,
     and starts the task after commit; returns the run at once (the API, the dashboard and the
     admin report its id; the run's end is announced as `job.finished`). Each call is one
     request; two requests while one runs end with the second skipped. Raises FeatureDisabled,
     writing nothing, when the App switches consolidation off."""
     consolidation_check_enabled(get_config(subject.app))
-    run = lease_queue(consolidation_key(subject), kind="consolidate", subject=subject)
+    run = lease_queue(consolidation_key(subject), kind="consolidate", subject=subject, profile=profile)
     audit_record(
         actor=actor,
         action="subject.consolidation_requested",

@@ -38,7 +38,7 @@ def _redo(run: JobRun) -> bool:
         counter_add("jobs.given_up")
         return False
     if run.kind in PER_SUBJECT and run.subject_id is not None:
-        queued = lease_queue(run.key, kind=run.kind, subject=run.subject)
+        queued = lease_queue(run.key, kind=run.kind, subject=run.subject, profile=run.profile)
         if run.stats.get("force"):
             JobRun.objects.filter(pk=queued.pk).update(stats={"force": True})
         notify(run.subject_id, "job.queued", {"id": queued.pk, "kind": queued.kind})

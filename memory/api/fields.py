@@ -12,6 +12,8 @@ import re
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from memoryweb.profiles import DEFAULT_PROFILE, PROFILES
+
 _ASCII_INTEGER = re.compile(r"-?[0-9]+")
 
 
@@ -68,6 +70,21 @@ class StrictChoiceField(serializers.ChoiceField):
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
+
+
+class ProfileField(StrictChoiceField):
+    """The operational profile a request runs under (memoryweb/profiles.py); "normal" when
+    left out. Whether the App may use it is the view's check (memory/profiles.py)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("default", DEFAULT_PROFILE)
+        kwargs.setdefault(
+            "help_text",
+            "operational profile (normal, low_power, offline; emergency and disaster where the App "
+            "allows them): offline and low_power make no model or remote embedding calls",
+        )
+        super().__init__(choices=list(PROFILES), **kwargs)
 
 
 class StrictIntegerField(serializers.IntegerField):

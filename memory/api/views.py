@@ -14,6 +14,7 @@ from memory.api.base import (
     parse_item_ref,
 )
 from memory.api.fields import (
+    ProfileField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -42,7 +43,7 @@ from memory.services import (
 )
 from memory.services.facts import KEY_MESSAGE, KEY_RE
 from memoryweb.errors import InvalidInput, NotFound
-from memoryweb.profiles import DEFAULT_PROFILE, PROFILES
+from memoryweb.profiles import PROFILES
 
 
 # --- output shapes ------------------------------------------------------------------------
@@ -215,12 +216,7 @@ class ContextApi(AppAPIView):
             max_length=50,
             help_text="build in this assistant mode instead of the conversation's (GET /api/v1/modes)",
         )
-        profile = StrictChoiceField(
-            choices=list(PROFILES),
-            required=False,
-            default=DEFAULT_PROFILE,
-            help_text="operational profile; emergency and disaster only where the App allows them",
-        )
+        profile = ProfileField()
 
     @extend_schema(
         request=InputSerializer, responses={200: ContextOut}, summary="Build the memory context for a message"

@@ -85,6 +85,6 @@ def test_request_bodies_refuse_unknown_fields(schema):
     }
     assert open_bodies == set()
     assert requests["MessageOrBatchRequest"]["oneOf"] == [
-        {"$ref": "#/components/schemas/MessageInRequest"},
+        {"$ref": "#/components/schemas/SingleMessageInRequest"},
         {"$ref": "#/components/schemas/MessagesBatchRequest"},
     ]
