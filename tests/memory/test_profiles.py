@@ -123,10 +123,14 @@ def test_remote_embeddings_are_asked_only_when_the_profile_allows(
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.parametrize("profile,calls", [("normal", 1), ("offline", 0)])
-def test_the_model_rewriter_is_asked_only_when_the_profile_allows(subject, app, actor, openai_wire, profile, calls):
+def test_the_model_rewriter_is_asked_only_when_the_profile_allows(
+    subject, app, actor, openai_wire, profile, calls
+):
     allow(app, actor, "normal", "offline", llm={"rewriter": "openai/gpt-4o-mini"})
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c", actor=actor)
-    message_add(conversation=conversation, role="user", text="We booked the flat in Lisbon for June.", actor=actor)
+    message_add(
+        conversation=conversation, role="user", text="We booked the flat in Lisbon for June.", actor=actor
+    )
     openai_wire.answer_json({"query": "price of the flat in Lisbon"})
 
     context = context_build(
@@ -143,7 +147,9 @@ def test_the_model_rewriter_is_asked_only_when_the_profile_allows(subject, app, 
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_reflection_started_offline_runs_offline_and_asks_no_model(client, app, actor, openai_wire, eager_tasks):
+def test_reflection_started_offline_runs_offline_and_asks_no_model(
+    client, app, actor, openai_wire, eager_tasks
+):
     allow(app, actor, "normal", "offline", llm={"reflection": "openai/gpt-4o-mini"})
     opened = client.post(f"{API}/conversations", {"subject": "alice", "external_id": "c"}, format="json")
     conversation = opened.json()["id"]
@@ -176,10 +182,14 @@ def test_a_single_message_and_a_reply_carry_the_profile_too(client, app, actor):
         format="json",
     )
     reply = client.post(
-        f"{API}/conversations/{conversation}/responses", {"text": "hello", "profile": "low_power"}, format="json"
+        f"{API}/conversations/{conversation}/responses",
+        {"text": "hello", "profile": "low_power"},
+        format="json",
     )
     refused = client.post(
-        f"{API}/conversations/{conversation}/responses", {"text": "again", "profile": "disaster"}, format="json"
+        f"{API}/conversations/{conversation}/responses",
+        {"text": "again", "profile": "disaster"},
+        format="json",
     )
 
     assert reply.status_code == 201
