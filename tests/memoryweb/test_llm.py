@@ -763,7 +763,15 @@ def test_provider_status_shows_each_component_without_revealing_keys(monkeypatch
 
     rows = {row["component"]: row for row in provider_status(config)}
 
-    assert list(rows) == ["reflection", "rewriter", "consolidation", "summaries", "chat"]
+    assert list(rows) == [
+        "reflection",
+        "rewriter",
+        "consolidation",
+        "summaries",
+        "chat",
+        "applicability",
+        "chunking",
+    ]
     assert rows["reflection"]["provider"] == "anthropic" and rows["reflection"]["model"] == "claude-haiku-4-5"
     assert rows["reflection"]["api_key"] == "ANTHROPIC_API_KEY set" and rows["reflection"]["problem"] == ""
     assert "OPENAI_API_KEY" in rows["rewriter"]["problem"]
