@@ -9,6 +9,10 @@ run was not superseded meanwhile — a superseded run writes nothing. The caps c
 message (`_capped`): a backlog reflected at once keeps every turn's memories, and what a cap
 drops is counted in the run's stats and the `reflection.dropped.*` counters.
 
+A message longer than `chunking.thresholdChars` is cut into chunks (chat.reflection.chunking)
+and extracted chunk by chunk on either path, each chunk knowing what the earlier ones gave
+(chat.reflection.accumulator); the run's `stats.chunking` says how.
+
 Every candidate is redacted for secrets, grounded in time against its message, classified
 for consent and routed (store / ask / deny); notes are deduplicated by `note_store`. Every
 user and assistant message of the run also becomes an evidence unit (memory.services.evidence)
