@@ -9,6 +9,10 @@ run was not superseded meanwhile — a superseded run writes nothing. The caps c
 message (`_capped`): a backlog reflected at once keeps every turn's memories, and what a cap
 drops is counted in the run's stats and the `reflection.dropped.*` counters.
 
+A message longer than `chunking.thresholdChars` is cut into chunks (chat.reflection.chunking)
+and extracted chunk by chunk on either path, each chunk knowing what the earlier ones gave
+(chat.reflection.accumulator); the run's `stats.chunking` says how.
+
 Every candidate is redacted for secrets, grounded in time against its message, classified
 for consent and routed (store / ask / deny); notes are deduplicated by `note_store`. Every
 user and assistant message of the run also becomes an evidence unit (memory.services.evidence)
@@ -24,7 +28,9 @@ from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
+from chat.reflection.accumulator import NAME_KEYS, ChunkedMessage, extraction_operations
 from chat.reflection.categories import classify_category, item_category
+from chat.reflection.chunking import Chunking, message_chunks
 from chat.reflection.heuristics import extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS, Operation
@@ -79,46 +85,94 @@ def _messages(run: ReflectionRun) -> list[Message]:
     )
 
 
-def _heuristic_operations(messages: list[Message]) -> list[Operation]:
+def _known_names(subject) -> tuple[str, ...]:
+    """The person's names the profile holds: a transcript speaker labelled so is the person."""
+    return tuple(
+        ProfileFact.objects.filter(subject=subject, key__in=NAME_KEYS, valid_to=None).values_list(
+            "value", flat=True
+        )
+    )
 
+
+def _chunkings(messages: list[Message], config: MemoryConfig) -> dict[int, Chunking]:
+    """The chunks of each message long enough to be extracted chunk by chunk."""
+    found = {}
+    for message in messages:
+        if message.role != Role.SYSTEM and (chunking := message_chunks(message.text, config=config)):
+            found[message.pk] = chunking
+    return found
+
+
+def _chunking_stats(chunkings: dict[int, Chunking]) -> dict:
+    """What the run's stats say about chunking: how many messages and chunks, the deepest level
+    used, and why level 1 cut by size when it did."""
+    return {
+        "messages": len(chunkings),
+        "chunks": sum(len(c.chunks) for c in chunkings.values()),
+        "level": max((c.level for c in chunkings.values()), default=0),
+        "model_cuts": sum(c.model_cuts for c in chunkings.values()),
+        "fallback": next((c.fallback for c in chunkings.values() if c.fallback), ""),
+    }
+
+
+def _heuristic_operations(
+    messages: list[Message], chunkings: dict[int, Chunking] | None = None, known_names: tuple[str, ...] = ()
+) -> list[Operation]:
+    """The heuristic extractor's operations, message by message; a long message chunk by chunk."""
+    chunkings = chunkings or {}
     ops: list[Operation] = []
     for message in messages:
-        extraction = extract(message.text, role=message.role, occurred_at=message.occurred_at)
-        for fact in extraction.facts:
-            ops.append(
-                Operation(
-                    op="SET",
-                    message=message,
-                    key=fact.key,
-                    value=fact.value,
-                    pinned=fact.pinned,
-                    keywords=list(fact.keywords),
-                    confidence=fact.confidence,
-                    category=fact.category,
-                )
-            )
-        for retraction in extraction.retractions:
-            ops.append(Operation(op="RETRACT", message=message, key=retraction.key, value=retraction.value))
-        for note in extraction.notes:
-            ops.append(
-                Operation(
-                    op="NOTE",
-                    message=message,
-                    content=note.content,
-                    tags=list(note.tags),
-                    occurred_at=note.occurred_at,
-                    category=note.category,
-                )
-            )
+        chunking = chunkings.get(message.pk)
+        if chunking is None:
+            extraction = extract(message.text, role=message.role, occurred_at=message.occurred_at)
+            ops += extraction_operations(extraction, message)
+            continue
+        reader = ChunkedMessage(message, chunking, known_names=known_names)
+        for index, chunk in enumerate(chunking.chunks):
+            reader.read(index, chunk)
+        ops += reader.operations()
     return ops
 
 
-def _llm_operations(messages: list[Message], subject, config: MemoryConfig) -> list[Operation] | None:
-
+def _llm_operations(
+    messages: list[Message], subject, config: MemoryConfig, chunkings: dict[int, Chunking] | None = None
+) -> list[Operation] | None:
+    """The model's operations: the messages in one call, except that a long message is asked
+    about chunk by chunk, each chunk's prompt saying what the earlier ones gave. None when the
+    model is not configured or any answer is unusable (the heuristic path then runs)."""
     client = client_for("reflection", config)
     if client is None:
         return None
-    return llm_operations(client, messages, subject=subject, config=config, operation_class=Operation)
+    chunkings = chunkings or {}
+    ops: list[Operation] = []
+    batch: list[Message] = []
+    for message in [*messages, None]:
+        if message is not None and message.pk not in chunkings:
+            batch.append(message)
+            continue
+        if batch:  # the whole messages so far, in one call as always
+            found = llm_operations(client, batch, subject=subject, config=config, operation_class=Operation)
+            if found is None:
+                return None
+            ops += found
+            batch = []
+        if message is None:
+            break
+        reader = ChunkedMessage(message, chunkings[message.pk])
+        for index, chunk in enumerate(chunkings[message.pk].chunks):
+            found = llm_operations(
+                client,
+                [reader.turn(chunk)],
+                subject=subject,
+                config=config,
+                operation_class=Operation,
+                earlier=reader.earlier(index),
+            )
+            if found is None:
+                return None
+            reader.take_model(index, found)
+        ops += reader.operations()
+    return ops
 
 
 def _evolve_instead(op: Operation, subject, config: MemoryConfig) -> Operation:
@@ -175,17 +229,17 @@ def _switched_on(ops: list[Operation], config: MemoryConfig) -> list[Operation]:
 
 
 def _capped(ops: list[Operation], config: MemoryConfig) -> tuple[list[Operation], dict[str, int]]:
-    """Each message keeps at most `reflection.maxFactsPerCall` facts and retractions and
-    `reflection.maxNotesPerCall` notes and tag refinements, in the extractor's order: the caps
-    bound one turn's extraction, so a backlog of turns reflected at once keeps every turn's
+    """Each message (each chunk of a long one) keeps at most `reflection.maxFactsPerCall` facts
+    and retractions and `reflection.maxNotesPerCall` notes and tag refinements, in the
+    extractor's order: the caps bound one turn's extraction, so a backlog of turns reflected at once keeps every turn's
     memories. Returns the kept operations and how many of each kind a cap dropped."""
     caps = {"facts": config["reflection.maxFactsPerCall"], "notes": config["reflection.maxNotesPerCall"]}
-    used: dict[tuple[int, str], int] = {}
+    used: dict[tuple[int, int, str], int] = {}
     dropped = {"facts": 0, "notes": 0}
     kept = []
     for op in ops:
         kind = "facts" if op.op in ("SET", "RETRACT") else "notes"
-        slot = (op.message.pk, kind)
+        slot = (op.message.pk, op.chunk, kind)
         if used.get(slot, 0) >= caps[kind]:
             dropped[kind] += 1
             continue
@@ -253,10 +307,13 @@ def _reflect(run_id: int) -> dict:
         stats["messages"] = len(messages)
         ops = None
         if config["reflection.enabled"] and messages:
-            ops = _llm_operations(messages, subject, config)
+            chunkings = _chunkings(messages, config)
+            if chunkings:
+                stats["chunking"] = _chunking_stats(chunkings)
+            ops = _llm_operations(messages, subject, config, chunkings)
             stats["source"] = "llm" if ops is not None else "heuristic"
             if ops is None:
-                ops = _heuristic_operations(messages)
+                ops = _heuristic_operations(messages, chunkings, _known_names(subject))
         ops, dropped = _capped(_switched_on(ops or [], config), config)
         stats["dropped"] = dropped
         _count_dropped(dropped)

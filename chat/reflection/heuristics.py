@@ -27,7 +27,7 @@ people, and everything an assistant says except a restated agreement (a decision
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 
@@ -68,22 +68,50 @@ def _is_greeting(raw: str) -> bool:
     return read_sentence(raw).greeted and len(raw.split()) <= 2
 
 
+@dataclass
+class Carry:
+    """What reading the earlier parts of one long message established, for reading the next
+    part (chat.reflection.accumulator): how the whole message is written, the story's tense,
+    and whether its opening sentence (where a bare "I'm Sam" introduces) was read already."""
+
+    all_lower: bool
+    sarcastic: bool
+    story: Tense = None
+    opened: bool = False
+
+    @classmethod
+    def of(cls, message: str) -> Carry:
+        text = normalise(message)
+        return cls(all_lower=is_all_lowercase(text), sarcastic=is_sarcastic(text))
+
+
 def extract(
-    text: str, *, role: str = "user", occurred_at: datetime, speaker: str | None = None
+    text: str,
+    *,
+    role: str = "user",
+    occurred_at: datetime,
+    speaker: str | None = None,
+    carry: Carry | None = None,
 ) -> Extraction:
     """Facts, notes and retractions one message supports. Pure: same input, same output.
 
     `occurred_at` is the message's own time; relative dates are resolved against it.
     `speaker` (e.g. a LoCoMo speaker name) prefixes note contents so they say who.
+    `carry`, when `text` is one part of a longer message, is what the earlier parts
+    established; it is updated for the next part.
     """
     result = Extraction()
     text = normalise(text)
     if not text:
         return result
     sentences = split_sentences(text)
-    all_lower = is_all_lowercase(text)
-    sarcastic = is_sarcastic(text)
-    story: Tense = None  # the tense of the last sentence that had one: a story keeps its tense
+    all_lower = carry.all_lower if carry else is_all_lowercase(text)
+    sarcastic = carry.sarcastic if carry else is_sarcastic(text)
+    # the tense of the last sentence that had one: a story keeps its tense
+    story: Tense = carry.story if carry else None
+    opened = bool(carry and carry.opened)
+    if carry:
+        carry.opened = True
     for index, raw in enumerate(sentences):
         s = read_sentence(raw, sarcastic=sarcastic)
         # the sentence's own tense (read on its repaired text, subject restored), else the story's
@@ -94,7 +122,9 @@ def extract(
             if note := decision_note(s, occurred_at, speaker, assistant=True):
                 result.notes.append(note)
             continue
-        greeted = index == 0 or s.greeted or _is_greeting(sentences[index - 1])
+        if carry:
+            carry.story = story
+        greeted = (index == 0 and not opened) or s.greeted or _is_greeting(sentences[index - 1])
         body = remembered_body(raw)
         if body is not None:
             facts = [

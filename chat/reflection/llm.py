@@ -47,8 +47,14 @@ def _category(value) -> str:
     return value if value in CATEGORIES else ""
 
 
-def llm_operations(client, messages, *, subject, config, operation_class) -> list | None:
-    """The model's operations on `messages`, shown the subject's profile and related notes."""
+NOT_IN_PARTS = "(the message is shown whole)"
+
+
+def llm_operations(
+    client, messages, *, subject, config, operation_class, earlier: str = NOT_IN_PARTS
+) -> list | None:
+    """The model's operations on `messages`, shown the subject's profile and related notes;
+    `earlier` is what the earlier chunks of a long message gave (chat.reflection.accumulator)."""
     notes_text, note_ids = _related_notes(subject, messages)
     return model_operations(
         client,
@@ -59,11 +65,21 @@ def llm_operations(client, messages, *, subject, config, operation_class) -> lis
         now=timezone.now(),
         config=config,
         operation_class=operation_class,
+        earlier=earlier,
     )
 
 
 def model_operations(
-    client, messages, *, profile: str, notes: str, note_ids: set[int], now: datetime, config, operation_class
+    client,
+    messages,
+    *,
+    profile: str,
+    notes: str,
+    note_ids: set[int],
+    now: datetime,
+    config,
+    operation_class,
+    earlier: str = NOT_IN_PARTS,
 ) -> list | None:
     """Ask the model about `messages` (anything with `text`, `role` and `occurred_at`) given
     the profile and notes text it is shown; None when its answer is unusable. Reads and
@@ -75,6 +91,7 @@ def model_operations(
             "now": now.isoformat(timespec="minutes"),
             "profile": profile,
             "notes": notes,
+            "earlier": earlier,
             "conversation": "\n".join(
                 f"[{i}] {m.occurred_at:%Y-%m-%d %H:%M} {m.role}: {m.text}" for i, m in enumerate(messages, 1)
             ),

@@ -67,7 +67,8 @@ class Extraction:
 class Operation:
     """One operation a reflection run applies (chat.reflect), from the heuristic extractor or a
     model; `message` is the turn it came from (a memory.Message, or in extraction_eval a
-    labelled turn: anything with `text`, `role` and `occurred_at`)."""
+    labelled turn: anything with `text`, `role` and `occurred_at`); the caps count per message
+    and chunk."""
 
     op: str  # SET | NOTE | EVOLVE | RETRACT
     message: Any
@@ -83,3 +84,4 @@ class Operation:
     note_id: int | None = None
     add_tags: list[str] = field(default_factory=list)
     remove_tags: list[str] = field(default_factory=list)
+    chunk: int = 0  # which chunk of a long message it came from (chat.reflection.chunking)
