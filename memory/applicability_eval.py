@@ -45,7 +45,12 @@ from memory.context import Context, context_build
 from memory.models import ItemKind, Policy, ProfileFact, Subject
 from memory.modes import mode_get
 from memory.services import Actor, app_create, subject_get_or_create
-from memory.services.consent import consent_policy_set, memory_candidate_route, pending_approve, pending_reject
+from memory.services.consent import (
+    consent_policy_set,
+    memory_candidate_route,
+    pending_approve,
+    pending_reject,
+)
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.facts import fact_set
 from memory.services.notes import note_store
@@ -120,7 +125,9 @@ def set_errors(data: dict) -> list[str]:
         personas[pid] = persona
         conversations = {c["id"] for c in persona.get("conversations", [])}
         for conversation in persona.get("conversations", []):
-            errors += _mode_errors(conversation.get("mode", ""), f"persona {pid} conversation {conversation['id']}")
+            errors += _mode_errors(
+                conversation.get("mode", ""), f"persona {pid} conversation {conversation['id']}"
+            )
         labels = [item.get("label") for _, item in _items(persona)]
         errors += [f"persona {pid}: label {lab!r} used twice" for lab, n in Counter(labels).items() if n > 1]
         for policy_map in ("consent", "consent_after"):
@@ -135,7 +142,9 @@ def set_errors(data: dict) -> list[str]:
             if item.get("decision") and persona.get("consent", {}).get(category, Policy.ASK) != Policy.ASK:
                 errors.append(f"{where}: a decision needs a category whose policy is ask")
             if category and (item.get("mode") or (kind == "fact" and item.get("scope"))):
-                errors.append(f"{where}: a categorised item passes the consent gate, which keeps no qualifier")
+                errors.append(
+                    f"{where}: a categorised item passes the consent gate, which keeps no qualifier"
+                )
             if item.get("conversation") and item["conversation"] not in conversations:
                 errors.append(f"{where}: unknown conversation {item['conversation']!r}")
             if item.get("mode"):
@@ -214,7 +223,9 @@ def persona_load(persona: dict, *, app, actor: Actor, config: MemoryConfig) -> L
         )
     labels: dict[str, Label] = {}
     for kind, item in _items(persona):
-        obj, status = _item_write(kind, item, subject=subject, conversations=conversations, actor=actor, config=config)
+        obj, status = _item_write(
+            kind, item, subject=subject, conversations=conversations, actor=actor, config=config
+        )
         text = item["value"] if kind == "fact" else item["content"][:NOTE_MARK]
         item_id = f"{kind[0]}:{obj.pk}" if obj is not None else ""
         labels[item["label"]] = Label(item["label"], kind, text, status, item_id)
@@ -231,7 +242,11 @@ def persona_load(persona: dict, *, app, actor: Actor, config: MemoryConfig) -> L
         if label.kind == "fact" and label.item_id and int(label.item_id[2:]) in superseded:
             label.status = SUPERSEDED
     expected = label_statuses(persona)
-    wrong = [f"{lab}: {labels[lab].status}, the set says {status}" for lab, status in expected.items() if labels[lab].status != status]
+    wrong = [
+        f"{lab}: {labels[lab].status}, the set says {status}"
+        for lab, status in expected.items()
+        if labels[lab].status != status
+    ]
     if wrong:
         raise ValueError(f"persona {persona['id']}: " + "; ".join(wrong))
     return LoadedPersona(persona["id"], subject, labels)
