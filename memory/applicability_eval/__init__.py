@@ -1,8 +1,9 @@
 """Whether the context builder picks what applies (`manage.py applicability_eval`; the set:
 tests/data/applicability/labelled.json, described in docs/applicability.md).
 
-The set is a few personas — profile facts, notes, consent policies and the person's decisions
-on pending memories, each item with a persona-local `label` — and questions asked of them in a
+The set is a few personas — profile facts, notes, turns kept as evidence units, consent
+policies and the person's decisions on pending memories, each item with a persona-local
+`label` — and questions asked of them in a
 conversation of some mode and scope, each saying what must and must not render. The expectations
 are written from the mode manifests (memory/modes/builtin/*.json), never from what the builder
 does:
@@ -17,16 +18,16 @@ does:
 
 Each persona is built into a fresh subject of a new App through the services a client or
 reflection would use (`fact_set`, `note_store`, `consent_policy_set`, `memory_candidate_route`
-and the pending decisions, `conversation_get_or_create`, `message_add`); every categorised item
-passes the consent gate. Each question gets its own conversation (so no earlier turn, cached
+and the pending decisions, `conversation_get_or_create`, `message_add`, `evidence_record`);
+every categorised item passes the consent gate. Each question gets its own conversation (so no earlier turn, cached
 build or delivered block colours it) and one `context_build` in that conversation's mode.
 
 A question passes when every check holds:
 
 - `must_include`: each label's item is among the context's items;
-- `must_exclude`: no label's item is among them, and its text (a fact's value, a note's first
-  NOTE_MARK characters) is nowhere in the tail — so a dropped or superseded value that has no
-  row to point at is caught too;
+- `must_exclude`: no label's item is among them, and its text (a fact's value, a note's or a
+  turn's first NOTE_MARK characters) is nowhere in the tail — so a dropped or superseded
+  value that has no row to point at is caught too;
 - `abstain`: no fact, note or evidence item renders at all, except the labels in `allowed`
   (pinned identity facts, a preference qualified to this very mode);
 - `exact`: each string is in the tail verbatim.

@@ -29,7 +29,13 @@ def load_set(path: Path | str = DEFAULT_DATA) -> dict:
 
 
 def persona_items(persona: dict) -> list[tuple[str, dict]]:
-    return [("fact", f) for f in persona.get("facts", [])] + [("note", n) for n in persona.get("notes", [])]
+    """Every labelled item of `persona` as (kind, item): its facts, notes and turns (a turn is
+    a message of one of its conversations, kept as an evidence unit)."""
+    return (
+        [("fact", f) for f in persona.get("facts", [])]
+        + [("note", n) for n in persona.get("notes", [])]
+        + [("evidence", t) for t in persona.get("turns", [])]
+    )
 
 
 def label_statuses(persona: dict) -> dict[str, str]:
@@ -92,6 +98,8 @@ def set_errors(data: dict) -> list[str]:
                 errors.append(
                     f"{where}: a categorised item passes the consent gate, which keeps no qualifier"
                 )
+            if kind == "evidence" and (not item.get("conversation") or item.get("mode")):
+                errors.append(f"{where}: a turn belongs to a conversation and takes no mode")
             if item.get("conversation") and item["conversation"] not in conversations:
                 errors.append(f"{where}: unknown conversation {item['conversation']!r}")
             if item.get("mode"):

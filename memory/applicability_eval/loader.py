@@ -14,7 +14,7 @@ from memory.applicability_eval.labelled import (
     persona_items,
 )
 from memory.config import MemoryConfig
-from memory.models import ItemKind, Policy, ProfileFact, Subject
+from memory.models import EvidenceStatus, ItemKind, PendingMemory, Policy, ProfileFact, Subject
 from memory.services import Actor, subject_get_or_create
 from memory.services.consent import (
     consent_policy_set,
@@ -23,6 +23,7 @@ from memory.services.consent import (
     pending_reject,
 )
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.evidence import evidence_record
 from memory.services.facts import fact_set
 from memory.services.notes import note_store
 from memoryweb.llm.spec import COMPONENTS
@@ -73,7 +74,7 @@ def persona_load(persona: dict, *, app, actor: Actor, config: MemoryConfig) -> L
         obj, status = _item_write(
             kind, item, subject=subject, conversations=conversations, actor=actor, config=config
         )
-        text = item["value"] if kind == "fact" else item["content"][:NOTE_MARK]
+        text = item["value"] if kind == "fact" else item["content" if kind == "note" else "text"][:NOTE_MARK]
         item_id = f"{kind[0]}:{obj.pk}" if obj is not None else ""
         labels[item["label"]] = Label(item["label"], kind, text, status, item_id)
     for category, policy in persona.get("consent_after", {}).items():
@@ -103,6 +104,8 @@ def _item_write(kind, item, *, subject, conversations, actor, config):
     """Write one labelled item; returns (the stored row or None, its status)."""
     conversation = conversations.get(item.get("conversation", ""))
     message = None
+    if kind == "evidence":
+        return _turn_write(item, conversation=conversation, actor=actor, config=config)
     if conversation is not None:
         message, _ = message_add(
             conversation=conversation,
@@ -164,6 +167,33 @@ def _item_write(kind, item, *, subject, conversations, actor, config):
         config=config,
     )
     return note, STORED
+
+
+def _turn_write(item, *, conversation, actor, config):
+    """A turn: its message, then its evidence unit under the consent policy of its category;
+    a unit waiting for the person is approved or rejected as the set says."""
+    message, _ = message_add(
+        conversation=conversation,
+        role=item.get("role", "user"),
+        text=item["text"],
+        occurred_at=_when(item),
+        actor=actor,
+    )
+    unit = evidence_record(message=message, category=item.get("category", ""), actor=actor, config=config)
+    if unit is None:
+        raise ValueError(f"turn {item['label']}: no evidence unit (is evidence.enabled off?)")
+    if unit.status == EvidenceStatus.VISIBLE:
+        return unit, STORED
+    if unit.status == EvidenceStatus.DENIED:
+        return unit, DENIED
+    pending = PendingMemory.objects.get(source_message=message, kind=ItemKind.EVIDENCE)
+    if item.get("decision") == "approved":
+        pending_approve(pending=pending, actor=actor, config=config)
+        return unit, STORED
+    if item.get("decision") == "rejected":
+        pending_reject(pending=pending, actor=actor)
+        return unit, REJECTED
+    return unit, PENDING
 
 
 def _when(item: dict) -> datetime | None:

@@ -22,7 +22,7 @@ from memory.applicability_eval import (
     set_errors,
 )
 from memory.context import Block, Context, Item
-from memory.models import Note, PendingMemory, PendingStatus, ProfileFact
+from memory.models import Evidence, Note, PendingMemory, PendingStatus, ProfileFact
 from memory.services import note_store
 
 TINY = {
@@ -78,6 +78,21 @@ TINY = {
                     "value": "St James's Square",
                     "pinned": False,
                     "keywords": ["city", "live"],
+                },
+            ],
+            "turns": [
+                {
+                    "label": "said",
+                    "conversation": "work",
+                    "role": "user",
+                    "text": "I punched the Bernoulli cards myself on Tuesday.",
+                },
+                {
+                    "label": "fever",
+                    "conversation": "work",
+                    "role": "user",
+                    "text": "I had a fever all week.",
+                    "category": "health",
                 },
             ],
             "notes": [
@@ -197,7 +212,7 @@ def test_the_tiny_set_loads_through_the_services_as_its_labels_say(db, app, acto
     assert {name: label.status for name, label in labels.items()} == label_statuses(TINY["personas"][0])
     assert labels["salary"].status == "denied" and labels["salary"].item_id == ""
     assert labels["laudanum"].status == "pending"
-    pending = PendingMemory.objects.get(subject=persona.subject, status=PendingStatus.PENDING)
+    pending = PendingMemory.objects.get(subject=persona.subject, status=PendingStatus.PENDING, kind="fact")
     assert pending.payload["value"] == "laudanum drops" and pending.category.slug == "health"
     approved = ProfileFact.objects.get(pk=labels["migraine"].item_id[2:])
     assert approved.category == "health" and approved.valid_to is None
@@ -211,6 +226,9 @@ def test_the_tiny_set_loads_through_the_services_as_its_labels_say(db, app, acto
     loop, sad = (Note.objects.get(pk=labels[n].item_id[2:]) for n in ("loop", "sad"))
     assert (loop.scope, loop.mode, sad.scope, sad.mode) == ("engine", "", "", "companion")
     assert loop.source_message is not None and loop.source_message.conversation.mode == "coding_debug"
+    said, fever = (Evidence.objects.get(pk=labels[n].item_id[2:]) for n in ("said", "fever"))
+    assert (said.status, said.scope, fever.status) == ("visible", "engine", "pending")
+    assert labels["fever"].status == "pending" and labels["fever"].text == "I had a fever all week."
 
 
 def test_set_errors_refuse_a_decision_nobody_is_asked_for_and_a_qualifier_the_gate_would_drop():
@@ -305,6 +323,7 @@ def test_the_labelled_set_exercises_every_consent_outcome_and_qualifier():
     )
     items = [i for p in data["personas"] for i in (*p["facts"], *p["notes"])]
     assert any(i.get("mode") for i in items if "content" in i)  # a mode-qualified note
+    assert any(p.get("turns") for p in data["personas"])  # evidence units
     assert any(i.get("scope") for i in items) and any(i.get("conversation") for i in items if "content" in i)
     assert any(i.get("decision") == "approved" for i in items) and any(
         not i["pinned"] for i in items if "key" in i
