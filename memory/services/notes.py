@@ -56,13 +56,16 @@ def _clean_tags(tags, config: MemoryConfig) -> list[str]:
     return cleaned
 
 
-def _duplicate_of(subject: Subject, content: str, tags: list[str], scope: str, working_dir: str, config):
-    """An existing note this one repeats: FTS candidates, Jaccard ≥ threshold, tags ⊇ new tags."""
+def _duplicate_of(
+    subject: Subject, content: str, tags: list[str], scope: str, working_dir: str, mode: str, config
+):
+    """An existing note this one repeats: FTS candidates, Jaccard ≥ threshold, tags ⊇ new tags,
+    the same mode qualifier."""
     if len(query_terms(content)) < config["dedup.minTerms"]:
         return None  # "Thanks, bye!" from two people is two notes, not one
     filters = NoteFilter(scope=scope, working_dir=working_dir)
     for note, _ in note_near_duplicates(subject=subject, content=content, config=config, filters=filters):
-        if set(tags) <= set(note.tags):
+        if set(tags) <= set(note.tags) and note.mode == mode:
             return note
     return None
 
@@ -85,13 +88,15 @@ def note_store(
     source_message=None,
     occurred_at=None,
     category: str = "",
+    mode: str = "",
     origin: str = Origin.API,
     actor: Actor,
     config: MemoryConfig,
 ) -> tuple[Note, bool]:
     """Store a note for the subject; returns (note, created).
 
-    Scope and working_dir come from the conversation, never from the caller. A note that
+    Scope and working_dir come from the conversation, never from the caller; `mode` qualifies
+    the note to one assistant mode ("" = every mode, as the mode's policy says). A note that
     repeats an existing one (see `_duplicate_of`) is merged into it: the existing note gains
     the new provenance and nothing else is written, so storing the same thing twice is safe.
     After a new note, the subject's oldest notes beyond `notes.maxEntries` are evicted, and
@@ -100,6 +105,9 @@ def note_store(
     """
     content = _clean_content(content, config)
     tags = _clean_tags(tags, config)
+    if not isinstance(mode, str) or len(mode.strip()) > 50:
+        raise InvalidInput("mode must be a string of at most 50 characters", field="mode")
+    mode = mode.strip()
     if conversation is not None and conversation.subject_id != subject.pk:
         raise InvalidInput("conversation belongs to another subject", field="conversation")
     if source_message is not None and conversation is None:
@@ -108,7 +116,7 @@ def note_store(
     working_dir = conversation.working_dir if conversation else ""
 
     if config["dedup.enabled"]:
-        existing = _duplicate_of(subject, content, tags, scope, working_dir, config)
+        existing = _duplicate_of(subject, content, tags, scope, working_dir, mode, config)
         if existing is not None:
             _add_source(existing, conversation, source_message)
             Note.objects.filter(pk=existing.pk).update(updated_at=timezone.now())
@@ -130,6 +138,7 @@ def note_store(
         source_message=source_message,
         occurred_at=occurred_at or (source_message.occurred_at if source_message else None),
         category=category,
+        mode=mode,
         origin=origin,
         created_at=now,
         updated_at=now,
