@@ -39,7 +39,7 @@ from memoryweb.outbox import enqueue
 # the newest messages a refresh reads: the working set is about the recent conversation
 WINDOW_MESSAGES = 200
 RECENCY_HALF_LIFE = 4.0  # messages
-ROLE_WEIGHT = {Role.USER: 1.0, Role.ASSISTANT: 0.5}
+ROLE_WEIGHT: dict[str, float] = {Role.USER: 1.0, Role.ASSISTANT: 0.5}
 MIN_MENTIONS = 2
 # a word joins a topic when at least this share of the messages that mention it mention the topic
 JOIN_SHARE = 0.6
@@ -147,14 +147,20 @@ def topics_detect(messages: list[Message], *, config: MemoryConfig) -> list[Dete
 
     topics: list[_Candidate] = []
     claimed: set[str] = set()  # stems that belong to a topic already
-    for key in sorted((k for k, s in pairs_seen.items() if len(s) >= MIN_MENTIONS), key=lambda k: (recency(pairs_seen[k]), k)):
+    for key in sorted(
+        (k for k, s in pairs_seen.items() if len(s) >= MIN_MENTIONS),
+        key=lambda k: (recency(pairs_seen[k]), k),
+    ):
         first, second = key.split(" ")
         if first in claimed and second in claimed:
             continue
         label = _surface(pair_forms[key])
         topics.append(_Candidate(key, label, label.split(" "), set(pairs_seen[key])))
         claimed.update((first, second))
-    recurring = sorted((k for k, s in words_seen.items() if len(s) >= MIN_MENTIONS), key=lambda k: (recency(words_seen[k]), k))
+    recurring = sorted(
+        (k for k, s in words_seen.items() if len(s) >= MIN_MENTIONS),
+        key=lambda k: (recency(words_seen[k]), k),
+    )
     for key in recurring:
         word = _surface(word_forms[key])
         if not _join(topics, words_seen[key], word, in_label=key in claimed):
@@ -177,7 +183,8 @@ def _merged(topics: list[_Candidate]) -> list[_Candidate]:
             (
                 k
                 for k in kept
-                if words & {stem(w) for w in k.terms} and len(topic.seen & k.seen) >= JOIN_SHARE * len(topic.seen)
+                if words & {stem(w) for w in k.terms}
+                and len(topic.seen & k.seen) >= JOIN_SHARE * len(topic.seen)
             ),
             None,
         )
@@ -267,7 +274,10 @@ def topics_refresh(*, conversation_id: int) -> dict:
     an unchanged topic is not written. Safe to run twice (the rows depend on the messages
     only); runs of one conversation take turns on its row."""
     conversation = (
-        Conversation.objects.select_for_update().select_related("subject__app").filter(pk=conversation_id).first()
+        Conversation.objects.select_for_update()
+        .select_related("subject__app")
+        .filter(pk=conversation_id)
+        .first()
     )
     if conversation is None:
         return {"missing": True}
@@ -285,7 +295,9 @@ def topics_refresh(*, conversation_id: int) -> dict:
         row = existing.get(label)
         values = {name: getattr(topic, name) for name in FIELDS}
         if row is None:
-            ConversationTopic.objects.create(conversation=conversation, label=label, created_at=now, updated_at=now, **values)
+            ConversationTopic.objects.create(
+                conversation=conversation, label=label, created_at=now, updated_at=now, **values
+            )
             stats["created"] += 1
         elif any(getattr(row, name) != value for name, value in values.items()):
             ConversationTopic.objects.filter(pk=row.pk).update(updated_at=now, **values)

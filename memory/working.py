@@ -99,7 +99,9 @@ def topics_text(*, conversation: Conversation | None, cap: int) -> tuple[str, in
     omitted = 0
 
     def render() -> str:
-        return _section("topics", [f"{status}: {'; '.join(shown)}" for status, shown in groups.items() if shown])
+        return _section(
+            "topics", [f"{status}: {'; '.join(shown)}" for status, shown in groups.items() if shown]
+        )
 
     for topic in rows:
         label_words = set(topic.label.split())

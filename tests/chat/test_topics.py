@@ -56,7 +56,16 @@ def rows(conversation):
     return list(
         ConversationTopic.objects.filter(conversation=conversation)
         .order_by("label")
-        .values("label", "terms", "status", "weight", "mentions", "first_message_id", "last_message_id", "updated_at")
+        .values(
+            "label",
+            "terms",
+            "status",
+            "weight",
+            "mentions",
+            "first_message_id",
+            "last_message_id",
+            "updated_at",
+        )
     )
 
 
@@ -73,7 +82,10 @@ def test_messages_added_refresh_the_conversations_topics_through_the_outbox(
     with django_capture_on_commit_callbacks(execute=True):
         post(conversation, actor, MIGRATION)
 
-    assert TaskIntent.objects.filter(task="chat.topics_refresh", args=[conversation.pk]).get().sent_at is not None
+    assert (
+        TaskIntent.objects.filter(task="chat.topics_refresh", args=[conversation.pk]).get().sent_at
+        is not None
+    )
     found = topics(conversation)
     assert found["postgres"] == (TopicStatus.ACTIVE, 4)
     postgres = ConversationTopic.objects.get(conversation=conversation, label="postgres")

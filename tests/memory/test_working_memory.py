@@ -28,7 +28,11 @@ def conversation(subject, actor):
 
 def say(conversation, actor, role, text, minutes):
     return message_add(
-        conversation=conversation, role=role, text=text, occurred_at=START + timedelta(minutes=minutes), actor=actor
+        conversation=conversation,
+        role=role,
+        text=text,
+        occurred_at=START + timedelta(minutes=minutes),
+        actor=actor,
     )[0]
 
 
@@ -55,7 +59,9 @@ def mode_rendering(**renders):
 def test_the_transcript_is_off_by_default_and_its_block_stays_empty(conversation, actor, config):
     say(conversation, actor, "user", "My flight to Lisbon leaves Friday.", 0)
 
-    context = context_build(subject=conversation.subject, message="hotel tips?", config=config, conversation=conversation)
+    context = context_build(
+        subject=conversation.subject, message="hotel tips?", config=config, conversation=conversation
+    )
 
     assert DEFAULTS["recentTranscript"]["enabled"] is False
     assert block(context, "transcript").text == ""
@@ -100,7 +106,9 @@ def test_the_newest_turns_that_fit_the_budget_are_kept_and_the_earlier_ones_coun
     for i in range(60):  # ~70 tokens a line: about 29 fit in 2048
         say(conversation, actor, "user" if i % 2 == 0 else "assistant", f"turn {i:02d} " + "word " * 50, i)
 
-    context = context_build(subject=conversation.subject, message="next", config=config, conversation=conversation)
+    context = context_build(
+        subject=conversation.subject, message="next", config=config, conversation=conversation
+    )
 
     transcript = block(context, "transcript")
     lines = transcript.text.splitlines()
@@ -108,7 +116,9 @@ def test_the_newest_turns_that_fit_the_budget_are_kept_and_the_earlier_ones_coun
     assert transcript.cap == 2048 and estimate_tokens(transcript.text) <= 2048
     assert shown == list(range(60 - len(shown), 60))  # the newest, oldest first, no gap
     assert 20 < len(shown) < 60
-    assert lines[1] == f"({60 - len(shown)} earlier turns not shown)" and transcript.omitted == 60 - len(shown)
+    assert lines[1] == f"({60 - len(shown)} earlier turns not shown)" and transcript.omitted == 60 - len(
+        shown
+    )
 
 
 def test_a_budget_under_2048_counts_as_2048(conversation, actor, app):
@@ -116,7 +126,9 @@ def test_a_budget_under_2048_counts_as_2048(conversation, actor, app):
     for i in range(40):
         say(conversation, actor, "user", f"turn {i:02d} " + "word " * 50, i)
 
-    context = context_build(subject=conversation.subject, message="next", config=config, conversation=conversation)
+    context = context_build(
+        subject=conversation.subject, message="next", config=config, conversation=conversation
+    )
 
     transcript = block(context, "transcript")
     assert transcript_budget(config) == TRANSCRIPT_MIN_TOKENS == transcript.cap == 2048
@@ -135,10 +147,14 @@ def test_a_newest_turn_longer_than_the_budget_shows_its_beginning(conversation, 
     say(conversation, actor, "user", "short and old", 0)
     say(conversation, actor, "assistant", "long " * 3000, 1)
 
-    context = context_build(subject=conversation.subject, message="next", config=config, conversation=conversation)
+    context = context_build(
+        subject=conversation.subject, message="next", config=config, conversation=conversation
+    )
 
     transcript = block(context, "transcript")
-    assert transcript.text.startswith("### transcript\n(1 earlier turn not shown)\n- [2026-11-02 09:01 · assistant] long")
+    assert transcript.text.startswith(
+        "### transcript\n(1 earlier turn not shown)\n- [2026-11-02 09:01 · assistant] long"
+    )
     assert transcript.text.endswith("…") and estimate_tokens(transcript.text) <= 2048
 
 
@@ -147,9 +163,15 @@ def test_the_modes_transcript_section_sets_the_budget(conversation, actor, app):
     for i in range(80):
         say(conversation, actor, "user", f"turn {i:02d} " + "word " * 50, i)
 
-    general = context_build(subject=conversation.subject, message="n", config=config, conversation=conversation)
+    general = context_build(
+        subject=conversation.subject, message="n", config=config, conversation=conversation
+    )
     coding = context_build(
-        subject=conversation.subject, message="n", config=config, conversation=conversation, mode="coding_debug"
+        subject=conversation.subject,
+        message="n",
+        config=config,
+        conversation=conversation,
+        mode="coding_debug",
     )
 
     assert (block(general, "transcript").cap, block(coding, "transcript").cap) == (2048, 4096)
@@ -201,7 +223,9 @@ def moved_on(conversation, actor):
 
 
 def test_the_topics_section_says_what_is_active_and_what_is_parked(moved_on, config):
-    context = context_build(subject=moved_on.subject, message="and the metro?", config=config, conversation=moved_on)
+    context = context_build(
+        subject=moved_on.subject, message="and the metro?", config=config, conversation=moved_on
+    )
 
     lines = block(context, "topics").text.splitlines()
     assert lines[0] == "### topics"
@@ -215,7 +239,9 @@ def test_the_topics_section_says_what_is_active_and_what_is_parked(moved_on, con
 def test_topics_come_after_the_other_sections_and_before_the_transcript(moved_on, app, actor):
     config = transcript_on(app, actor)
 
-    context = context_build(subject=moved_on.subject, message="and the metro?", config=config, conversation=moved_on)
+    context = context_build(
+        subject=moved_on.subject, message="and the metro?", config=config, conversation=moved_on
+    )
 
     names = [b.name for b in context.sections]
     assert names[-2:] == ["topics", "transcript"] == SECTION_ORDER[-2:]
@@ -226,7 +252,9 @@ def test_topics_come_after_the_other_sections_and_before_the_transcript(moved_on
 def test_topics_that_do_not_fit_their_cap_are_counted_as_left_out(moved_on, app, actor):
     app_config_set(app=app, config={"memory": {"topics": {"maxTokens": 16}}}, actor=actor)
 
-    context = context_build(subject=moved_on.subject, message="n", config=get_config(app), conversation=moved_on)
+    context = context_build(
+        subject=moved_on.subject, message="n", config=get_config(app), conversation=moved_on
+    )
 
     topics = block(context, "topics")
     stored = ConversationTopic.objects.filter(conversation=moved_on).count()
@@ -237,7 +265,11 @@ def test_topics_that_do_not_fit_their_cap_are_counted_as_left_out(moved_on, app,
 
 def test_topics_switched_off_or_not_rendered_by_the_mode_leave_the_block_empty(moved_on, app, actor, config):
     hidden = context_build(
-        subject=moved_on.subject, message="n", config=config, conversation=moved_on, mode=mode_rendering(topics=False)
+        subject=moved_on.subject,
+        message="n",
+        config=config,
+        conversation=moved_on,
+        mode=mode_rendering(topics=False),
     )
     app_config_set(app=app, config={"memory": {"topics": {"enabled": False}}}, actor=actor)
     off = context_build(subject=moved_on.subject, message="n", config=get_config(app), conversation=moved_on)
