@@ -142,14 +142,14 @@ def topics_detect(messages: list[Message], *, config: MemoryConfig) -> list[Dete
         for tag in topic_tags(message.text):
             tags_seen[tag].add(position)
 
-    def recency(seen: set[int]) -> tuple:
+    def prominence(seen: set[int]) -> tuple:  # most mentioned, then latest, then earliest
         return (-len(seen), -max(seen), min(seen))
 
     topics: list[_Candidate] = []
     claimed: set[str] = set()  # stems that belong to a topic already
     for key in sorted(
         (k for k, s in pairs_seen.items() if len(s) >= MIN_MENTIONS),
-        key=lambda k: (recency(pairs_seen[k]), k),
+        key=lambda k: (prominence(pairs_seen[k]), k),
     ):
         first, second = key.split(" ")
         if first in claimed and second in claimed:
@@ -159,7 +159,7 @@ def topics_detect(messages: list[Message], *, config: MemoryConfig) -> list[Dete
         claimed.update((first, second))
     recurring = sorted(
         (k for k, s in words_seen.items() if len(s) >= MIN_MENTIONS),
-        key=lambda k: (recency(words_seen[k]), k),
+        key=lambda k: (prominence(words_seen[k]), k),
     )
     for key in recurring:
         word = _surface(word_forms[key])
