@@ -6,6 +6,7 @@ from django.db import connection
 
 from chat.reflect import idle_turns_reflect, reflections_reclaim, turn_reflect
 from chat.summaries.pipeline import subjects_due, summaries_run
+from chat.topics import topics_refresh
 from memory.models import JobRun, Subject
 from memory.services.audit import Actor
 from memoryweb.errors import FeatureDisabled
@@ -20,6 +21,13 @@ def turn_reflect_task(run_id: int) -> dict:
     """Reflect on a turn (see chat.reflect.turn_reflect). Safe to run twice: only a queued run
     is claimed."""
     return turn_reflect(run_id=run_id)
+
+
+@shared_task(name="chat.topics_refresh")
+def topics_refresh_task(conversation_id: int) -> dict:
+    """Recompute a conversation's topic working set (see chat.topics.topics_refresh). Safe to
+    run twice, late or twice at once: the rows follow from the messages alone."""
+    return topics_refresh(conversation_id=conversation_id)
 
 
 @shared_task(name="chat.reflections_reclaim")

@@ -203,11 +203,13 @@ DEFAULTS: dict[str, Any] = {
         "fullAfterSeconds": 900,
         "ttlSeconds": 3600,
     },
-    # the recent transcript of the same conversation, newest turns first, under budgetTokens
-    # (at least 2048 once on); off by default: most chat apps send their own history
+    # `### transcript`: the newest turns of the same conversation that fit budgetTokens, oldest
+    # first (memory/working.py); a budget under 2048 counts as 2048 (TRANSCRIPT_MIN_TOKENS). Off
+    # by default: most chat apps send their own history
     "recentTranscript": {"enabled": False, "budgetTokens": 2048},
-    # the topic working set: the conversation's active and parked topics, refreshed after messages
-    "topics": {"enabled": True, "maxTokens": 200, "maxActive": 3, "maxParked": 5},
+    # `### topics`: the conversation's active and parked topics (chat/topics.py), refreshed after
+    # messages; a topic not mentioned in the newest parkAfterMessages messages is parked
+    "topics": {"enabled": True, "maxTokens": 200, "maxActive": 3, "maxParked": 5, "parkAfterMessages": 6},
     # two-level chunking of long messages before extraction (chat/reflection/chunking.py)
     "chunking": {
         "enabled": True,
@@ -461,6 +463,7 @@ def check_values(tree: dict) -> dict:
         raise ConfigError(
             "memory.cache.maxStaleness must be between 0 and 1", key="memory.cache.maxStaleness"
         )
+    _check_working_memory(tree)
     recall_k = tree.get("notes", {}).get("recallDefaultK", 10)
     if not 1 <= recall_k <= 100:  # what the recall endpoint accepts as k
         raise ConfigError(
@@ -468,6 +471,24 @@ def check_values(tree: dict) -> dict:
             key="memory.notes.recallDefaultK",
         )
     return tree
+
+
+# the working-memory knobs (memory/working.py, chat/topics.py) → their least value
+WORKING_MEMORY_MINIMUMS = {
+    "recentTranscript.budgetTokens": 0,  # accepted from 0; under 2048 it counts as 2048
+    "topics.maxTokens": 0,
+    "topics.maxActive": 0,
+    "topics.maxParked": 0,
+    "topics.parkAfterMessages": 1,
+}
+
+
+def _check_working_memory(tree: dict) -> None:
+    for dotted, low in WORKING_MEMORY_MINIMUMS.items():
+        section, key = dotted.split(".")
+        value = tree.get(section, {}).get(key, low)
+        if value < low:
+            raise ConfigError(f"memory.{dotted} must be at least {low}, got {value}", key=f"memory.{dotted}")
 
 
 # heuristic: only short or referential messages are expanded (memory/rewriter.py); always: every

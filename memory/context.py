@@ -28,9 +28,19 @@ from memory.services.documents import conversation_summary_pin
 from memory.services.evidence import evidence_mark_recalled
 from memory.text import query_terms
 from memory.tokens import estimate_tokens, truncate_to_tokens
+from memory.working import topics_on, topics_text, transcript_budget, transcript_on, transcript_text
 from memoryweb.profiles import DEFAULT_PROFILE, profile_active
 
-SECTION_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures", "mental_models"]
+SECTION_ORDER = [
+    "profile",
+    "recalled",
+    "memory-index",
+    "lessons",
+    "procedures",
+    "mental_models",
+    "topics",
+    "transcript",
+]
 
 GUIDANCE = (
     "## Memory\n"
@@ -38,9 +48,11 @@ GUIDANCE = (
     "memory sections come in this order: `### profile` (facts the user has told you; trust the "
     "newest), `### recalled` (earlier notes that match this message, with their date), and "
     '`### memory-index` (pointers `n:ID "gist"` to other notes that may matter). Lines marked '
-    "`e:ID` are earlier turns themselves, with their date and who said them. Use what "
-    "helps with this message and ignore the rest. Do not recite memory back unless asked, and "
-    "say so when memory is missing rather than guessing."
+    "`e:ID` are earlier turns themselves, with their date and who said them. Last, when "
+    "present: `### topics` (what this conversation is about now, and what it set aside) and "
+    "`### transcript` (its latest turns, oldest first). Use what helps with this message and "
+    "ignore the rest. Do not recite memory back unless asked, and say so when memory is "
+    "missing rather than guessing."
 )
 
 
@@ -164,6 +176,8 @@ NOUNS = {
     "lessons": "lesson",
     "procedures": "procedure",
     "mental_models": "mental model",
+    "topics": "topic",
+    "transcript": "turn",
 }
 
 
@@ -373,6 +387,19 @@ def phase_config(config: MemoryConfig, *, k: int | None = None) -> MemoryConfig:
     return config.with_overrides(overrides) if overrides else config
 
 
+def _working_memory(conversation, message: str, config: MemoryConfig, mode: Mode) -> list[Block]:
+    """`### topics` and `### transcript` (memory/working.py); empty blocks when off."""
+    topics_cap, transcript_cap = config["topics.maxTokens"], transcript_budget(config)
+    topics, transcript = Block("topics", "", topics_cap), Block("transcript", "", transcript_cap)
+    if topics_on(config, mode):
+        text, omitted = topics_text(conversation=conversation, cap=topics_cap)
+        topics = Block("topics", text, topics_cap, omitted=omitted)
+    if transcript_on(config, mode):
+        text, omitted = transcript_text(conversation=conversation, message=message, cap=transcript_cap)
+        transcript = Block("transcript", text, transcript_cap, omitted=omitted)
+    return [topics, transcript]
+
+
 def context_mode(*, mode: "Mode | str | None", conversation, config: MemoryConfig) -> Mode:
     """The mode a build runs in: the request's override, else the conversation's, else
     `modes.default`. An unknown override is InvalidInput naming `mode`."""
@@ -451,6 +478,7 @@ def _build(*, subject, query, message, config, conversation, record, mode, profi
         cap = config["memories.mentalModelsMaxTokens"]
         text, omitted = mental_models_text(subject=subject, cap=cap)
         sections.append(Block("mental_models", text, cap, omitted=omitted))
+    sections.extend(_working_memory(conversation, message, config, mode))
     context = Context(
         query=query,
         rewritten_query=rewritten,

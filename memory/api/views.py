@@ -138,7 +138,7 @@ class VoteOut(serializers.Serializer):
 class ContextBlockOut(serializers.Serializer):
     name = serializers.CharField(
         help_text="stable_prefix, profile, recalled, memory-index, lessons, procedures, "
-        "mental_models (memory.backend local)"
+        "mental_models (memory.backend local), topics, transcript (recentTranscript.enabled)"
     )
     text = serializers.CharField(allow_null=True, help_text="null when unchanged for this conversation")
     tokens = serializers.IntegerField()

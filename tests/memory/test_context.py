@@ -162,7 +162,7 @@ def test_lessons_and_procedures_render_in_their_own_sections_under_their_caps(su
 
     data = context.as_dict()
     names = [b["name"] for b in data["blocks"]]
-    assert names[-2:] == ["lessons", "procedures"]
+    assert names[-4:] == ["lessons", "procedures", "topics", "transcript"]
     assert f"[l:{lesson.pk}]" in data["tail"] and f"[p:{procedure.pk}]" in data["tail"]
     assert "  2. Tag the release." in data["tail"]
     assert "Sourdough" not in data["tail"]
@@ -292,5 +292,7 @@ def test_the_api_reports_what_each_block_left_out(client, many_notes):
         "memory-index": 1,
         "lessons": 0,
         "procedures": 0,
+        "topics": 0,
+        "transcript": 0,
     }
     assert data["tail"].endswith("(1 more note not shown)")

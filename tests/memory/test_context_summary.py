@@ -87,6 +87,8 @@ def test_with_the_backend_off_the_prefix_is_the_guidance_alone(subject, config, 
         "memory-index",
         "lessons",
         "procedures",
+        "topics",
+        "transcript",
     ]
     conversation.refresh_from_db()
     assert conversation.summary_version is None
@@ -264,7 +266,7 @@ def _mental_models(context):
     return next(b for b in context.sections if b.name == "mental_models")
 
 
-def test_the_mental_models_block_ends_the_tail_and_is_sent_once(subject, local, actor):
+def test_the_mental_models_block_ends_the_tail_before_working_memory_and_is_sent_once(subject, local, actor):
     _model(subject, actor, "current-projects", "Billing api migration; garden planner.")
     _model(subject, actor, "who-they-are", "A backend engineer in Lisbon.")
     conversation = _conversation(subject, actor)
@@ -273,7 +275,8 @@ def test_the_mental_models_block_ends_the_tail_and_is_sent_once(subject, local, 
     second = context_build(subject=subject, message="hello again", config=local, conversation=conversation)
 
     block = _mental_models(first)
-    assert first.sections[-1] is block
+    assert first.sections[-3] is block  # then topics and transcript, empty here
+    assert [b.name for b in first.sections[-2:]] == ["topics", "transcript"]
     assert block.text == (
         "<mental_models>\n"
         "## current-projects (memory://root/mental_models/current-projects.md)\n"
@@ -285,7 +288,7 @@ def test_the_mental_models_block_ends_the_tail_and_is_sent_once(subject, local, 
     assert first.as_dict()["tail"].endswith(block.text)
     assert _mental_models(second).unchanged is True
     assert "<mental_models>" not in second.as_dict()["tail"]
-    last = second.as_dict()["blocks"][-1]
+    last = second.as_dict()["blocks"][-3]
     assert last["name"] == "mental_models" and last["text"] is None and last["unchanged"] is True
 
 

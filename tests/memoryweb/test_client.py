@@ -99,6 +99,8 @@ def test_the_prompt_keeps_unchanged_blocks_and_takes_the_changed_one(memory):
         "memory-index": True,
         "lessons": True,
         "procedures": True,
+        "topics": True,
+        "transcript": True,
     }
     assert "- city: Porto" in context.prompt and "Miso" in context.prompt
     headings = [line for line in context.prompt.splitlines() if line.startswith("### ")]

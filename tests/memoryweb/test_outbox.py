@@ -13,6 +13,7 @@ from django.utils import timezone
 from kombu import Connection
 
 from chat.models import ReflectionRun
+from memory.models import ConversationTopic
 from memory.services import note_store
 from memoryweb.celery import app as celery_app
 from memoryweb.models import Counter, TaskIntent
@@ -96,6 +97,7 @@ def test_a_response_posted_while_the_broker_is_down_is_saved_and_its_reflection_
     client, subject, broker
 ):
     cid = _turn(client)
+    assert broker.take() == [("chat.topics_refresh", [cid], {})]  # the user's message: its topics
     broker.down()
 
     posted = client.post(
@@ -107,29 +109,32 @@ def test_a_response_posted_while_the_broker_is_down_is_saved_and_its_reflection_
 
     assert (posted.status_code, retried.status_code) == (201, 200)
     run = ReflectionRun.objects.get()
-    intent = TaskIntent.objects.get()  # the retry queued nothing more
+    # the retry queued nothing more: the reply's reflection and its topics' refresh wait
+    unsent = list(TaskIntent.objects.filter(sent_at__isnull=True).order_by("pk"))
     assert run.status == "queued"
-    assert (intent.task, intent.args, intent.sent_at, intent.attempts) == (
-        "chat.turn_reflect",
-        [run.pk],
-        None,
-        1,
-    )
-    assert "NotADirectoryError" in intent.last_error
-    assert Counter.objects.get(name="outbox.undelivered").value == 1
+    assert [(i.task, i.args, i.attempts) for i in unsent] == [
+        ("chat.turn_reflect", [run.pk], 1),
+        ("chat.topics_refresh", [cid], 1),
+    ]
+    assert all("NotADirectoryError" in i.last_error for i in unsent)
+    assert Counter.objects.get(name="outbox.undelivered").value == 2
 
     broker.up()
     assert outbox_dispatch()["sent"] == 0  # not due yet: it backs off
     with time_machine.travel(timezone.now() + backoff(1) + timedelta(seconds=1)):
-        assert outbox_dispatch() == {"sent": 1, "unsent": 0, "pruned": 0}
+        assert outbox_dispatch() == {"sent": 2, "unsent": 0, "pruned": 0}
     assert outbox_dispatch()["sent"] == 0  # delivered once
 
     delivered = broker.take()
-    assert delivered == [("chat.turn_reflect", [run.pk], {})]
-    name, args, kwargs = delivered[0]
-    celery_app.tasks[name].apply(args=args, kwargs=kwargs)  # what the worker that takes it does
+    assert delivered == [("chat.turn_reflect", [run.pk], {}), ("chat.topics_refresh", [cid], {})]
+    for name, args, kwargs in delivered:
+        celery_app.tasks[name].apply(args=args, kwargs=kwargs)  # what the worker that takes it does
     run.refresh_from_db()
     assert run.status == "done" and run.stats["facts"] >= 1
+    # "Sam", named in both messages, is what the conversation is about
+    assert list(ConversationTopic.objects.filter(conversation_id=cid).values_list("label", "status")) == [
+        ("sam", "active")
+    ]
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -140,9 +145,14 @@ def test_with_the_broker_up_the_task_is_handed_over_at_commit_and_marked_sent(cl
 
     assert posted.status_code == 201
     run = ReflectionRun.objects.get()
-    intent = TaskIntent.objects.get()
+    intent = TaskIntent.objects.get(task="chat.turn_reflect")
     assert intent.sent_at is not None and intent.attempts == 1 and intent.last_error == ""
-    assert broker.take() == [("chat.turn_reflect", [run.pk], {})]
+    assert not TaskIntent.objects.filter(sent_at__isnull=True).exists()
+    assert broker.take() == [
+        ("chat.turn_reflect", [run.pk], {}),
+        ("chat.topics_refresh", [cid], {}),  # the user's message
+        ("chat.topics_refresh", [cid], {}),  # the reply
+    ]
 
 
 def test_nothing_is_queued_when_the_transaction_rolls_back(db, django_capture_on_commit_callbacks):

@@ -25,6 +25,10 @@ EMPTY_SECTION = {
     "memory-index": "No further matching notes beyond those recalled in full.",
     "lessons": "No lesson matches the message.",
     "procedures": "No procedure matches the message.",
+    "topics": "No conversation chosen, no topic it came back to yet, or topics are off for this "
+    "app (topics.enabled) or mode.",
+    "transcript": "No conversation chosen or no earlier turn, or the transcript is off for this app "
+    "(recentTranscript.enabled, off by default) or mode.",
 }
 MAX_MESSAGE_CHARS = 20_000
 

@@ -30,7 +30,7 @@ from memory.services.conversations import conversation_get_or_create, message_ad
 from memory.tokens import estimate_tokens
 
 API = "/api/v1"
-TAIL_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures"]
+TAIL_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures", "topics", "transcript"]
 
 
 def post(api_client, path, body):
@@ -114,7 +114,7 @@ def test_the_second_identical_context_call_in_a_conversation_omits_the_unchanged
     assert (second["stable_prefix"], second["tail"]) == ("", "")
     assert [b["digest"] for b in second["blocks"]] == [b["digest"] for b in first["blocks"]]
     assert [b["tokens"] for b in second["blocks"]] == [b["tokens"] for b in first["blocks"]]
-    assert ContextDelivery.objects.filter(conversation=conversation).count() == len(first["blocks"]) == 6
+    assert ContextDelivery.objects.filter(conversation=conversation).count() == len(first["blocks"]) == 8
 
 
 def test_full_true_returns_every_text_even_when_unchanged(client, memories, conversation):
@@ -168,8 +168,9 @@ def test_context_sections_stay_under_their_caps_and_come_in_order(client, subjec
     data = post(client, "/context", {"subject": "alice", "message": "Lisbon trams"}).json()
 
     for block in data["blocks"]:
-        # no lessons or procedures exist here: those blocks are empty
-        assert (0 if block["name"] in ("lessons", "procedures") else 1) <= block["tokens"] <= block["cap"]
+        # no lessons, procedures or topics exist here and the transcript is off: those blocks are empty
+        empty = ("lessons", "procedures", "topics", "transcript")
+        assert (0 if block["name"] in empty else 1) <= block["tokens"] <= block["cap"]
         assert block["tokens"] == estimate_tokens(block["text"])
     assert {b["name"]: b["cap"] for b in data["blocks"]} == {
         "stable_prefix": 400,
@@ -178,6 +179,8 @@ def test_context_sections_stay_under_their_caps_and_come_in_order(client, subjec
         "memory-index": 300,
         "lessons": 300,
         "procedures": 400,
+        "topics": 200,
+        "transcript": 2048,
     }
     headings = [line[4:] for line in data["tail"].splitlines() if line.startswith("### ")]
     assert headings == TAIL_ORDER[:3]  # empty sections are left out of the tail
