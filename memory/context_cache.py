@@ -15,21 +15,23 @@ the operational profile. An entry is served when all of these hold:
 
 Staleness, in [0, 1]. With m the messages of this conversation since the build, t the seconds
 since it, N the terms of the new message and Q those of the cached query (memory.text
-`query_terms`):
+`query_terms`), F = cache.fullAfterMessages and T = cache.fullAfterSeconds:
 
-    a = min(1, m / cache.fullAfterMessages)                       messages since the build
-    b = min(1, t / cache.fullAfterSeconds)                        elapsed time
-    c = 1 − |N ∩ Q| / |N|       (0 when N is empty: "ok", "go on") topic drift
-    p = min(1, (t / (m + 1)) / (cache.fullAfterSeconds / cache.fullAfterMessages))
-                                                                  pace: seconds per turn, against
-                                                                  the pace at which a and b agree
-    staleness = 1                               if N and Q share no term (a new topic)
-              = 1 − (1 − a)(1 − b)(1 − c·(1 + p)/2)   otherwise
+    p = min(1, (t / (m + 1)) / (T / F))     pace: seconds a turn since the build, against the
+                                            pace at which the message and time terms agree
+    a = 1                        if m ≥ F   messages since the build …
+      = (m / F)·(1 + p)/2        otherwise  … of which quick turns (p → 0) count half
+    b = min(1, t / T)                       elapsed time
+    c = 1 − |N ∩ Q| / |N|                   topic drift: the new message's share of new terms
+                                            (0 when N is empty: "ok", "go on")
+    staleness = 1                           if N and Q share no term (a new topic)
+              = 1 − (1 − a)(1 − b)(1 − c)   otherwise
 
 Each term is a reason to rebuild and they combine like independent chances, so any one of
-them at 1 makes the entry fully stale and none can lower another. Pace only damps the topic
-term: a turn in quick succession (p → 0) that brings in new words is most likely a
-continuation of the same exchange, so half its drift counts; a slow one counts in full.
+them at 1 makes the entry fully stale and none can lower another. Pace damps only the message
+term: turns in quick succession are one exchange going on (a continuation), slow ones each a
+step away from the build. The topic term is never damped: a follow-up that brings in new
+words asks for memory the cached build did not look for.
 """
 
 import time
@@ -62,11 +64,11 @@ def staleness(*, built_at, messages_since: int, query: str, cached_query: str, c
         return 1.0
     elapsed = max(0.0, (timezone.now() - built_at).total_seconds())
     messages = max(0, messages_since)
-    a = min(1.0, messages / full_messages)
+    pace = min(1.0, (elapsed / (messages + 1)) / (full_seconds / full_messages))
+    a = 1.0 if messages >= full_messages else messages / full_messages * (1.0 + pace) / 2.0
     b = min(1.0, elapsed / full_seconds)
     c = 1.0 - len(new_terms & cached_terms) / len(new_terms) if new_terms else 0.0
-    pace = min(1.0, (elapsed / (messages + 1)) / (full_seconds / full_messages))
-    value = 1.0 - (1.0 - a) * (1.0 - b) * (1.0 - c * (1.0 + pace) / 2.0)
+    value = 1.0 - (1.0 - a) * (1.0 - b) * (1.0 - c)
     return min(1.0, max(0.0, value))
 
 
@@ -84,7 +86,9 @@ class CacheProbe:
     newest_message_id: int
 
 
-def context_cache_probe(*, subject, conversation, record: bool, config: MemoryConfig, policy_hash: str, profile: str):
+def context_cache_probe(
+    *, subject, conversation, record: bool, config: MemoryConfig, policy_hash: str, profile: str
+):
     """The probe of a build that takes part in the cache, or None (no conversation, not
     recorded, or `cache.enabled` off)."""
     if conversation is None or not record or not config["cache.enabled"]:

@@ -58,7 +58,15 @@ def context_cache_store(
         ],
         update_conflicts=True,
         unique_fields=["conversation", "policy_hash", "profile"],
-        update_fields=["query", "payload", "generation", "last_message_id", "built_at", "hits", "last_hit_at"],
+        update_fields=[
+            "query",
+            "payload",
+            "generation",
+            "last_message_id",
+            "built_at",
+            "hits",
+            "last_hit_at",
+        ],
     )
     return entry
 

@@ -141,7 +141,9 @@ def _hide(queryset) -> list[int]:
                 Evidence.objects.filter(pk__in=ids).values_list("conversation_id", flat=True)
             )
         )
-        memory_changed(subject_ids=set(Evidence.objects.filter(pk__in=ids).values_list("subject_id", flat=True)))
+        memory_changed(
+            subject_ids=set(Evidence.objects.filter(pk__in=ids).values_list("subject_id", flat=True))
+        )
         Evidence.objects.filter(pk__in=ids).update(
             status=EvidenceStatus.FORGOTTEN, text="", updated_at=timezone.now()
         )

@@ -22,14 +22,22 @@ from tests.factories import SubjectFactory
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 # the defaults, spelled out: full staleness after 6 messages or 900 s, so 150 s a turn is "slow"
-CACHE = {"enabled": True, "maxStaleness": 0.5, "fullAfterMessages": 6, "fullAfterSeconds": 900, "ttlSeconds": 3600}
+CACHE = {
+    "enabled": True,
+    "maxStaleness": 0.5,
+    "fullAfterMessages": 6,
+    "fullAfterSeconds": 900,
+    "ttlSeconds": 3600,
+}
 
 
 def cache_config(**overrides):
     return get_config().with_overrides({"cache": {**CACHE, **overrides}})
 
 
-def judged(*, seconds_ago=0.0, messages=0, query="lisbon restaurant", cached="lisbon restaurant", **overrides):
+def judged(
+    *, seconds_ago=0.0, messages=0, query="lisbon restaurant", cached="lisbon restaurant", **overrides
+):
     with time_machine.travel(NOW, tick=False):
         return staleness(
             built_at=timezone.now() - timedelta(seconds=seconds_ago),
@@ -48,7 +56,8 @@ def test_the_same_question_asked_at_once_is_not_stale_at_all():
 
 
 def test_each_message_since_the_build_adds_staleness_until_full_after_messages():
-    assert judged(messages=3) == pytest.approx(0.5)
+    # at once (pace 0), so each counts half: 1/6 · 1/2
+    assert judged(messages=1) == pytest.approx(1 / 12)
     assert judged(messages=6) == 1.0
     assert judged(messages=60) == 1.0
 
@@ -67,20 +76,22 @@ def test_a_message_without_terms_is_a_continuation():
     assert judged(query="ok, and?", cached="lisbon restaurant") == 0.0
 
 
-def test_half_new_words_in_quick_succession_count_half_their_drift():
-    # c = 1/2, pace 0 → 1 − (1 − c/2) = 0.25
-    assert judged(query="lisbon terrace", cached="lisbon restaurant") == pytest.approx(0.25)
+def test_half_new_words_count_half_whatever_the_pace():
+    assert judged(query="lisbon terrace", cached="lisbon restaurant") == pytest.approx(0.5)
+    slow = judged(query="lisbon terrace", cached="lisbon restaurant", seconds_ago=150)
+    assert slow == pytest.approx(1 - (1 - 150 / 900) * 0.5)
 
 
-def test_the_same_drift_at_a_slow_pace_counts_in_full():
-    # one message since, this turn 300 s after the build: 150 s a turn (the pace at which the
-    # message and time terms agree), so a = 1/6, b = 1/3 and c = 1/2 counts in full
-    slow = judged(query="lisbon terrace", cached="lisbon restaurant", seconds_ago=300, messages=1)
-    assert slow == pytest.approx(1 - (5 / 6) * (2 / 3) * (1 - 0.5))
-    # the same turns 30 s after the build: 15 s a turn, pace 0.1, so c counts 0.55 of its drift
-    quick = judged(query="lisbon terrace", cached="lisbon restaurant", seconds_ago=30, messages=1)
-    assert quick == pytest.approx(1 - (5 / 6) * (1 - 30 / 900) * (1 - 0.5 * 0.55))
-    assert quick < slow
+def test_turns_in_quick_succession_count_half_as_much_as_slow_ones():
+    # three messages since the build, all at once (p = 0): a = 3/6 · 1/2
+    assert judged(messages=3) == pytest.approx(0.25)
+    # the same three over 600 s (150 s a turn, p = 1): a = 3/6 in full, b = 600/900
+    slow = judged(messages=3, seconds_ago=600)
+    assert slow == pytest.approx(1 - (1 - 0.5) * (1 - 600 / 900))
+    # over 60 s (15 s a turn, p = 0.1): a = 0.5 · 0.55
+    quick = judged(messages=3, seconds_ago=60)
+    assert quick == pytest.approx(1 - (1 - 0.5 * 0.55) * (1 - 60 / 900))
+    assert judged(messages=3) < quick < slow
 
 
 def test_the_terms_combine_so_that_none_lowers_another():
@@ -125,7 +136,7 @@ def build(subject, conversation, message, **kwargs):
 
 
 FIRST = "Any Lisbon restaurant tips?"
-FOLLOW_UP = "A Lisbon restaurant with a terrace, maybe?"
+FOLLOW_UP = "Lisbon restaurant tips for tonight?"
 
 
 def test_a_follow_up_turn_is_served_from_the_cache(subject, chat, actor):
@@ -182,7 +193,7 @@ def test_a_new_topic_is_built_afresh_and_replaces_the_entry(subject, chat):
 
 def test_too_many_messages_since_the_build_make_it_too_stale(subject, chat, actor):
     build(subject, chat, FIRST)
-    for _ in range(3):
+    for _ in range(6):  # cache.fullAfterMessages
         turn(chat, actor, "Lisbon restaurant")
 
     assert build(subject, chat, FIRST).from_cache is False
@@ -259,7 +270,9 @@ def test_a_note_invalidates(subject, chat, actor, config):
     assert not served_after(
         subject,
         chat,
-        lambda: note_store(subject=subject, content="Alice found a rooftop bar in Lisbon", actor=actor, config=config),
+        lambda: note_store(
+            subject=subject, content="Alice found a rooftop bar in Lisbon", actor=actor, config=config
+        ),
     )
 
 
@@ -286,7 +299,9 @@ def test_a_summaries_rebuild_invalidates(subject, chat, actor):
     from tests.chat.summaries.phase2_rows import backend_on, extraction_write
 
     backend_on(subject.app, actor)
-    extraction_write(subject, actor, "c9", "Release prep", {"decisions": ["Releases are cut on Tuesdays."]}, days_ago=1)
+    extraction_write(
+        subject, actor, "c9", "Release prep", {"decisions": ["Releases are cut on Tuesdays."]}, days_ago=1
+    )
 
     def rebuild():
         run = summaries_run(subject=subject, actor=actor, force=True)
@@ -295,14 +310,22 @@ def test_a_summaries_rebuild_invalidates(subject, chat, actor):
     assert not served_after(subject, chat, rebuild)
 
 
-def test_the_evidence_of_the_conversations_own_turn_does_not_bump_the_generation(subject, chat, actor, config):
+def test_the_evidence_of_the_conversations_own_turn_does_not_bump_the_generation(
+    subject, chat, actor, config
+):
     message = turn(chat, actor, "I'm in Lisbon next week")
     before = Subject.objects.get(pk=subject.pk).memory_generation
 
     evidence_record(message=message, category="", actor=actor, config=config)
     assert Subject.objects.get(pk=subject.pk).memory_generation == before
 
-    note_store(subject=subject, content="Alice is in Lisbon next week", source_message=message, actor=actor, config=config)
+    note_store(
+        subject=subject,
+        content="Alice is in Lisbon next week",
+        source_message=message,
+        actor=actor,
+        config=config,
+    )
     assert Subject.objects.get(pk=subject.pk).memory_generation > before
 
 
@@ -320,7 +343,9 @@ def test_the_decay_job_bumps_the_subjects_it_touched(subject, app, actor, config
     from consolidation.services.decay import votes_decay
 
     stranger = SubjectFactory(app=app, external_id="bob")
-    vote_cast(subject=subject, item_kind="note", item_id=memories[0].pk, signal="up", actor=actor, config=config)
+    vote_cast(
+        subject=subject, item_kind="note", item_id=memories[0].pk, signal="up", actor=actor, config=config
+    )
     before = Subject.objects.get(pk=subject.pk).memory_generation
 
     votes_decay(actor=actor, force=True)
