@@ -44,7 +44,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from memory.config import MemoryConfig
-from memory.models import ContextCacheEntry, Message, Subject
+from memory.models import ContextCacheEntry, Conversation, Message, Subject
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
 from memory.services.context_cache import context_cache_hit, context_cache_store
 from memory.services.evidence import evidence_mark_recalled
@@ -79,7 +79,7 @@ class CacheProbe:
     masked)."""
 
     subject: Subject
-    conversation: object
+    conversation: Conversation
     policy_hash: str
     profile: str
     generation: int

@@ -18,9 +18,9 @@ from django.db import transaction
 from memory.config import MemoryConfig, get_config
 from memory.embeddings import Embedder, embedding_spec, get_embedder
 from memory.models import Embedding, Evidence, ItemKind, Note, Subject
-from memory.services.context_cache import memory_changed
 from memory.search import vectors
 from memory.search.vectors.query import provider_failed
+from memory.services.context_cache import memory_changed
 from memoryweb.outbox import enqueue
 
 logger = logging.getLogger(__name__)

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig, get_config
 from memory.context import context_build
+from memory.models import Subject
 from memory.services import Actor, app_create, note_store, subject_delete, subject_get_or_create
 from memory.services.conversations import conversation_get_or_create, message_add
 from memoryweb.bench.locomo import _covered, config_for_k
@@ -41,7 +42,7 @@ RECALL_K = 10
 
 def _replay(
     sample: Sample, *, app, actor: Actor, config: MemoryConfig, limit: int | None
-) -> tuple[object, dict]:
+) -> tuple[Subject, dict]:
     """Replay the sample's turns (at most `limit`); returns the subject and the per-turn figures."""
     subject = subject_get_or_create(app=app, external_id=sample.sample_id)
     roles = {sample.speaker_a: "user", sample.speaker_b: "assistant"}
@@ -186,9 +187,18 @@ def run(
         actor=actor,
         out=lambda _: None,
     )
-    common = {"limit": limit, "questions": questions, "actor": actor, "out": out}
-    on = _pass(parsed, name=f"bench-cache-on-{stamp}", enabled=True, **common)
-    off = _pass(parsed, name=f"bench-cache-off-{stamp}", enabled=False, **common)
+    on, off = (
+        _pass(
+            parsed,
+            name=f"bench-cache-{label}-{stamp}",
+            enabled=enabled,
+            limit=limit,
+            questions=questions,
+            actor=actor,
+            out=out,
+        )
+        for label, enabled in (("on", True), ("off", False))
+    )
     delta = None
     if on["recall_at_10"] is not None and off["recall_at_10"] is not None:
         delta = rounded(on["recall_at_10"] - off["recall_at_10"], 4)

@@ -210,7 +210,9 @@ class Command(BaseCommand):
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
         cch.add_argument("path", help="the LoCoMo JSON file (kept outside the project: CC BY-NC 4.0)")
-        cch.add_argument("--samples", type=positive_int, default=None, help="replay the first N conversations")
+        cch.add_argument(
+            "--samples", type=positive_int, default=None, help="replay the first N conversations"
+        )
         cch.add_argument("--limit", type=positive_int, default=None, help="at most N turns per conversation")
         cch.add_argument(
             "--questions", type=positive_int, default=None, help="at most N questions per conversation"

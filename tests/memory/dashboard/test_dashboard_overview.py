@@ -141,7 +141,9 @@ def test_cache_hits_are_charted_beside_the_builds(busy_subject, stranger_subject
     assert hits[-1] == 1 and hits[-2] == 2 and sum(hits) == 3
     assert builds[-1] == 2 and sum(builds) == 3  # the hits are not counted as builds
     today = chart["labels"][-1]
-    assert f"<tr><td>{today}</td><td class=\"num\">2</td><td class=\"num\">1</td></tr>" in response.content.decode()
+    assert (
+        f'<tr><td>{today}</td><td class="num">2</td><td class="num">1</td></tr>' in response.content.decode()
+    )
 
 
 def test_days_older_than_the_window_are_left_out(owned_subject, owner_client):
