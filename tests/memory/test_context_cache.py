@@ -367,3 +367,48 @@ def test_the_prune_job_deletes_entries_past_their_ttl(subject, chat, actor):
         assert context_cache_prune() == 1
 
     assert list(ContextCacheEntry.objects.values_list("conversation_id", flat=True)) == [other.pk]
+
+
+def generation(subject) -> int:
+    return Subject.objects.get(pk=subject.pk).memory_generation
+
+
+def test_every_other_write_service_bumps_the_generation(subject, actor, config, memories):
+    from memory.documents import SUMMARY_MD
+    from memory.models import Lesson, Procedure
+    from memory.services import fact_remove, note_edit, note_forget
+    from memory.services.documents import document_write
+    from memory.services.evidence import evidence_forget
+    from memory.services.lessons import lesson_delete, lesson_edit, procedure_edit
+
+    conversation, _ = conversation_get_or_create(subject=subject, external_id="w", actor=actor)
+    message = turn(conversation, actor, "I'm in Lisbon next week")
+    unit = evidence_record(message=message, category="", actor=actor, config=config)
+    lesson = Lesson.objects.create(subject=subject, text="Alice likes terraces.")
+    procedure = Procedure.objects.create(subject=subject, title="Booking", steps=["Call.", "Confirm."])
+    writes = {
+        "note edit": lambda: note_edit(
+            note=memories[1], content="Alice had ramen", actor=actor, config=config
+        ),
+        "note forget": lambda: note_forget(note=memories[2], actor=actor),
+        "fact remove": lambda: fact_remove(subject=subject, key="name", actor=actor),
+        "fact confirmed": lambda: fact_set(
+            subject=subject,
+            key="allergy",
+            value="peanuts",
+            pinned=False,
+            keywords=["restaurant"],
+            actor=actor,
+        ),
+        "lesson edit": lambda: lesson_edit(lesson=lesson, text="Alice loves terraces.", actor=actor),
+        "procedure edit": lambda: procedure_edit(procedure=procedure, title="Booking a table", actor=actor),
+        "lesson delete": lambda: lesson_delete(lesson=lesson, actor=actor),
+        "evidence forget": lambda: evidence_forget(evidence=unit, actor=actor),
+        "summary document": lambda: document_write(
+            subject=subject, path=SUMMARY_MD, content="Lisbon.", actor=actor
+        ),
+    }
+    for name, write in writes.items():
+        before = generation(subject)
+        write()
+        assert generation(subject) > before, name
