@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.config import MemoryConfig
+from memory.context_cache import context_cache_probe, context_cache_remember, context_cache_serve
 from memory.context_summary import memory_guidance, mental_models_text, summaries_on, summary_choose
 from memory.links import ranked_expand
 from memory.models import Evidence, Lesson, Note, Procedure, Subject
@@ -426,7 +427,8 @@ def context_build(
     """Build the context for `message` in `mode` (see `context_mode`) under the operational
     `profile` (already checked: memory/profiles.py). With `record`, writes a RetrievalEvent,
     counts recalls and updates which blocks the conversation holds (so `unchanged` is right
-    next time)."""
+    next time); a conversation's follow-up turn may be served from the adaptive context cache
+    (memory/context_cache.py)."""
     started = time.perf_counter()
     query = message.strip()
     if not config["notes.enabled"]:
@@ -442,8 +444,19 @@ def context_build(
         )
     active_mode = context_mode(mode=mode, conversation=conversation, config=config)
     config = phase_config(active_mode.apply(config), k=k)
+    probe = context_cache_probe(
+        subject=subject,
+        conversation=conversation,
+        record=record,
+        config=config,
+        policy_hash=policy_hash(active_mode, config),
+        profile=profile,
+    )
+    cached = context_cache_serve(probe=probe, query=query, config=config, started=started)
+    if cached is not None:
+        return cached
     with profile_active(profile):
-        return _build(
+        context = _build(
             subject=subject,
             query=query,
             message=message,
@@ -454,6 +467,8 @@ def context_build(
             profile=profile,
             started=started,
         )
+    context_cache_remember(probe=probe, context=context)
+    return context
 
 
 def _build(*, subject, query, message, config, conversation, record, mode, profile, started) -> Context:

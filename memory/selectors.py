@@ -414,7 +414,9 @@ def subject_overview(*, subject: Subject, days: int = 30) -> dict:
             "procedures": per_day(procedures),
         },
         "recalls": {
-            "context_builds": per_day(retrievals),
+            # a cache hit is recorded like a build (RetrievalEvent.from_cache): counted apart
+            "context_builds": per_day(retrievals.filter(from_cache=False)),
+            "cache_hits": per_day(retrievals.filter(from_cache=True)),
         },
         "most_recalled": list(notes.filter(recall_count__gt=0).order_by("-recall_count", "-id")[:5]),
         "pending": list(pending.select_related("category").order_by("-created_at", "-id")[:5]),

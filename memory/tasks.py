@@ -8,6 +8,7 @@ from celery import shared_task
 from memory.config import get_config
 from memory.services import Actor
 from memory.services.consent import pending_expire
+from memory.services.context_cache import context_cache_prune
 from memory.services.embeddings import evidence_embed, note_embed
 from memory.services.evidence import evidence_evict_sweep
 from memory.services.links import note_link
@@ -25,8 +26,9 @@ def notes_evict_sweep_task() -> dict:
 
 @shared_task(name="memory.retrieval_events_prune")
 def retrieval_events_prune_task() -> dict:
-    """Delete RetrievalEvents past their retention. Safe to repeat."""
-    return {"deleted": retrieval_events_prune()}
+    """Delete RetrievalEvents past their retention, and the context-cache entries past
+    `cache.ttlSeconds` (the cold-path expiry: they are never served by then). Safe to repeat."""
+    return {"deleted": retrieval_events_prune(), "cache_expired": context_cache_prune()}
 
 
 @shared_task(name="memory.pending_expire")

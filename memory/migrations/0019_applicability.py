@@ -73,7 +73,7 @@ class Migration(migrations.Migration):
                 ('query', models.TextField(help_text='the message it was built for')),
                 ('payload', models.JSONField(help_text='the built context, as served')),
                 ('generation', models.PositiveBigIntegerField(help_text="the subject's memory_generation at the build")),
-                ('last_message_id', models.BigIntegerField(default=0, help_text="the conversation's newest message then")),
+                ('last_message_id', models.BigIntegerField(default=0, help_text="the subject's newest message (any conversation) at the build")),
                 ('built_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('hits', models.PositiveIntegerField(default=0)),
                 ('last_hit_at', models.DateTimeField(blank=True, null=True)),

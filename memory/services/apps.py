@@ -10,6 +10,7 @@ from django.utils import timezone
 from memory.config import validate_app_config
 from memory.models import ApiKey, App, Conversation, Note, Subject
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memoryweb.errors import InvalidInput
 from memoryweb.ratelimit import parse_rate
 
@@ -221,6 +222,7 @@ def subject_delete(*, subject: Subject, actor: Actor) -> None:
 
     app, external_id, subject_id = subject.app, subject.external_id, subject.pk
     # notes first: their versions, sources and links go with them, before the messages they cite
+    memory_changed(subject_id=subject_id)  # a concurrent build must not serve a cached context
     Note.objects.filter(subject=subject).delete()
     Conversation.objects.filter(subject=subject).delete()
     subject.delete()

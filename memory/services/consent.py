@@ -27,6 +27,7 @@ from memory.models import (
     SubjectConsent,
 )
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memory.services.evidence import evidence_decline, evidence_reveal
 from memory.services.facts import fact_set
 from memory.services.notes import note_store
@@ -74,6 +75,7 @@ def consent_policy_set(*, subject: Subject, category: str, policy: str, actor: A
         object_id=category,
         data={"policy": policy},
     )
+    memory_changed(subject_id=subject.pk)
     return row
 
 
@@ -252,6 +254,7 @@ def pending_approve(*, pending: PendingMemory, actor: Actor, config: MemoryConfi
         object_id=pending.pk,
         data={"result": f"{pending.kind}:{obj.pk if obj is not None else None}"},
     )
+    memory_changed(subject_id=pending.subject_id)
     return obj
 
 
@@ -270,6 +273,7 @@ def pending_reject(*, pending: PendingMemory, actor: Actor) -> PendingMemory:
         object_kind="pending",
         object_id=pending.pk,
     )
+    memory_changed(subject_id=pending.subject_id)
     notify(pending.subject_id, "pending.decided", {"id": pending.pk, "status": pending.status})
     return pending
 
@@ -282,6 +286,7 @@ def pending_expire(*, older_than: timedelta) -> int:
     expired = expiring.update(
         status=PendingStatus.EXPIRED, decided_at=timezone.now(), decided_by="task:pending_expire"
     )
+    memory_changed(subject_ids=sorted(subject_ids) if expired else [])
     for subject_id in sorted(subject_ids) if expired else []:
         notify(subject_id, "pending.decided", {"status": PendingStatus.EXPIRED.value})
     return expired

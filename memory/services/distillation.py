@@ -18,6 +18,7 @@ from memory.models import (
     Subject,
 )
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 
 # a score this close to zero after a decay is set to zero, so decayed rows drop out of the
 # next UPDATE instead of shrinking forever
@@ -94,6 +95,7 @@ def lesson_distilled_store(
                 object_id=lesson.pk,
                 data={"notes": ids, "procedure": procedure_id, "distiller": distiller},
             )
+            memory_changed(subject_id=subject.pk)
     except ClusterChanged:
         return None
     return lesson
@@ -112,6 +114,7 @@ def vote_scores_decay(*, factor: float, app_ids: list[int] | None = None) -> dic
         output_field=FloatField(),
     )
     changed = {}
+    touched: set[int] = set()
     with transaction.atomic():
         for name, model in (
             ("notes", Note),
@@ -122,5 +125,7 @@ def vote_scores_decay(*, factor: float, app_ids: list[int] | None = None) -> dic
             rows = model._default_manager.exclude(vote_score=0)
             if app_ids is not None:
                 rows = rows.filter(subject__app_id__in=app_ids)
+            touched.update(rows.values_list("subject_id", flat=True).distinct())
             changed[name] = rows.update(vote_score=new_score)
+        memory_changed(subject_ids=sorted(touched))
     return changed

@@ -24,6 +24,7 @@ from memory.models import (
 )
 from memory.redaction import redact
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memoryweb.live import notify
 
 
@@ -142,6 +143,7 @@ def document_write(
             object_id=document.pk,
             data={"url": document.url, "version": document.current.number if document.current else 0},
         )
+        memory_changed(subject_id=subject.pk)
         notify(subject.pk, "documents.changed", {"document": document.pk})
     return document, version
 
@@ -162,6 +164,7 @@ def document_prune(*, document: MemoryDocument, actor: Actor) -> bool:
             object_id=document.pk,
             data={"url": document.url},
         )
+        memory_changed(subject_id=document.subject_id)
         notify(document.subject_id, "documents.changed", {"document": document.pk})
     return bool(updated)
 
@@ -180,6 +183,7 @@ def document_delete(*, document: MemoryDocument, actor: Actor) -> None:
         object_id=pk,
         data={"url": url},
     )
+    memory_changed(subject_id=subject.pk)
     notify(subject.pk, "documents.changed", {"document": pk})
 
 
@@ -207,6 +211,7 @@ def summaries_clear(*, subject: Subject, actor: Actor, mental_models: bool = Fal
         object_id=subject.pk,
         data=result,
     )
+    memory_changed(subject_id=subject.pk)
     notify(subject.pk, "documents.changed", {})
     return result
 
@@ -233,6 +238,7 @@ def conversation_memory_reload(*, conversation: Conversation, actor: Actor) -> M
     version = document.current if document is not None else None
     conversation_summary_pin(conversation=conversation, version=version)
     ContextDelivery.objects.filter(conversation=conversation, block__in=RELOADED_BLOCKS).delete()
+    memory_changed(subject_id=conversation.subject_id)  # its cached context carries the old prefix
     audit_record(
         actor=actor,
         action="conversation.memory_reload",

@@ -20,6 +20,7 @@ from memory.embeddings import Embedder, embedding_spec, get_embedder
 from memory.models import Embedding, Evidence, ItemKind, Note, Subject
 from memory.search import vectors
 from memory.search.vectors.query import provider_failed
+from memory.services.context_cache import memory_changed
 from memoryweb.outbox import enqueue
 
 logger = logging.getLogger(__name__)
@@ -89,8 +90,14 @@ def embed_notes(notes: Iterable[Note], *, config: MemoryConfig, embedder: Embedd
 
     Notes whose content hash already has a vector under this model are skipped, so running it
     twice writes nothing the second time. Raises EmbeddingError when the provider fails (the
-    callers decide whether that is counted or reported)."""
-    return _embed_items(ItemKind.NOTE, list(notes), config=config, embedder=embedder)
+    callers decide whether that is counted or reported). A written vector changes what the
+    notes' subjects' contexts can find (`memory_changed`); the vectors of evidence units do
+    not: a unit is a turn, and a new turn is what the cache's staleness counts already."""
+    notes = list(notes)
+    written = _embed_items(ItemKind.NOTE, notes, config=config, embedder=embedder)
+    if written:
+        memory_changed(subject_ids=sorted({n.subject_id for n in notes}))
+    return written
 
 
 def embed_evidence(

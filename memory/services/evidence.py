@@ -29,6 +29,7 @@ from memory.models import (
     Subject,
 )
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memory.services.embeddings import embeddings_delete, embeddings_enabled
 from memory.services.eviction import eviction_order
 from memory.services.scrub import scrub
@@ -113,15 +114,16 @@ def evidence_reveal(*, evidence_id: int) -> Evidence | None:
     evidence = Evidence.objects.filter(pk=evidence_id).first()
     if updated and evidence is not None:
         _extraction_redo(conversation_ids=[evidence.conversation_id])
+        memory_changed(subject_id=evidence.subject_id)
         notify(evidence.subject_id, "memory.changed", {"kind": "evidence", "id": evidence.pk})
     return evidence
 
 
 def evidence_decline(*, evidence_id: int) -> None:
     """A pending unit the person declined: its text goes, and it is never retrievable."""
-    Evidence.objects.filter(pk=evidence_id, status=EvidenceStatus.PENDING).update(
-        status=EvidenceStatus.DENIED, text="", updated_at=timezone.now()
-    )
+    declined = Evidence.objects.filter(pk=evidence_id, status=EvidenceStatus.PENDING)
+    memory_changed(subject_ids=declined.values_list("subject_id", flat=True))
+    declined.update(status=EvidenceStatus.DENIED, text="", updated_at=timezone.now())
     embeddings_delete(kind=ItemKind.EVIDENCE, item_ids=[evidence_id])
 
 
@@ -138,6 +140,9 @@ def _hide(queryset) -> list[int]:
             conversation_ids=set(
                 Evidence.objects.filter(pk__in=ids).values_list("conversation_id", flat=True)
             )
+        )
+        memory_changed(
+            subject_ids=set(Evidence.objects.filter(pk__in=ids).values_list("subject_id", flat=True))
         )
         Evidence.objects.filter(pk__in=ids).update(
             status=EvidenceStatus.FORGOTTEN, text="", updated_at=timezone.now()
@@ -201,6 +206,7 @@ def evidence_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Ac
         object_kind="evidence",
         data={"count": deleted, "ids": ids[:100]},
     )
+    memory_changed(subject_id=subject.pk)
     return deleted
 
 

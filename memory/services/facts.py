@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from memory.models import Origin, ProfileFact, Subject
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memory.services.scrub import scrub
 from memory.services.versions import version_write
 from memoryweb.errors import InvalidInput, NotFound
@@ -118,6 +119,7 @@ def fact_set(
     ):
         ProfileFact.objects.filter(pk=held.pk).update(confirmations=held.confirmations + 1)
         held.confirmations += 1
+        memory_changed(subject_id=subject.pk)  # confirmations count in the ranking
         audit_record(
             actor=actor, action="fact.confirmed", subject=subject, object_kind="fact", object_id=held.pk
         )
@@ -152,5 +154,6 @@ def fact_remove(
     active.valid_to = max(valid_to or timezone.now(), active.valid_from)
     active.save(update_fields=["valid_to"])
     audit_record(actor=actor, action="fact.removed", subject=subject, object_kind="fact", object_id=active.pk)
+    memory_changed(subject_id=subject.pk)
     notify(subject.pk, "memory.changed", {"kind": "fact", "id": active.pk})
     return active

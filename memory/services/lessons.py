@@ -8,6 +8,7 @@ from django.db import transaction
 
 from memory.models import Lesson, Origin, Procedure
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memory.services.scrub import scrub
 from memory.services.versions import version_write
 from memoryweb.errors import InvalidInput
@@ -65,6 +66,7 @@ def lesson_delete(*, lesson: Lesson, actor: Actor) -> None:
     audit_record(
         actor=actor, action="lesson.deleted", subject=subject, object_kind="lesson", object_id=lesson_id
     )
+    memory_changed(subject_id=subject.pk)
     notify(subject.pk, "memory.changed", {"kind": "lesson", "id": lesson_id})
 
 
@@ -79,4 +81,5 @@ def procedure_delete(*, procedure: Procedure, actor: Actor) -> None:
         object_kind="procedure",
         object_id=procedure_id,
     )
+    memory_changed(subject_id=subject.pk)
     notify(subject.pk, "memory.changed", {"kind": "procedure", "id": procedure_id})

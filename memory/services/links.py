@@ -5,6 +5,7 @@ from django.db import transaction
 from memory.config import MemoryConfig, get_config
 from memory.links import link_kind_heuristic, link_kinds_llm, link_neighbours, linked_to
 from memory.models import Note, NoteLink, Origin
+from memory.services.context_cache import memory_changed
 from memoryweb.counters import counter_add
 
 
@@ -64,6 +65,8 @@ def note_link(*, note_id: int, config: MemoryConfig | None = None) -> dict:
             return {"note": note_id, "skipped": "archived or deleted meanwhile"}
         links = [link for link in links if link.src_id in live and link.dst_id in live]
         NoteLink.objects.bulk_create(links, ignore_conflicts=True)
+        if links:
+            memory_changed(subject_id=note.subject_id)  # the builder expands along links
     if links:
         counter_add("links.written", len(links))
     stats["linked"] = len(links)

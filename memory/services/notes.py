@@ -9,6 +9,7 @@ from memory.models import App, ItemKind, Note, NoteSource, NoteVersion, Origin, 
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memory.services.embeddings import embeddings_delete, note_embed, note_embed_enqueue
 from memory.services.eviction import eviction_order
 from memory.services.evidence import evidence_forget_for_messages
@@ -124,6 +125,7 @@ def note_store(
                 actor=actor, action="note.merged", subject=subject, object_kind="note", object_id=existing.pk
             )
             existing.refresh_from_db()
+            memory_changed(subject_id=subject.pk)  # a new source and a newer updated_at
             notify(subject.pk, "memory.changed", {"kind": "note", "id": existing.pk})
             return existing, False
 
@@ -152,6 +154,7 @@ def note_store(
     if config["links.enabled"]:
         enqueue("memory.note_link", note.pk)
     note_embed_enqueue(note=note, config=config)
+    memory_changed(subject_id=subject.pk)
     notify(subject.pk, "memory.changed", {"kind": "note", "id": note.pk})
     return note, True
 
@@ -206,6 +209,7 @@ def note_forget(*, note: Note, actor: Actor) -> None:
     embeddings_delete(kind=ItemKind.NOTE, item_ids=[note_id])
     note.delete()
     audit_record(actor=actor, action="note.forgotten", subject=subject, object_kind="note", object_id=note_id)
+    memory_changed(subject_id=subject.pk)
     notify(subject.pk, "memory.changed", {"kind": "note", "id": note_id})
 
 
@@ -251,6 +255,7 @@ def notes_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Actor
             "utility_weighted": config["eviction.utilityWeighted"],
         },
     )
+    memory_changed(subject_id=subject.pk)
     return deleted
 
 

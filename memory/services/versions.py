@@ -19,6 +19,7 @@ from memory.models import (
     ProfileFact,
 )
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memoryweb.live import notify
 
 # kind → (its model, its versions table, the fields a version holds besides tags)
@@ -109,4 +110,5 @@ def _announce(*, kind: str, item, actor: Actor, action: str, data: dict) -> None
     audit_record(
         actor=actor, action=action, subject=item.subject, object_kind=kind, object_id=item.pk, data=data
     )
+    memory_changed(subject_id=item.subject_id)
     notify(item.subject_id, "memory.changed", {"kind": kind, "id": item.pk})

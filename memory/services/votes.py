@@ -13,6 +13,7 @@ from memory.models import (
     VoteEvent,
 )
 from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
 from memoryweb.errors import FeatureDisabled, InvalidInput, NotFound
 
 VOTABLE: dict[str, type[Note] | type[ProfileFact] | type[Lesson] | type[Procedure]] = {
@@ -65,4 +66,5 @@ def vote_cast(
         object_id=item.pk,
         data={"signal": signal, "score": item.vote_score},
     )
+    memory_changed(subject_id=subject.pk)
     return event, item.vote_score

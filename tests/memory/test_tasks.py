@@ -28,7 +28,7 @@ def test_old_retrieval_events_are_pruned(subject):
     )
     fresh = RetrievalEvent.objects.create(subject=subject, query="q", latency_ms=1)
 
-    assert retrieval_events_prune_task() == {"deleted": 1}
+    assert retrieval_events_prune_task() == {"deleted": 1, "cache_expired": 0}
     assert list(RetrievalEvent.objects.values_list("pk", flat=True)) == [fresh.pk]
     assert not RetrievalEvent.objects.filter(pk=old.pk).exists()
 

@@ -27,12 +27,13 @@ def overview(request: HttpRequest, subject) -> HttpResponse:
         "labels": days,
         "datasets": [
             {"label": "Context builds", "data": recalls["context_builds"]},
+            {"label": "Cache hits", "data": recalls["cache_hits"]},
         ],
     }
     added_rows = list(
         zip(days, added["notes"], added["facts"], added["lessons"], added["procedures"], strict=True)
     )
-    recall_rows = list(zip(days, recalls["context_builds"], strict=True))
+    recall_rows = list(zip(days, recalls["context_builds"], recalls["cache_hits"], strict=True))
     context = {
         "stats": stats,
         "chart_days": CHART_DAYS,

@@ -1,4 +1,4 @@
-"""`manage.py bench context|locomo|consolidate|load|tasks`: the project's benchmarks (DESIGN §9).
+"""`manage.py bench context|locomo|cache|consolidate|load|tasks`: the project's benchmarks (DESIGN §9).
 
 `bench load` builds a temporary stack of its own (var dir, database, server processes on a
 loopback port); `bench tasks` runs a real worker on a temporary broker folder and touches no
@@ -12,6 +12,7 @@ database. The others write to the configured database. Run them against a scratc
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --json locomo.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --reflect --json r.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --summaries --json s.json
+    .venv/bin/python manage.py bench cache ../shared/bench/locomo/locomo-dev.json --samples 2 --limit 150
     .venv/bin/python manage.py bench consolidate --notes 10000,100000 --json consolidate.json
     .venv/bin/python manage.py bench load --concurrency 8 --duration 20 --json load.json
     .venv/bin/python manage.py bench load --layout production --web-processes 4 --json load-prod.json
@@ -23,6 +24,7 @@ import logging
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memoryweb.bench import cache as cache_bench
 from memoryweb.bench import consolidate as consolidate_bench
 from memoryweb.bench import context as context_bench
 from memoryweb.bench import load as load_bench
@@ -97,13 +99,14 @@ def positive_int(text: str) -> int:
 class Command(BaseCommand):
     help = (
         "Benchmarks: context latency and ingest throughput (context), LoCoMo retrieval recall (locomo), "
+        "the adaptive context cache on LoCoMo replays (cache), "
         "consolidation ticks (consolidate), the real server under mixed traffic (load), task throughput "
         "and priority on the embedded broker (tasks)."
     )
 
     def add_arguments(self, parser):
         subparsers = parser.add_subparsers(
-            dest="bench", required=True, metavar="{context,locomo,consolidate,load,tasks}"
+            dest="bench", required=True, metavar="{context,locomo,cache,consolidate,load,tasks}"
         )
 
         ctx = subparsers.add_parser(
@@ -196,6 +199,25 @@ class Command(BaseCommand):
             help="skip the plain BM25 baseline (rank-bm25) scored in the same run",
         )
         loc.add_argument("--json", metavar="OUT", help="write the summary as JSON to this file")
+
+        cch = subparsers.add_parser(
+            "cache",
+            help="context-cache hit rate, build latency and recall@10 with the cache on and off",
+            description="Replay LoCoMo conversations turn by turn (a context built before each turn, then the "
+            "turn posted; a session's turns stored as notes when it ends), then ask the questions as "
+            "follow-up turns of one conversation; once with cache.enabled, once without, each in a new "
+            "App. " + SCRATCH_HINT,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        cch.add_argument("path", help="the LoCoMo JSON file (kept outside the project: CC BY-NC 4.0)")
+        cch.add_argument(
+            "--samples", type=positive_int, default=None, help="replay the first N conversations"
+        )
+        cch.add_argument("--limit", type=positive_int, default=None, help="at most N turns per conversation")
+        cch.add_argument(
+            "--questions", type=positive_int, default=None, help="at most N questions per conversation"
+        )
+        cch.add_argument("--json", metavar="OUT", help="write the summary as JSON to this file")
 
         con = subparsers.add_parser(
             "consolidate",
@@ -301,6 +323,8 @@ class Command(BaseCommand):
                 return self._context(options)
             if bench == "consolidate":
                 return self._consolidate(options)
+            if bench == "cache":
+                return self._cache(options)
             return self._locomo(options)
         finally:
             celery_app.conf.task_always_eager = eager
@@ -375,6 +399,22 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write("")
         self.stdout.write(locomo_bench.render(summary, ks))
+        return summary
+
+    def _cache(self, options) -> dict:
+        try:
+            data = cache_bench.load(options["path"])
+        except (OSError, ValueError) as exc:
+            raise CommandError(f"cannot read {options['path']}: {exc}") from exc
+        summary = cache_bench.run(
+            data,
+            samples=options["samples"],
+            limit=options["limit"],
+            questions=options["questions"],
+            out=self._out,
+        )
+        self.stdout.write("")
+        self.stdout.write(cache_bench.render(summary))
         return summary
 
     def _load(self, options) -> dict:

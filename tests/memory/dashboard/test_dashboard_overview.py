@@ -30,8 +30,10 @@ def _days_ago(n: int):
     return timezone.now() - timedelta(days=n)
 
 
-def _retrieval(subject, *, when):
-    return RetrievalEvent.objects.create(subject=subject, query="q", latency_ms=1.0, created_at=when)
+def _retrieval(subject, *, when, from_cache=False):
+    return RetrievalEvent.objects.create(
+        subject=subject, query="q", latency_ms=1.0, created_at=when, from_cache=from_cache
+    )
 
 
 def _job(subject, *, status="done", started=None, stats=None, kind="consolidate"):
@@ -120,8 +122,28 @@ def test_memories_added_per_day_are_charted_by_kind(busy_subject, owner_client):
 
 def test_recalls_per_day_count_context_builds(busy_subject, owner_client):
     chart = owner_client.get(_url(busy_subject)).context["chart_recalls"]
-    [builds] = (d["data"] for d in chart["datasets"])
+    builds, hits = (d["data"] for d in chart["datasets"])
     assert builds[-1] == 2 and builds[-3] == 1 and sum(builds) == 3
+    assert sum(hits) == 0
+
+
+def test_cache_hits_are_charted_beside_the_builds(busy_subject, stranger_subject, owner_client):
+    _retrieval(busy_subject, when=timezone.now(), from_cache=True)
+    _retrieval(busy_subject, when=_days_ago(1), from_cache=True)
+    _retrieval(busy_subject, when=_days_ago(1), from_cache=True)
+    _retrieval(stranger_subject, when=timezone.now(), from_cache=True)  # someone else's
+
+    response = owner_client.get(_url(busy_subject))
+
+    chart = response.context["chart_recalls"]
+    assert [d["label"] for d in chart["datasets"]] == ["Context builds", "Cache hits"]
+    builds, hits = (d["data"] for d in chart["datasets"])
+    assert hits[-1] == 1 and hits[-2] == 2 and sum(hits) == 3
+    assert builds[-1] == 2 and sum(builds) == 3  # the hits are not counted as builds
+    today = chart["labels"][-1]
+    assert (
+        f'<tr><td>{today}</td><td class="num">2</td><td class="num">1</td></tr>' in response.content.decode()
+    )
 
 
 def test_days_older_than_the_window_are_left_out(owned_subject, owner_client):
