@@ -248,6 +248,9 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # a PATCH body is read by the same serializer as in the schema, required fields included
     "COMPONENT_SPLIT_PATCH": False,
+    # the consent categories an assistant mode's privacy ceiling names (memory/modes/schema.json);
+    # while the seeded categories are all there are, the consent endpoints' enum is this one too
+    "ENUM_NAME_OVERRIDES": {"CategoryEnum": "memory.api.modes.CATEGORIES"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory.api.schema.path_rules",

@@ -70,6 +70,7 @@ class NoteOut(serializers.Serializer):
     id = serializers.IntegerField()
     content = serializers.CharField()
     tags = serializers.ListField(child=serializers.CharField())
+    mode = serializers.CharField(help_text='the assistant mode it renders in only; "" = every mode')
     scope = serializers.CharField()
     working_dir = serializers.CharField()
     conversation = serializers.IntegerField(source="conversation_id", allow_null=True)
@@ -282,7 +283,13 @@ class ProfileApi(AppAPIView):
         value = StrictCharField(max_length=2000)
         pinned = StrictBooleanField(required=False, default=True)
         keywords = StrictListField(child=StrictCharField(max_length=60), required=False, max_length=16)
-        mode = StrictCharField(required=False, allow_blank=True, max_length=50, default="")
+        mode = StrictCharField(
+            required=False,
+            allow_blank=True,
+            max_length=50,
+            default="",
+            help_text='holds only in this assistant mode (GET /api/v1/modes); "" = every mode',
+        )
         scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
         confidence = StrictFloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
 
@@ -341,6 +348,13 @@ class NotesApi(AppAPIView):
         conversation = StrictIntegerField(required=False, min_value=1)
         message = StrictIntegerField(required=False, min_value=1)
         occurred_at = StrictDateTimeField(required=False)
+        mode = StrictCharField(
+            required=False,
+            allow_blank=True,
+            max_length=50,
+            default="",
+            help_text='render only in this assistant mode (GET /api/v1/modes); "" = every mode',
+        )
 
         def to_internal_value(self, data):
             for runtime_field in ("scope", "working_dir"):
@@ -408,6 +422,7 @@ class NotesApi(AppAPIView):
             conversation=conversation,
             source_message=message,
             occurred_at=data.get("occurred_at"),
+            mode=data["mode"],
             actor=self.actor,
             config=self.config,
         )

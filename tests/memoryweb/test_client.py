@@ -142,9 +142,9 @@ def test_every_client_method_reaches_its_endpoint(memory):
     assert [c["id"] for c in memory.conversations("alice")] == [conversation["id"]]
 
     memory.profile_set("alice", "home city", "Lyon")
-    memory.profile_set("alice", "home city", "Porto", mode="travel")
+    memory.profile_set("alice", "home city", "Porto", mode="personal_assistant")
     assert sorted(f["value"] for f in memory.profile("alice")) == ["Lyon", "Porto"]
-    assert memory.profile_remove("alice", "home city", mode="travel")["value"] == "Porto"
+    assert memory.profile_remove("alice", "home city", mode="personal_assistant")["value"] == "Porto"
     assert [f["value"] for f in memory.profile_history("alice", "home city")] == ["Lyon", "Porto"]
 
     note = memory.note_store(
