@@ -5,8 +5,8 @@ from django.core import checks
 from django.db import connection
 
 from memory.config import MemoryConfig, base_config, get_config, reset_cache
-from memoryweb.db.sqlite.base import EXTENSION_STATUS
 from memory.modes import mode_get, modes_all, reset_modes_cache
+from memoryweb.db.sqlite.base import EXTENSION_STATUS
 from memoryweb.errors import ConfigError, InvalidInput
 from memoryweb.llm import provider_status
 

@@ -14,6 +14,7 @@ from memory.api.base import (
     parse_item_ref,
 )
 from memory.api.fields import (
+    ModeNameField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -211,10 +212,8 @@ class ContextApi(AppAPIView):
         conversation = StrictIntegerField(required=False, min_value=1)
         k = StrictIntegerField(required=False, min_value=1, max_value=50)
         full = StrictBooleanField(required=False, default=False)
-        mode = StrictCharField(
-            required=False,
-            max_length=50,
-            help_text="build in this assistant mode instead of the conversation's (GET /api/v1/modes)",
+        mode = ModeNameField(
+            help_text="build in this assistant mode instead of the conversation's; \"\" = the conversation's"
         )
         profile = StrictChoiceField(
             choices=list(PROFILES),
@@ -283,13 +282,7 @@ class ProfileApi(AppAPIView):
         value = StrictCharField(max_length=2000)
         pinned = StrictBooleanField(required=False, default=True)
         keywords = StrictListField(child=StrictCharField(max_length=60), required=False, max_length=16)
-        mode = StrictCharField(
-            required=False,
-            allow_blank=True,
-            max_length=50,
-            default="",
-            help_text='holds only in this assistant mode (GET /api/v1/modes); "" = every mode',
-        )
+        mode = ModeNameField(help_text='holds only in this assistant mode; "" = every mode')
         scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
         confidence = StrictFloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
 
@@ -348,13 +341,7 @@ class NotesApi(AppAPIView):
         conversation = StrictIntegerField(required=False, min_value=1)
         message = StrictIntegerField(required=False, min_value=1)
         occurred_at = StrictDateTimeField(required=False)
-        mode = StrictCharField(
-            required=False,
-            allow_blank=True,
-            max_length=50,
-            default="",
-            help_text='render only in this assistant mode (GET /api/v1/modes); "" = every mode',
-        )
+        mode = ModeNameField(help_text='renders only in this assistant mode; "" = every mode')
 
         def to_internal_value(self, data):
             for runtime_field in ("scope", "working_dir"):

@@ -68,11 +68,15 @@ def _join(words: list[str]) -> str:
 def _scopes(mode: Mode) -> list[str]:
     lines = []
     lines.append(
-        "reaches the conversation's own scope" if "same" in mode.scopes else "leaves out the conversation's own scope"
+        "reaches the conversation's own scope"
+        if "same" in mode.scopes
+        else "leaves out the conversation's own scope"
     )
     lines.append("reaches unscoped memories" if "unscoped" in mode.scopes else "leaves out unscoped memories")
     lines.append(
-        "reaches other projects' memories" if "other" in mode.scopes else "never reaches other projects' memories"
+        "reaches other projects' memories"
+        if "other" in mode.scopes
+        else "never reaches other projects' memories"
     )
     return lines
 
@@ -81,6 +85,8 @@ def _privacy(mode: Mode) -> str:
     allowed = [CATEGORY_NAMES.get(c, c) for c in sorted(mode.allowed_categories)]
     if not allowed:
         return "no sensitive category renders, even when approved"
+    if set(mode.allowed_categories) >= set(CATEGORY_NAMES):
+        return "every sensitive category may render when approved"
     return f"{', '.join(allowed)} may render when approved; other sensitive categories never do"
 
 
@@ -105,7 +111,12 @@ def mode_summary(mode: Mode) -> list[str]:
     if "candidates" in retrieval:
         lines.append(f"weighs {retrieval['candidates']} candidates per search")
     if "minApplicability" in retrieval:
-        lines.append(f"leaves out items whose applicability is under {float(retrieval['minApplicability']):g}")
+        floor = float(retrieval["minApplicability"])
+        lines.append(
+            f"leaves out items whose applicability is under {floor:g}"
+            if floor > 0
+            else "leaves out no item for low applicability"
+        )
     for weight, value in (retrieval.get("weights") or {}).items():
         lines.append(f"score weight of {weight}: {float(value):g}")
     for knob, (high, low) in KNOBS.items():

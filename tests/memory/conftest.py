@@ -38,4 +38,3 @@ def modes_dir(tmp_path, settings):
     yield folder
     settings.MEMORYWEB_MODES_DIR = ""
     reset_modes_cache()
-

@@ -5,7 +5,7 @@ import pytest
 
 from memory.checks import assistant_modes
 from memory.modes import mode_from_manifest, mode_get, modes_all
-from memory.modes.summary import mode_summary
+from memory.modes.summary import CATEGORY_NAMES, mode_summary
 from tests.modes_support import mode_manifest, write_manifest
 
 
@@ -134,3 +134,13 @@ def test_a_custom_manifest_named_like_a_builtin_replaces_it(modes_dir):
 
     assert (mode.title, mode.builtin) == ("Our coding mode", False)
     assert [m.name for m in modes_all()].count("coding_debug") == 1
+
+
+def test_the_summary_of_a_mode_that_allows_everything_says_so():
+    lines = _summary(
+        privacyCeiling={"allow": sorted(CATEGORY_NAMES)},
+        retrieval={"minApplicability": 0},
+    )
+
+    assert "every sensitive category may render when approved" in lines
+    assert "leaves out no item for low applicability" in lines

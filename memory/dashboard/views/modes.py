@@ -30,7 +30,9 @@ def _policy(mode: Mode) -> dict:
         "sections": [(name, mode.sections.get(name)) for name in SECTION_KEYS],
         "retrieval": [(label, mode.retrieval.get(key)) for key, label in RETRIEVAL_LABELS.items()],
         "weights": sorted((mode.retrieval.get("weights") or {}).items()),
-        "renders": [(part, bool(mode.renders.get(part))) for part in ("contract", "state", "topics", "transcript")],
+        "renders": [
+            (part, bool(mode.renders.get(part))) for part in ("contract", "state", "topics", "transcript")
+        ],
     }
 
 

@@ -14,7 +14,6 @@ from django.views.decorators.http import require_GET
 from memory.context import context_build
 from memory.models import Conversation
 from memory.modes import mode_get, modes_all
-
 from memoryweb.errors import MemorywebError
 
 from .base import add_service_error, is_htmx, render_fragment, render_page, subject_config, subject_view

@@ -101,7 +101,10 @@ def test_a_custom_mode_is_listed_as_not_builtin(client, modes_dir):
     assert len(modes) == 8
     assert modes["ops_review"]["builtin"] is False and one["builtin"] is False
     assert one["privacyCeiling"] == {"allow": ["health", "relationships"]}
-    assert "health, relationships may render when approved; other sensitive categories never do" in one["summary"]
+    assert (
+        "health, relationships may render when approved; other sensitive categories never do"
+        in one["summary"]
+    )
     assert "no procedures section" in one["summary"]
     assert "reaches other projects' memories" in one["summary"]
 
@@ -185,7 +188,9 @@ def test_a_fact_qualified_by_a_known_mode_is_stored_with_it(client):
 
 # --- notes -------------------------------------------------------------------------------
 def test_a_note_qualified_by_a_known_mode_is_stored_with_it(client):
-    response = post(client, "/subjects/alice/notes", {"content": "Alice journals every night", "mode": "companion"})
+    response = post(
+        client, "/subjects/alice/notes", {"content": "Alice journals every night", "mode": "companion"}
+    )
 
     assert response.status_code == 201
     assert response.json()["mode"] == "companion"
@@ -200,7 +205,9 @@ def test_a_note_without_a_mode_is_unqualified(client):
 
 
 def test_a_note_qualified_by_an_unknown_mode_is_refused_naming_mode(client):
-    response = post(client, "/subjects/alice/notes", {"content": "Alice journals every night", "mode": "karaoke"})
+    response = post(
+        client, "/subjects/alice/notes", {"content": "Alice journals every night", "mode": "karaoke"}
+    )
 
     _refused(response, "mode")
     assert not Note.objects.exists()
@@ -219,7 +226,9 @@ CONTENT = "Alice keeps a gratitude journal and writes in it every night before b
 def test_a_qualified_note_is_not_merged_into_the_same_unqualified_one(subject, actor, config):
     plain, _ = note_store(subject=subject, content=CONTENT, actor=actor, config=config)
 
-    qualified, created = note_store(subject=subject, content=CONTENT, mode="companion", actor=actor, config=config)
+    qualified, created = note_store(
+        subject=subject, content=CONTENT, mode="companion", actor=actor, config=config
+    )
 
     assert created and qualified.pk != plain.pk
     assert sorted(Note.objects.values_list("mode", flat=True)) == ["", "companion"]
@@ -236,7 +245,9 @@ def test_an_unqualified_note_is_not_merged_into_the_same_qualified_one(subject, 
 def test_the_same_note_in_the_same_mode_is_merged(subject, actor, config):
     first, _ = note_store(subject=subject, content=CONTENT, mode="companion", actor=actor, config=config)
 
-    again, created = note_store(subject=subject, content=CONTENT, mode="companion", actor=actor, config=config)
+    again, created = note_store(
+        subject=subject, content=CONTENT, mode="companion", actor=actor, config=config
+    )
 
     assert not created and again.pk == first.pk
     assert Note.objects.count() == 1
