@@ -151,6 +151,11 @@ def test_every_client_method_reaches_its_endpoint(memory):
         "alice", "Deploys go out on Tuesdays", tags=["ops"], conversation_id=conversation["id"]
     )
     assert note["scope"] == "work"
+    assert memory.modes()[0]["name"] == "general_qa"
+    assert memory.mode("companion")["builtin"] is True
+    qualified = memory.note_store("alice", "Alice journals every night before bed", mode="companion")
+    assert qualified["mode"] == "companion"
+    memory.note_forget("alice", qualified["id"])
     assert [
         n["id"] for n in memory.notes_recall("alice", tags=["ops"], scope="work", working_dir="/src")
     ] == [note["id"]]
