@@ -124,9 +124,9 @@ class ModeApi(AppAPIView):
     @extend_schema(responses={200: ModeOut}, operation_id="mode_read", summary="One assistant mode by name")
     def get(self, request, name):
         try:
-            mode = mode_get(name) if name else None
+            mode = mode_get(name)
         except InvalidInput:
-            mode = None
-        if mode is None or mode.name != name:
-            raise NotFound(f"no mode {name!r}; GET /api/v1/modes lists the known ones", field="mode")
+            raise NotFound(
+                f"no mode {name!r}; GET /api/v1/modes lists the known ones", field="mode"
+            ) from None
         return Response(mode_out(mode, default_name=self.config["modes.default"]))
