@@ -6,6 +6,8 @@ import pytest
 from memory.checks import assistant_modes
 from memory.modes import mode_from_manifest, mode_get, modes_all
 from memory.modes.summary import CATEGORY_NAMES, mode_summary
+from memory.services import app_config_set
+from memoryweb.errors import ConfigError
 from tests.modes_support import mode_manifest, write_manifest
 
 
@@ -144,3 +146,19 @@ def test_the_summary_of_a_mode_that_allows_everything_says_so():
 
     assert "every sensitive category may render when approved" in lines
     assert "leaves out no item for low applicability" in lines
+
+
+def test_an_apps_config_naming_an_unknown_default_mode_is_refused_naming_the_key(app, actor):
+    with pytest.raises(ConfigError) as error:
+        app_config_set(app=app, config={"memory": {"modes": {"default": "karaoke"}}}, actor=actor)
+
+    assert error.value.key == "memory.modes.default" and "karaoke" in error.value.message
+    app.refresh_from_db()
+    assert app.config == {}
+
+
+def test_an_apps_config_may_name_a_known_default_mode(app, actor):
+    app_config_set(app=app, config={"memory": {"modes": {"default": "companion"}}}, actor=actor)
+
+    app.refresh_from_db()
+    assert app.config["memory"]["modes"]["default"] == "companion"
