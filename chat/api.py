@@ -8,6 +8,7 @@ from chat.selectors import background_wait
 from chat.services import messages_add, response_add
 from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
 from memory.api.fields import (
+    ModeNameField,
     ProfileField,
     StrictCharField,
     StrictChoiceField,
@@ -60,7 +61,7 @@ class ConversationsApi(AppAPIView):
     class InputSerializer(StrictSerializer):
         subject = SubjectField()
         external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
-        mode = StrictCharField(required=False, allow_blank=True, max_length=50, default="")
+        mode = ModeNameField(help_text='the assistant mode it runs in (GET /api/v1/modes); "" = the default')
         scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
         working_dir = StrictCharField(required=False, allow_blank=True, max_length=500, default="")
 

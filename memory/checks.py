@@ -1,11 +1,13 @@
-"""System checks: report the storage engine's capabilities and a broken MEMORY tree."""
+"""System checks: report the storage engine's capabilities, a broken MEMORY tree and a broken
+assistant-mode manifest."""
 
 from django.core import checks
 from django.db import connection
 
-from memory.config import base_config, get_config, reset_cache
+from memory.config import MemoryConfig, base_config, get_config, reset_cache
+from memory.modes import mode_get, modes_all, reset_modes_cache
 from memoryweb.db.sqlite.base import EXTENSION_STATUS
-from memoryweb.errors import ConfigError
+from memoryweb.errors import ConfigError, InvalidInput
 from memoryweb.llm import provider_status
 
 
@@ -60,4 +62,26 @@ def memory_config(app_configs=None, **kwargs):
             messages.append(checks.Warning(row["problem"], id="memoryweb.W003"))
         else:
             messages.append(checks.Error(row["problem"], id="memoryweb.E003"))
+    return messages
+
+
+@checks.register()
+def assistant_modes(app_configs=None, **kwargs):
+    """Every manifest loads (built in and MEMORYWEB_MODES_DIR) — an error names the file and the
+    field — and `memory.modes.default` names a known mode."""
+    reset_cache()
+    reset_modes_cache()
+    messages: list[checks.CheckMessage] = []
+    try:
+        modes_all()
+    except ConfigError as exc:
+        return [checks.Error(str(exc), id="memoryweb.E004")]
+    try:
+        default = MemoryConfig(base_config())["modes.default"]
+    except ConfigError:
+        return messages  # memory_config reports a broken MEMORY tree
+    try:
+        mode_get(default, field="memory.modes.default")
+    except InvalidInput as exc:
+        messages.append(checks.Error(f"memory.modes.default: {exc.message}", id="memoryweb.E005"))
     return messages

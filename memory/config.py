@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memoryweb.errors import ConfigError
+from memoryweb.errors import ConfigError, InvalidInput
 from memoryweb.profiles import PROFILES
 
 DEFAULTS: dict[str, Any] = {
@@ -567,6 +567,14 @@ def validate_app_config(document: Any) -> dict:
     """Check an App's override document; return its `memory` part. Raises ConfigError."""
     tree = unwrap(document or {}, source="app config")
     check_values(merge(base_config(), tree))
+    default_mode = (tree.get("modes") or {}).get("default")
+    if default_mode:
+        from memory.modes import mode_get  # here: memory.modes reads this module's MemoryConfig
+
+        try:
+            mode_get(default_mode, field="memory.modes.default")
+        except InvalidInput as exc:
+            raise ConfigError(f"memory.modes.default: {exc.message}", key="memory.modes.default") from exc
     return tree
 
 

@@ -192,6 +192,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "id": n.pk,
                 "content": n.content,
                 "tags": n.tags,
+                "mode": n.mode,
                 "scope": n.scope,
                 "working_dir": n.working_dir,
                 "category": n.category,

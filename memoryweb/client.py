@@ -208,6 +208,14 @@ class MemoryWeb:
         }
         return self._request("POST", "/conversations", json=body)
 
+    def modes(self) -> list[dict]:
+        """Every known assistant mode (the App's default first), each with its `summary`."""
+        return self._request("GET", "/modes")["modes"]
+
+    def mode(self, name: str) -> dict:
+        """One assistant mode by name (NotFound when there is none)."""
+        return self._request("GET", f"/modes/{_seg(name)}")
+
     def conversations(self, subject: str, limit: int | None = None) -> list[dict]:
         """The subject's conversations, most recently active first."""
         params = _drop_none({"subject": subject, "limit": limit})
@@ -361,8 +369,10 @@ class MemoryWeb:
         conversation_id: int | None = None,
         message_id: int | None = None,
         occurred_at: Datetime = None,
+        mode: str | None = None,
     ) -> dict:
-        """Store a note (`merged: true` when it repeated an existing one). Scope comes from the conversation."""
+        """Store a note (`merged: true` when it repeated an existing one). Scope comes from the
+        conversation; `mode` (a known assistant mode, `modes()`) makes it render only there."""
         body = _drop_none(
             {
                 "content": content,
@@ -370,6 +380,7 @@ class MemoryWeb:
                 "conversation": conversation_id,
                 "message": message_id,
                 "occurred_at": _iso(occurred_at),
+                "mode": mode,
             }
         )
         return self._request("POST", f"/subjects/{_seg(subject)}/notes", json=body)

@@ -248,8 +248,14 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # a PATCH body is read by the same serializer as in the schema, required fields included
     "COMPONENT_SPLIT_PATCH": False,
-    # the role of a posted message (user, assistant, system); an evidence unit has its own (no system)
-    "ENUM_NAME_OVERRIDES": {"MessageRoleEnum": "memory.models.Role"},
+    # the role of a posted message (user, assistant, system), apart from an evidence unit's (no
+    # system); the consent categories an assistant mode's privacy ceiling names
+    # (memory/modes/schema.json): while the seeded categories are all there are, the consent
+    # endpoints' enum is this one too
+    "ENUM_NAME_OVERRIDES": {
+        "MessageRoleEnum": "memory.models.Role",
+        "CategoryEnum": "memory.api.modes.CATEGORIES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory.api.schema.path_rules",

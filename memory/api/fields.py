@@ -157,6 +157,16 @@ class ConsentCategoryField(StrictCharField):
         super().__init__(max_length=40, **kwargs)
 
 
+class ModeNameField(StrictCharField):
+    """An assistant mode's name; "" means none (the conversation's mode, or the App's default). The
+    service checks it is known (`mode_get`); the schema lists the known modes (memory/api/schema.py)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("default", "")
+        super().__init__(max_length=50, allow_blank=True, **kwargs)
+
+
 STRICT_FIELDS = (
     StrictCharField,
     StrictChoiceField,

@@ -7,6 +7,8 @@
   `additionalProperties: false`.
 - The consent categories are rows (the admin may add one), so their enum is read from the
   database each time the schema is built.
+- The assistant modes are manifests (a deployment adds its own), so their enum is read from the
+  mode registry each time the schema is built.
 """
 
 import copy
@@ -18,7 +20,7 @@ from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
 from memory.api.base import StrictQuerySerializer, StrictSerializer
-from memory.api.fields import ConsentCategoryField, StrictCharField, text_pattern
+from memory.api.fields import ConsentCategoryField, ModeNameField, StrictCharField, text_pattern
 
 
 class ErrorOut(serializers.Serializer):
@@ -130,3 +132,16 @@ class ConsentCategoryFieldSchema(OpenApiSerializerFieldExtension):
             return described
         slugs = list(ConsentCategory.objects.order_by("slug").values_list("slug", flat=True))
         return {**described, "enum": slugs}
+
+
+class ModeNameFieldSchema(OpenApiSerializerFieldExtension):
+    target_class = ModeNameField
+
+    def map_serializer_field(self, auto_schema, direction):
+        from memory.modes import mode_names
+
+        return {
+            "type": "string",
+            "description": 'an assistant mode of GET /api/v1/modes; "" = none',
+            "enum": ["", *sorted(mode_names())],
+        }

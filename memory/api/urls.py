@@ -1,9 +1,11 @@
 from django.urls import path
 
-from memory.api import consent, documents, evidence, lessons, views
+from memory.api import consent, documents, evidence, lessons, modes, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
+    path("modes", modes.ModesApi.as_view(), name="api-modes"),
+    path("modes/<str:name>", modes.ModeApi.as_view(), name="api-mode"),
     path("evidence/<int:evidence_id>", evidence.EvidenceApi.as_view(), name="api-evidence"),
     path("consent/categories", consent.ConsentCategoriesApi.as_view(), name="api-consent-categories"),
     path("subjects/<str:subject>", consent.SubjectApi.as_view(), name="api-subject"),

@@ -14,6 +14,7 @@ from memory.api.base import (
     parse_item_ref,
 )
 from memory.api.fields import (
+    ModeNameField,
     ProfileField,
     StrictBooleanField,
     StrictCharField,
@@ -71,6 +72,7 @@ class NoteOut(serializers.Serializer):
     id = serializers.IntegerField()
     content = serializers.CharField()
     tags = serializers.ListField(child=serializers.CharField())
+    mode = serializers.CharField(help_text='the assistant mode it renders in only; "" = every mode')
     scope = serializers.CharField()
     working_dir = serializers.CharField()
     conversation = serializers.IntegerField(source="conversation_id", allow_null=True)
@@ -211,10 +213,8 @@ class ContextApi(AppAPIView):
         conversation = StrictIntegerField(required=False, min_value=1)
         k = StrictIntegerField(required=False, min_value=1, max_value=50)
         full = StrictBooleanField(required=False, default=False)
-        mode = StrictCharField(
-            required=False,
-            max_length=50,
-            help_text="build in this assistant mode instead of the conversation's (GET /api/v1/modes)",
+        mode = ModeNameField(
+            help_text="build in this assistant mode instead of the conversation's; \"\" = the conversation's"
         )
         profile = ProfileField()
 
@@ -278,7 +278,7 @@ class ProfileApi(AppAPIView):
         value = StrictCharField(max_length=2000)
         pinned = StrictBooleanField(required=False, default=True)
         keywords = StrictListField(child=StrictCharField(max_length=60), required=False, max_length=16)
-        mode = StrictCharField(required=False, allow_blank=True, max_length=50, default="")
+        mode = ModeNameField(help_text='holds only in this assistant mode; "" = every mode')
         scope = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
         confidence = StrictFloatField(required=False, min_value=0.0, max_value=1.0, default=1.0)
 
@@ -337,6 +337,7 @@ class NotesApi(AppAPIView):
         conversation = StrictIntegerField(required=False, min_value=1)
         message = StrictIntegerField(required=False, min_value=1)
         occurred_at = StrictDateTimeField(required=False)
+        mode = ModeNameField(help_text='renders only in this assistant mode; "" = every mode')
 
         def to_internal_value(self, data):
             for runtime_field in ("scope", "working_dir"):
@@ -404,6 +405,7 @@ class NotesApi(AppAPIView):
             conversation=conversation,
             source_message=message,
             occurred_at=data.get("occurred_at"),
+            mode=data["mode"],
             actor=self.actor,
             config=self.config,
         )

@@ -1,7 +1,7 @@
 """The memory app's dashboard URLs: `/s/<subject_id>/<page>/…`. memoryweb/urls.py mounts them
 in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
-Pages built in their own module (lessons, evidence, graph, consent, preview, jobs, audit) declare a module-level
+Pages built in their own module (lessons, evidence, graph, consent, preview, jobs, audit, modes) declare a module-level
 `urlpatterns` list there, added below.
 """
 
@@ -15,6 +15,7 @@ from memory.dashboard.views import (
     home,
     jobs,
     lessons,
+    modes,
     notes,
     overview,
     preview,
@@ -46,5 +47,5 @@ urlpatterns = [
 ]
 
 # Pages that bring their own `urlpatterns` (see the module docstring).
-for _module in (lessons, evidence, graph, consent, preview, jobs, audit):
+for _module in (lessons, evidence, graph, consent, preview, jobs, audit, modes):
     urlpatterns += _module.urlpatterns

@@ -48,6 +48,7 @@ class NoteFilter:
     scope: str | None = None
     scopes: list[str] | None = None
     working_dir: str | None = None
+    mode: str | None = None  # the note's mode qualifier ("" = unqualified)
     tags: list[str] = field(default_factory=list)
     include_archived: bool = False
 
@@ -72,6 +73,9 @@ def _note_filter_sql(filters: NoteFilter, alias: str = "n") -> tuple[list[str], 
     if filters.working_dir is not None:
         where.append(f"{alias}.working_dir = %s")
         params.append(filters.working_dir)
+    if filters.mode is not None:
+        where.append(f"{alias}.mode = %s")
+        params.append(filters.mode)
     for tag in filters.tags:
         if connection.vendor == "sqlite":
             where.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE json_each.value = %s)")
@@ -92,6 +96,8 @@ def note_filter_queryset(queryset, filters: NoteFilter):
         queryset = queryset.filter(scope__in=filters.scopes)
     if filters.working_dir is not None:
         queryset = queryset.filter(working_dir=filters.working_dir)
+    if filters.mode is not None:
+        queryset = queryset.filter(mode=filters.mode)
     for tag in filters.tags:
         if connection.vendor == "sqlite":
             queryset = queryset.extra(

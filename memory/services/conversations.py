@@ -6,6 +6,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory.models import Conversation, Message, Role
+from memory.modes import mode_get
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
 from memoryweb.errors import InvalidInput
@@ -39,6 +40,8 @@ def conversation_get_or_create(
         "scope": _clean_str(scope, "scope", 200),
         "working_dir": _clean_str(working_dir, "working_dir", 500),
     }
+    if fields["mode"]:
+        mode_get(fields["mode"])
     if external_id:
         existing = Conversation.objects.filter(subject=subject, external_id=external_id).first()
         if existing is not None:

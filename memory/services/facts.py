@@ -4,6 +4,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.models import Origin, ProfileFact, Subject
+from memory.modes import mode_get
 from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
 from memory.services.scrub import scrub
@@ -79,6 +80,9 @@ def fact_set(
     belongs, between the versions around it, and the active fact stays. Setting the same thing
     again — or stating, for an earlier time, the value the history already holds then — writes
     no new version and counts a confirmation instead: safe to repeat. Returns (fact, changed).
+    `mode` qualifies the fact to one assistant mode ("" = every mode): a new qualifier must be a
+    known mode (InvalidInput naming `mode`); a fact already stored under a label since removed
+    stays editable under it.
     A new version is announced to open dashboard pages (`memory.changed`) after commit.
     """
     key = _clean_key(key)
@@ -98,6 +102,8 @@ def fact_set(
         valid_from = source_message.occurred_at if source_message is not None else timezone.now()
 
     active = _active(subject, key, mode, scope)
+    if mode and active is None:
+        mode_get(mode)
     if active is not None and valid_from < active.valid_from:
         # an earlier time: the version that held then is the one to compare with
         held = (

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from memory.config import MemoryConfig, get_config
 from memory.models import App, ItemKind, Note, NoteSource, NoteVersion, Origin, Subject
+from memory.modes import mode_get
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
 from memory.services.audit import Actor, audit_record
@@ -60,13 +61,14 @@ def _clean_tags(tags, config: MemoryConfig) -> list[str]:
 def _duplicate_of(
     subject: Subject, content: str, tags: list[str], scope: str, working_dir: str, mode: str, config
 ):
-    """An existing note this one repeats: FTS candidates, Jaccard ≥ threshold, tags ⊇ new tags,
-    the same mode qualifier."""
+    """An existing note this one repeats: FTS candidates of the same scope, working_dir and mode
+    qualifier (a note qualified by a mode is never merged into an unqualified one, nor the other
+    way round), Jaccard ≥ threshold, tags ⊇ new tags."""
     if len(query_terms(content)) < config["dedup.minTerms"]:
         return None  # "Thanks, bye!" from two people is two notes, not one
-    filters = NoteFilter(scope=scope, working_dir=working_dir)
+    filters = NoteFilter(scope=scope, working_dir=working_dir, mode=mode)
     for note, _ in note_near_duplicates(subject=subject, content=content, config=config, filters=filters):
-        if set(tags) <= set(note.tags) and note.mode == mode:
+        if set(tags) <= set(note.tags):
             return note
     return None
 
@@ -96,8 +98,9 @@ def note_store(
 ) -> tuple[Note, bool]:
     """Store a note for the subject; returns (note, created).
 
-    Scope and working_dir come from the conversation, never from the caller; `mode` qualifies
-    the note to one assistant mode ("" = every mode, as the mode's policy says). A note that
+    Scope and working_dir come from the conversation, never from the caller. `mode` qualifies
+    the note to one assistant mode (it renders only there; "" = every mode); it must be a known
+    mode (InvalidInput naming `mode`). A note that
     repeats an existing one (see `_duplicate_of`) is merged into it: the existing note gains
     the new provenance and nothing else is written, so storing the same thing twice is safe.
     After a new note, the subject's oldest notes beyond `notes.maxEntries` are evicted, and
@@ -106,9 +109,11 @@ def note_store(
     """
     content = _clean_content(content, config)
     tags = _clean_tags(tags, config)
-    if not isinstance(mode, str) or len(mode.strip()) > 50:
-        raise InvalidInput("mode must be a string of at most 50 characters", field="mode")
+    if not isinstance(mode, str):
+        raise InvalidInput("mode must be a string", field="mode")
     mode = mode.strip()
+    if mode:
+        mode = mode_get(mode).name
     if conversation is not None and conversation.subject_id != subject.pk:
         raise InvalidInput("conversation belongs to another subject", field="conversation")
     if source_message is not None and conversation is None:
@@ -136,11 +141,11 @@ def note_store(
         tags=tags,
         scope=scope,
         working_dir=working_dir,
+        mode=mode,
         conversation=conversation,
         source_message=source_message,
         occurred_at=occurred_at or (source_message.occurred_at if source_message else None),
         category=category,
-        mode=mode,
         origin=origin,
         created_at=now,
         updated_at=now,

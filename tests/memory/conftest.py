@@ -23,3 +23,18 @@ def memories(subject, actor, config):
         ]
     ]
     return notes
+
+
+@pytest.fixture
+def modes_dir(tmp_path, settings):
+    """An empty MEMORYWEB_MODES_DIR; write NAME.json files into it. The mode registry is read
+    afresh before and after the test."""
+    from memory.modes import reset_modes_cache
+
+    folder = tmp_path / "modes"
+    folder.mkdir()
+    settings.MEMORYWEB_MODES_DIR = str(folder)
+    reset_modes_cache()
+    yield folder
+    settings.MEMORYWEB_MODES_DIR = ""
+    reset_modes_cache()

@@ -78,11 +78,11 @@ def test_list_marks_pinned_and_contextual_facts(subject, actor):
 
 def test_mode_and_scope_keep_separate_active_versions(subject, actor):
     fact_set(subject=subject, key="tone", value="casual", actor=actor)
-    fact_set(subject=subject, key="tone", value="formal", mode="work", actor=actor)
+    fact_set(subject=subject, key="tone", value="formal", mode="coding_debug", actor=actor)
 
     active = ProfileFact.objects.filter(subject=subject, key="tone", valid_to=None)
 
-    assert sorted(active.values_list("mode", "value")) == [("", "casual"), ("work", "formal")]
+    assert sorted(active.values_list("mode", "value")) == [("", "casual"), ("coding_debug", "formal")]
 
 
 @pytest.mark.parametrize("key", ["", " ", "a/b", "x" * 101])

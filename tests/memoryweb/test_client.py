@@ -144,15 +144,20 @@ def test_every_client_method_reaches_its_endpoint(memory):
     assert [c["id"] for c in memory.conversations("alice")] == [conversation["id"]]
 
     memory.profile_set("alice", "home city", "Lyon")
-    memory.profile_set("alice", "home city", "Porto", mode="travel")
+    memory.profile_set("alice", "home city", "Porto", mode="personal_assistant")
     assert sorted(f["value"] for f in memory.profile("alice")) == ["Lyon", "Porto"]
-    assert memory.profile_remove("alice", "home city", mode="travel")["value"] == "Porto"
+    assert memory.profile_remove("alice", "home city", mode="personal_assistant")["value"] == "Porto"
     assert [f["value"] for f in memory.profile_history("alice", "home city")] == ["Lyon", "Porto"]
 
     note = memory.note_store(
         "alice", "Deploys go out on Tuesdays", tags=["ops"], conversation_id=conversation["id"]
     )
     assert note["scope"] == "work"
+    assert memory.modes()[0]["name"] == "general_qa"
+    assert memory.mode("companion")["builtin"] is True
+    qualified = memory.note_store("alice", "Alice journals every night before bed", mode="companion")
+    assert qualified["mode"] == "companion"
+    memory.note_forget("alice", qualified["id"])
     assert [
         n["id"] for n in memory.notes_recall("alice", tags=["ops"], scope="work", working_dir="/src")
     ] == [note["id"]]

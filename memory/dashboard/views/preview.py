@@ -13,8 +13,10 @@ from django.views.decorators.http import require_GET
 
 from memory.context import context_build
 from memory.models import Conversation
+from memory.modes import mode_get, modes_all
+from memoryweb.errors import MemorywebError
 
-from .base import is_htmx, render_fragment, render_page, subject_config, subject_view
+from .base import add_service_error, is_htmx, render_fragment, render_page, subject_config, subject_view
 
 CONVERSATION_CHOICES = 50
 
@@ -47,6 +49,12 @@ class PreviewForm(forms.Form):
         "notes of another scope stay out.",
         error_messages={"invalid_choice": "There is no such conversation in this memory."},
     )
+    mode = forms.ChoiceField(
+        required=False,
+        label="Mode",
+        help_text="Build in this assistant mode instead of the conversation's (see the Modes page).",
+        error_messages={"invalid_choice": "There is no mode %(value)s; choose one of the known modes."},
+    )
     k = forms.IntegerField(
         required=False,
         min_value=1,
@@ -61,6 +69,11 @@ class PreviewForm(forms.Form):
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = Conversation.objects.filter(subject=subject).order_by("-updated_at", "-id")
         field.label_from_instance = _conversation_label
+        mode_field = self.fields["mode"]
+        assert isinstance(mode_field, forms.ChoiceField)
+        mode_field.choices = [("", "The conversation's mode (or the default)")] + [
+            (m.name, f"{m.title} ({m.name})") for m in modes_all()
+        ]
 
     def conversation_choices(self):
         """The latest conversations, for the select (the field accepts any of the subject's)."""
@@ -109,6 +122,7 @@ def _preview(subject, form: PreviewForm) -> dict:
         conversation=data.get("conversation"),
         k=data.get("k"),
         record=False,
+        mode=data.get("mode") or None,
     )
     result = context.as_dict(full=True)
     items = result["items"]
@@ -133,7 +147,7 @@ def _preview(subject, form: PreviewForm) -> dict:
         "tail_blocks": blocks[1:],
         "prompt": prompt,
         "tail_tokens": result["tokens"]["total"] - result["tokens"].get("stable_prefix", 0),
-        "k": data.get("k") or config["recallInjection.k"],
+        "k": data.get("k") or mode_get(result["mode"]).apply(config)["recallInjection.k"],
     }
 
 
@@ -149,7 +163,11 @@ def preview(request: HttpRequest, subject) -> HttpResponse:
     status = 200
     if asked:
         if form.is_valid():
-            context.update(_preview(subject, form))
+            try:
+                context.update(_preview(subject, form))
+            except MemorywebError as error:  # e.g. an App whose modes.default names no mode
+                add_service_error(form, error)
+                status = 400
         else:
             status = 400
     if is_htmx(request):

@@ -49,6 +49,8 @@ ENDPOINTS = {
         "/context",
         {"subject": "alice", "message": "what is my cat called", "conversation": "{conversation}"},
     ),
+    "modes-list": ("api-modes", "get", "/modes", None),
+    "mode-read": ("api-mode", "get", "/modes/coding_debug", None),
     "conversations-list": ("api-conversations", "get", "/conversations?subject=alice", None),
     "conversations-open": (
         "api-conversations",

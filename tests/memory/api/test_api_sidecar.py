@@ -250,7 +250,7 @@ def test_opening_a_conversation_writes_it_with_its_mode_scope_and_working_dir(cl
     body = {
         "subject": "alice",
         "external_id": "chat-1",
-        "mode": "coding",
+        "mode": "coding_debug",
         "scope": "work",
         "working_dir": "/src",
     }
@@ -262,7 +262,7 @@ def test_opening_a_conversation_writes_it_with_its_mode_scope_and_working_dir(cl
     assert conversation.subject.app == app and conversation.subject.external_id == "alice"
     assert (conversation.external_id, conversation.mode, conversation.scope, conversation.working_dir) == (
         "chat-1",
-        "coding",
+        "coding_debug",
         "work",
         "/src",
     )
@@ -417,7 +417,7 @@ def test_posting_a_response_writes_an_assistant_message(client, conversation):
 
 # --- profile ----------------------------------------------------------------------------------
 def test_setting_a_fact_writes_it(client, app):
-    body = {"key": "city", "value": "Lyon", "mode": "travel", "confidence": 0.8}
+    body = {"key": "city", "value": "Lyon", "mode": "personal_assistant", "confidence": 0.8}
 
     response = post(client, "/subjects/alice/profile", body)
 
@@ -427,7 +427,7 @@ def test_setting_a_fact_writes_it(client, app):
     assert (fact.key, fact.value, fact.mode, fact.pinned, fact.confidence) == (
         "city",
         "Lyon",
-        "travel",
+        "personal_assistant",
         True,
         0.8,
     )
@@ -485,11 +485,11 @@ def test_removing_a_fact_closes_it_and_keeps_its_history(client, fact):
 
 
 def test_removing_a_fact_of_a_mode_leaves_the_plain_one(client, fact, subject, actor):
-    fact_set(subject=subject, key="name", value="Ali", mode="casual", actor=actor)
+    fact_set(subject=subject, key="name", value="Ali", mode="companion", actor=actor)
 
-    response = client.delete(f"{API}/subjects/alice/profile/name", QUERY_STRING="mode=casual")
+    response = client.delete(f"{API}/subjects/alice/profile/name", QUERY_STRING="mode=companion")
 
-    assert response.status_code == 200 and response.json()["mode"] == "casual"
+    assert response.status_code == 200 and response.json()["mode"] == "companion"
     assert list(ProfileFact.objects.filter(valid_to=None).values_list("value", flat=True)) == ["Alice"]
 
 

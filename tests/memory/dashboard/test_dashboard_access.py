@@ -196,8 +196,16 @@ ROUTES = [
 
 # Dashboard URLs without a subject: tested on their own below (the staff-only audit pages in
 # test_dashboard_audit.py too).
-SUBJECTLESS = {"dashboard:home", "dashboard:switch", "dashboard:audit", "dashboard:audit_export"}
+SUBJECTLESS = {
+    "dashboard:home",
+    "dashboard:switch",
+    "dashboard:audit",
+    "dashboard:audit_export",
+    "dashboard:modes",
+}
 STAFF_ONLY = {"dashboard:audit": {}, "dashboard:audit_export": {"fmt": "csv"}}
+# subjectless reference pages any logged-in user may read (they show no subject's data)
+EVERY_USER = ["dashboard:modes"]
 
 
 def _url(route: Route, subject: Subject, item_subject: Subject | None = None) -> str:
@@ -363,6 +371,15 @@ def test_staff_only_pages_are_404_for_everyone_else_and_write_nothing(name, owne
     assert owner_client.get(url).status_code == 404
     assert _writes() == before
     assert staff_client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize("name", EVERY_USER)
+@pytest.mark.parametrize("who", ["owner_client", "stranger_client", "staff_client"])
+def test_reference_pages_serve_every_logged_in_user_and_write_nothing(name, who, request):
+    client = request.getfixturevalue(who)
+    before = _writes()
+    assert client.get(reverse(name)).status_code == 200
+    assert _writes() == before
 
 
 def test_the_switcher_offers_only_your_subjects(owned_subject, stranger_subject, owner_client):
