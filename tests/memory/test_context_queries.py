@@ -17,11 +17,11 @@ from memory.services.evidence import evidence_record
 # with its subject, the rewriter's history, the fact search and the facts, the evidence count
 # and ranking, the note count and ranking, the notes, the evidence units, their turn
 # neighbours, their sources, their links, the live reached notes and their rows, the lesson
-# search and rows, the procedure search and rows; then BEGIN, the deliveries read, the changed
+# search and rows, the procedure search and rows, the candidate notes' `contradicts` links; then BEGIN, the deliveries read, the changed
 # one written, the recalls of notes and of evidence, the event, COMMIT
-API_STATEMENTS = 27
+API_STATEMENTS = 28
 # context_build for a message that finds notes and a turn but no fact, lesson or procedure
-BUILD_STATEMENTS = 22
+BUILD_STATEMENTS = 23  # with the candidate notes' `contradicts` links
 
 
 @pytest.fixture
