@@ -19,9 +19,10 @@ notes and hidden evidence never reach this point (the rankers read active rows o
   lessons, procedures are ranked separately).
 - knobs: a mode's `applicability` knobs are centred on the balanced 0.5: `k' = 2·(knob − 0.5)`
   in [−1, 1], so a knob at 0.5 (general_qa, the default) changes nothing.
-- `task_fit` = (1 − s)·r^e + s·overlap, with a = `association`, s = max(0, 1 − 2a) (how much
-  the item must share the message's words), e = 2·(1 − a) (how steeply the retrieval rank
-  counts: a = 1 makes every candidate fit, a = 0.5 leaves r as it is), r = retrieval ÷
+- `task_fit` = r^e × overlap^x, with a = `association`, e = 2·(1 − a) (how steeply the
+  retrieval rank counts: a = 1 makes every candidate fit, a = 0.5 leaves r as it is), x =
+  2·max(0, 1 − 2a) (how much of the message the item must cover: nothing from the balanced
+  0.5 up, so there task_fit = r and general_qa's order is the ranker's), r = retrieval ÷
   (1 + rank/10) (rank 0-based in its list; a pinned fact, not retrieved for this message, has
   r = 0.5), overlap = the share of the message's terms that the item holds (a term matches a
   word of the item when their crude stems agree: memory.text.stem).
@@ -252,10 +253,10 @@ def heuristic_scores(
 ) -> dict[str, float]:
     """The five sub-scores of the module docstring for one candidate."""
     a = mode.applicability.get("association", 0.5)
-    share, steep = max(0.0, 1.0 - 2.0 * a), 2.0 * (1.0 - a)
+    cover, steep = 2.0 * max(0.0, 1.0 - 2.0 * a), 2.0 * (1.0 - a)
     r = 0.5 if c.pinned else c.retrieval / (1.0 + c.rank / 10.0)
     text = c.text
-    task_fit = (1.0 - share) * (r**steep if steep > 0 else 1.0) + share * _overlap(terms, text)
+    task_fit = (r**steep if steep > 0 else 1.0) * (_overlap(terms, text) ** cover if cover > 0 else 1.0)
     kinds = mode.preferred_kinds
     if not kinds:
         p = 0.5
