@@ -281,7 +281,9 @@ def _rank_notes(
     )
 
 
-def _recalled_and_index(ranked: list[Candidate], config, expanded=frozenset()) -> tuple[list[Block], list[Item]]:
+def _recalled_and_index(
+    ranked: list[Candidate], config, expanded=frozenset()
+) -> tuple[list[Block], list[Item]]:
     """`### recalled` (the best k in full) and `### memory-index` (pointers to the next ones),
     notes and evidence units alike (one selection, best `final` first). A near-duplicate of an
     item a section holds is skipped; the items neither could take are left out, and the last of
@@ -492,7 +494,9 @@ def _select(*, subject, query, terms, conversation, config, now, mode: Mode) -> 
             if terms and config[f"{name}.enabled"]
             else []
         )
-        lists[name] = candidates_of(name, lambda _, n=name: n[:-1], allowed([(o, s, "") for o, s in distilled]))
+        lists[name] = candidates_of(
+            name, lambda _, n=name: n[:-1], allowed([(o, s, "") for o, s in distilled])
+        )
     judge(
         [c for candidates in lists.values() for c in candidates],
         message=query,
@@ -500,7 +504,9 @@ def _select(*, subject, query, terms, conversation, config, now, mode: Mode) -> 
         config=config,
         now=now,
     )
-    return {name: selected(candidates, mode=mode, config=config) for name, candidates in lists.items()}, expanded
+    return {
+        name: selected(candidates, mode=mode, config=config) for name, candidates in lists.items()
+    }, expanded
 
 
 def _build(*, subject, query, message, config, conversation, record, mode, profile, started) -> Context:
@@ -509,7 +515,13 @@ def _build(*, subject, query, message, config, conversation, record, mode, profi
     now = timezone.now()
 
     selection, expanded = _select(
-        subject=subject, query=rewritten, terms=terms, conversation=conversation, config=config, now=now, mode=mode
+        subject=subject,
+        query=rewritten,
+        terms=terms,
+        conversation=conversation,
+        config=config,
+        now=now,
+        mode=mode,
     )
     profile_block, profile_items = _profile(selection["profile"], config)
     note_blocks, note_items = _recalled_and_index(selection["notes"], config, expanded)

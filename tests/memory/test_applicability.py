@@ -30,7 +30,9 @@ def person(subject, actor):
     return {"coding": coding, "companion": companion, "research": research, "brainstorm": brainstorm}
 
 
-def test_a_companion_qualified_fact_renders_in_companion_but_not_in_coding_debug(subject, actor, config, person):
+def test_a_companion_qualified_fact_renders_in_companion_but_not_in_coding_debug(
+    subject, actor, config, person
+):
     fact = fact_set(
         subject=subject,
         key="comfort",
@@ -42,7 +44,9 @@ def test_a_companion_qualified_fact_renders_in_companion_but_not_in_coding_debug
     )[0]
     message = "I am so stressed about the deploy failing again"
 
-    coding = context_build(subject=subject, message=message, config=config, conversation=person["coding"], record=False)
+    coding = context_build(
+        subject=subject, message=message, config=config, conversation=person["coding"], record=False
+    )
     companion = context_build(
         subject=subject, message=message, config=config, conversation=person["companion"], record=False
     )
@@ -53,10 +57,14 @@ def test_a_companion_qualified_fact_renders_in_companion_but_not_in_coding_debug
 
 def test_an_approved_health_note_is_absent_in_coding_debug_and_present_in_companion(subject, config, person):
     # approved (its consent category `health` let it be stored), but above coding_debug's ceiling
-    note = NoteFactory(subject=subject, content="Alice feels anxious since the panic attack at work", category="health")
+    note = NoteFactory(
+        subject=subject, content="Alice feels anxious since the panic attack at work", category="health"
+    )
     message = "I feel anxious at work again"
 
-    coding = context_build(subject=subject, message=message, config=config, conversation=person["coding"], record=False)
+    coding = context_build(
+        subject=subject, message=message, config=config, conversation=person["coding"], record=False
+    )
     companion = context_build(
         subject=subject, message=message, config=config, conversation=person["companion"], record=False
     )
@@ -65,12 +73,18 @@ def test_an_approved_health_note_is_absent_in_coding_debug_and_present_in_compan
     assert f"n:{note.pk}" in ids(companion) and "panic attack" in tail(companion)
 
 
-def test_another_projects_note_is_reached_in_research_and_brainstorm_but_not_coding_debug(subject, config, person):
-    other = NoteFactory(subject=subject, content="In the ledger-service we retried webhooks with jitter", scope="ledger")
+def test_another_projects_note_is_reached_in_research_and_brainstorm_but_not_coding_debug(
+    subject, config, person
+):
+    other = NoteFactory(
+        subject=subject, content="In the ledger-service we retried webhooks with jitter", scope="ledger"
+    )
     message = "how should webhooks be retried with jitter"
 
     contexts = {
-        name: context_build(subject=subject, message=message, config=config, conversation=person[name], record=False)
+        name: context_build(
+            subject=subject, message=message, config=config, conversation=person[name], record=False
+        )
         for name in ("coding", "research", "brainstorm")
     }
 
@@ -85,7 +99,9 @@ def test_a_mode_without_unscoped_gets_no_unscoped_note(subject, config, person):
     manifest = {**mode_get("coding_debug").manifest, "name": "strict_project", "scopes": ["same"]}
     strict = mode_from_manifest(manifest, source="strict_project.json", builtin=True)
     unscoped = NoteFactory(subject=subject, content="webhooks retried with exponential backoff", scope="")
-    mine = NoteFactory(subject=subject, content="billing webhooks retried with exponential backoff", scope="billing-api")
+    mine = NoteFactory(
+        subject=subject, content="billing webhooks retried with exponential backoff", scope="billing-api"
+    )
 
     context = context_build(
         subject=subject,
@@ -106,11 +122,17 @@ def test_a_superseded_fact_never_renders_in_any_mode(subject, actor, config, per
 
     for conversation in person.values():
         context = context_build(
-            subject=subject, message="which editor for the billing code", config=config, conversation=conversation, record=False
+            subject=subject,
+            message="which editor for the billing code",
+            config=config,
+            conversation=conversation,
+            record=False,
         )
         assert f"f:{old.pk}" not in ids(context)
         assert "vim" not in tail(context)
-    general = context_build(subject=subject, message="which editor for the billing code", config=config, record=False)
+    general = context_build(
+        subject=subject, message="which editor for the billing code", config=config, record=False
+    )
     assert f"f:{new.pk}" in ids(general) and "vim" not in tail(general)
 
 
@@ -121,10 +143,16 @@ def test_near_duplicates_do_not_fill_a_section(subject, config, person):
         "billing webhook retries use exponential backoff with jitter",
     ]
     notes = [NoteFactory(subject=subject, content=text, scope="billing-api") for text in texts]
-    different = NoteFactory(subject=subject, content="Webhook retries for billing stop after five attempts", scope="billing-api")
+    different = NoteFactory(
+        subject=subject, content="Webhook retries for billing stop after five attempts", scope="billing-api"
+    )
 
     context = context_build(
-        subject=subject, message="billing webhook retries backoff", config=config, conversation=person["coding"], record=False
+        subject=subject,
+        message="billing webhook retries backoff",
+        config=config,
+        conversation=person["coding"],
+        record=False,
     )
 
     recalled = [i["id"] for i in context.as_dict()["items"] if i["section"] == "recalled"]
@@ -138,7 +166,9 @@ def test_when_nothing_applies_nothing_is_rendered(subject, actor, config, person
     NoteFactory(subject=subject, content="Alice keeps an empty jar for coins")
     message = "the parser segfaults when the config file is empty, why?"
 
-    coding = context_build(subject=subject, message=message, config=config, conversation=person["coding"], record=False)
+    coding = context_build(
+        subject=subject, message=message, config=config, conversation=person["coding"], record=False
+    )
     general = context_build(subject=subject, message=message, config=config, record=False)
 
     assert coding.as_dict()["items"] == [] and tail(coding) == ""
@@ -147,7 +177,9 @@ def test_when_nothing_applies_nothing_is_rendered(subject, actor, config, person
 
 
 def test_every_item_carries_its_breakdown_and_its_score_is_the_final(subject, config, memories):
-    context = context_build(subject=subject, message="Any Lisbon restaurant tips?", config=config, record=False)
+    context = context_build(
+        subject=subject, message="Any Lisbon restaurant tips?", config=config, record=False
+    )
 
     items = context.as_dict()["items"]
     assert items
@@ -173,10 +205,16 @@ def test_every_item_carries_its_breakdown_and_its_score_is_the_final(subject, co
 
 
 def test_an_allergy_matters_when_the_message_is_about_food(subject, actor, config, person):
-    allergy = fact_set(subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["dinner"], actor=actor)[0]
+    allergy = fact_set(
+        subject=subject, key="allergy", value="peanuts", pinned=False, keywords=["dinner"], actor=actor
+    )[0]
 
     context = context_build(
-        subject=subject, message="what should I cook for dinner", config=config, conversation=person["companion"], record=False
+        subject=subject,
+        message="what should I cook for dinner",
+        config=config,
+        conversation=person["companion"],
+        record=False,
     )
 
     item = next(i for i in context.as_dict()["items"] if i["id"] == f"f:{allergy.pk}")
@@ -185,12 +223,23 @@ def test_an_allergy_matters_when_the_message_is_about_food(subject, actor, confi
 
 def test_a_note_contradicted_by_a_newer_one_is_penalised(subject, config):
     old = NoteFactory(
-        subject=subject, content="Alice runs the Lisbon marathon in spring", occurred_at=timezone.now() - timedelta(days=9)
+        subject=subject,
+        content="Alice runs the Lisbon marathon in spring",
+        occurred_at=timezone.now() - timedelta(days=9),
     )
-    new = NoteFactory(subject=subject, content="Alice will not run the Lisbon marathon after all", occurred_at=timezone.now())
+    new = NoteFactory(
+        subject=subject,
+        content="Alice will not run the Lisbon marathon after all",
+        occurred_at=timezone.now(),
+    )
     NoteLink.objects.create(src=new, dst=old, kind="contradicts")
 
-    items = {i["id"]: i for i in context_build(subject=subject, message="Lisbon marathon", config=config, record=False).as_dict()["items"]}
+    items = {
+        i["id"]: i
+        for i in context_build(
+            subject=subject, message="Lisbon marathon", config=config, record=False
+        ).as_dict()["items"]
+    }
 
     assert items[f"n:{old.pk}"]["applicability"]["contradiction_penalty"] == pytest.approx(0.3)
     assert items[f"n:{new.pk}"]["applicability"]["contradiction_penalty"] == 0.0

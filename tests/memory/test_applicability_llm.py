@@ -81,7 +81,12 @@ def test_the_judge_speaks_anthropic_too(app, actor, subject, notes, monkeypatch)
                 "role": "assistant",
                 "model": "claude-haiku-4-5",
                 "content": [
-                    {"type": "tool_use", "id": "toolu_01", "name": body["tools"][0]["name"], "input": {"items": items}}
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_01",
+                        "name": body["tools"][0]["name"],
+                        "input": {"items": items},
+                    }
                 ],
                 "stop_reason": "tool_use",
                 "stop_sequence": None,
@@ -102,7 +107,9 @@ def test_the_judge_speaks_anthropic_too(app, actor, subject, notes, monkeypatch)
     assert all(s["task_fit"] == 0.2 for s in scores.values())
 
 
-def test_a_slow_judge_falls_back_to_the_heuristic_and_counts_the_timeout(app, actor, subject, notes, openai_wire):
+def test_a_slow_judge_falls_back_to_the_heuristic_and_counts_the_timeout(
+    app, actor, subject, notes, openai_wire
+):
     config = configure(app, actor, timeoutMs=50)
     answered = threading.Event()
     openai_wire.on_request = lambda request: answered.wait(timeout=5)  # far beyond 50 ms
@@ -125,7 +132,9 @@ def test_a_slow_judge_falls_back_to_the_heuristic_and_counts_the_timeout(app, ac
         ('{"verdicts": []}', "schema_mismatch"),
     ],
 )
-def test_an_unusable_answer_falls_back_to_the_heuristic(app, actor, subject, notes, openai_wire, answer, reason):
+def test_an_unusable_answer_falls_back_to_the_heuristic(
+    app, actor, subject, notes, openai_wire, answer, reason
+):
     config = configure(app, actor)
     openai_wire.answer_text(answer)
 
@@ -153,7 +162,9 @@ def test_the_context_endpoint_reports_the_judges_breakdown(client, app, actor, s
     configure(app, actor)
     openai_wire.answer_json({"items": [{"id": f"n:{n.pk}", **SCORES} for n in notes]})
 
-    response = client.post("/api/v1/context", {"subject": subject.external_id, "message": MESSAGE}, format="json")
+    response = client.post(
+        "/api/v1/context", {"subject": subject.external_id, "message": MESSAGE}, format="json"
+    )
 
     assert response.status_code == 200
     items = [i for i in response.json()["items"] if i["kind"] == "note"]
