@@ -243,3 +243,23 @@ def test_a_note_contradicted_by_a_newer_one_is_penalised(subject, config):
 
     assert items[f"n:{old.pk}"]["applicability"]["contradiction_penalty"] == pytest.approx(0.3)
     assert items[f"n:{new.pk}"]["applicability"]["contradiction_penalty"] == 0.0
+
+
+def test_a_past_plan_is_less_valid_than_a_current_state_in_a_strict_mode(subject):
+    from memory.modes import mode_get
+    from memory.ranking.applicability import Candidate
+    from memory.ranking.applicability.heuristic import heuristic_scores
+
+    long_ago = timezone.now() - timedelta(days=90)
+    plan = NoteFactory(subject=subject, content="Alice will move to Porto next month", occurred_at=long_ago)
+    state = NoteFactory(subject=subject, content="Alice lives in Porto", occurred_at=long_ago)
+
+    def temporal(note, mode):
+        candidate = Candidate("note", note, "notes", 1.0, 0, "")
+        scores = heuristic_scores(
+            candidate, message="Porto", terms=["porto"], mode=mode_get(mode), now=timezone.now(), said={}
+        )
+        return scores["temporal"]
+
+    assert temporal(plan, "coding_debug") < temporal(state, "coding_debug") == 1.0
+    assert temporal(plan, "general_qa") == 1.0  # the balanced default leaves the ranker's order
