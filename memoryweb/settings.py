@@ -248,6 +248,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # a PATCH body is read by the same serializer as in the schema, required fields included
     "COMPONENT_SPLIT_PATCH": False,
+    # one name for the heuristic-or-model choice a few outputs share (a context item's judge, …)
+    "ENUM_NAME_OVERRIDES": {"HeuristicOrLlmEnum": ["heuristic", "llm"]},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory.api.schema.path_rules",
