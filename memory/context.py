@@ -22,6 +22,16 @@ from memory.links import ranked_expand
 from memory.models import Evidence, Lesson, Note, Procedure, Subject
 from memory.modes import Mode, mode_get, mode_of, policy_hash
 from memory.ranking import matched_reason, rank_distilled, rank_facts, rank_notes
+from memory.ranking.applicability import (
+    Candidate,
+    Diversity,
+    breakdown,
+    candidates_of,
+    judge,
+    note_scopes,
+    policy_allows,
+    selected,
+)
 from memory.rewriter import rewrite_query
 from memory.search.lexical import NoteFilter
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
@@ -67,6 +77,8 @@ class Item:
     tokens: int = 0
     expanded: bool = False
     source: dict = field(default_factory=dict)
+    # the selection's scores (memory/ranking/applicability.py); `score` is their `final`
+    applicability: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         data = {
@@ -77,6 +89,7 @@ class Item:
             "reason": self.reason,
             "tokens": self.tokens,
             "expanded": self.expanded,
+            "applicability": self.applicability,
         }
         if self.source:
             data["source"] = self.source
@@ -204,15 +217,20 @@ def _block(
     return Block(name, _section(name, lines), cap, omitted=omitted), items
 
 
-def _profile(subject: Subject, terms: list[str], config: MemoryConfig) -> tuple[Block, list[Item]]:
-    """`### profile`: the ranked facts, each on its line, under `profile.maxTokens`."""
+def _profile(facts: list[Candidate], config: MemoryConfig) -> tuple[Block, list[Item]]:
+    """`### profile`: the selected facts, best first, each on its line, under
+    `profile.maxTokens` (a near-duplicate of a placed fact is skipped)."""
     cap = config["profile.maxTokens"]
     if not config["profile.enabled"]:
         return Block("profile", "", cap), []
     lines: list[str] = []
     items: list[Item] = []
     omitted = 0
-    for fact, score, reason in rank_facts(subject=subject, terms=terms, config=config):
+    diversity = Diversity(config)
+    for candidate in facts:
+        fact = candidate.obj
+        if diversity.repeats(candidate.text):
+            continue
         qualifiers = ", ".join(
             q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
         )
@@ -221,21 +239,25 @@ def _profile(subject: Subject, terms: list[str], config: MemoryConfig) -> tuple[
             omitted += 1
             continue  # a later, shorter fact may still fit
         lines.append(line)
-        items.append(_item("fact", fact, "profile", score, reason, line))
+        diversity.hold(candidate.text)
+        items.append(_item(candidate, "profile", line))
     return _block("profile", lines, items, omitted, cap)
 
 
-def _item(kind: str, obj, section: str, score: float, reason: str, line: str, *, expanded=False) -> Item:
-    """The record of one placed line: what it is, where it went, why, and what it cost."""
+def _item(candidate: Candidate, section: str, line: str, *, reason: str = "", expanded=False) -> Item:
+    """The record of one placed line: what it is, where it went, why, what it cost, and how
+    its selection scored it."""
+    kind, obj = candidate.kind, candidate.obj
     return Item(
-        id=f"{kind[0]}:{obj.pk}",
+        id=candidate.id,
         kind=kind,
         section=section,
-        score=score,
-        reason=reason,
+        score=candidate.final,
+        reason=reason or candidate.reason,
         tokens=estimate_tokens(line),
         expanded=expanded,
         source=_source(obj) if kind in ("note", "evidence") else {},
+        applicability=breakdown(candidate),
     )
 
 
@@ -263,27 +285,39 @@ def _kind(item) -> str:
     return "evidence" if isinstance(item, Evidence) else "note"
 
 
-def _rank_notes(subject, query, terms, conversation, config, now) -> list[tuple[Note | Evidence, float, str]]:
-    """Candidates, fusion and signals: memory/ranking/notes.py (`retrieve.mode`)."""
-    filters = NoteFilter(scopes=sorted({"", conversation.scope}) if conversation else None)
+def _rank_notes(
+    subject, query, terms, conversation, config, now, mode: Mode
+) -> list[tuple[Note | Evidence, float, str]]:
+    """Candidates, fusion and signals: memory/ranking/notes.py (`retrieve.mode`), over the
+    scopes the mode reaches."""
+    filters = NoteFilter(scopes=note_scopes(mode, conversation))
     return rank_notes(
         subject_id=subject.pk, query=query, terms=terms, filters=filters, config=config, now=now
     )
 
 
-def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[Block], list[Item]]:
-    """`### recalled` (the top k in full) and `### memory-index` (pointers to the next ones),
-    notes and evidence units alike (one ranking). The items neither could take are left out,
-    and the last of the two says how many."""
+def _recalled_and_index(
+    ranked: list[Candidate], config, expanded=frozenset()
+) -> tuple[list[Block], list[Item]]:
+    """`### recalled` (the best k in full) and `### memory-index` (pointers to the next ones),
+    notes and evidence units alike (one selection, best `final` first). A near-duplicate of an
+    item a section holds is skipped; the items neither could take are left out, and the last of
+    the two says how many."""
     k = config["recallInjection.k"]
     recall_cap, index_cap = config["recallInjection.maxTokens"], config["index.maxTokens"]
     recalled: list[str] = []
     index: list[str] = []
     recalled_items: list[Item] = []
     index_items: list[Item] = []
-    for note, score, reason in ranked:
-        kind = _kind(note)
+    held = {"recalled": Diversity(config), "memory-index": Diversity(config)}
+    skipped = 0
+    for candidate in ranked:
+        note, kind = candidate.obj, candidate.kind
         was_expanded = kind == "note" and note.pk in expanded
+        section = "recalled" if len(recalled) < k else "memory-index"
+        if held[section].repeats(candidate.text):
+            skipped += 1
+            continue
         if len(recalled) < k:
             line = _full_line(note)
             if not _fit("recalled", recalled, line, recall_cap):
@@ -291,17 +325,17 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[Bloc
                 line = truncate_to_tokens(line, room) if room >= 24 else ""
             if line:
                 recalled.append(line)
-                recalled_items.append(
-                    _item(kind, note, "recalled", score, reason, line, expanded=was_expanded)
-                )
+                held["recalled"].hold(candidate.text)
+                recalled_items.append(_item(candidate, "recalled", line, expanded=was_expanded))
                 continue
         if len(index) >= config["index.limit"]:
             continue
         line = _index_line(note, config)
         if _fit("memory-index", index, line, index_cap):
             index.append(line)
-            index_items.append(_item(kind, note, "memory-index", score, reason, line, expanded=was_expanded))
-    omitted = len(ranked) - len(recalled) - len(index)
+            held["memory-index"].hold(candidate.text)
+            index_items.append(_item(candidate, "memory-index", line, expanded=was_expanded))
+    omitted = len(ranked) - len(recalled) - len(index) - skipped
     index_open = config["index.limit"] > 0
     recalled_block, recalled_items = _block(
         "recalled", recalled, recalled_items, 0 if index_open else omitted, recall_cap
@@ -312,9 +346,10 @@ def _recalled_and_index(ranked, config, expanded=frozenset()) -> tuple[list[Bloc
     return [recalled_block, index_block], recalled_items + index_items
 
 
-def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
-    """`### lessons` and `### procedures`: the ranked matches, each section under its cap.
-    Sections with nothing to say are left out of the tail (their blocks stay, empty)."""
+def _distilled(selection: dict[str, list[Candidate]], terms, config) -> tuple[list[Block], list[Item]]:
+    """`### lessons` and `### procedures`: the selected matches, best first, each section under
+    its cap (a near-duplicate of a placed one skipped). Sections with nothing to say are left
+    out of the tail (their blocks stay, empty)."""
     blocks, items = [], []
     renderers: list[tuple[str, Callable[[Any], str]]] = [
         ("lessons", _lesson_line),
@@ -329,13 +364,17 @@ def _distilled(subject, terms, config) -> tuple[list[Block], list[Item]]:
         lines: list[str] = []
         placed: list[Item] = []
         omitted = 0
-        for obj, score in rank_distilled(name=name, subject_id=subject.pk, terms=terms, config=config):
-            line = render(obj)
+        diversity = Diversity(config)
+        for candidate in selection.get(name, []):
+            if diversity.repeats(candidate.text):
+                continue
+            line = render(candidate.obj)
             if not _fit(name, lines, line, cap):
                 omitted += 1
                 continue
             lines.append(line)
-            placed.append(_item(name[:-1], obj, name, score, matched_reason(terms_set, line), line))
+            diversity.hold(candidate.text)
+            placed.append(_item(candidate, name, line, reason=matched_reason(terms_set, line)))
         block, placed = _block(name, lines, placed, omitted, cap)
         blocks.append(block)
         items.extend(placed)
@@ -471,23 +510,67 @@ def context_build(
     return context
 
 
+def _select(*, subject, query, terms, conversation, config, now, mode: Mode) -> tuple[dict, set[int]]:
+    """Every kind's ranked candidates, less what the mode's policy keeps out, judged in one
+    batch (memory/ranking/applicability.py) and selected per section ("profile", "notes",
+    "lessons", "procedures"), best `final` first; and the notes reached over links."""
+    conversation_scope = conversation.scope if conversation is not None else None
+
+    def allowed(ranked: list[tuple]) -> list[tuple]:
+        return [r for r in ranked if policy_allows(r[0], mode=mode, conversation_scope=conversation_scope)]
+
+    facts = rank_facts(subject=subject, terms=terms, config=config) if config["profile.enabled"] else []
+    places = config["recallInjection.k"] + config["index.limit"]  # 0: both note sections are off
+    ranked = _rank_notes(subject, query, terms, conversation, config, now, mode) if terms and places else []
+    expanded: set[int] = set()
+    if config["retrieve.mode"] in ("fts", "full"):  # the graph belongs to the text modes' signals
+        scopes = note_scopes(mode, conversation)
+        ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
+    lists = {
+        "profile": candidates_of("profile", lambda _: "fact", allowed(facts)),
+        "notes": candidates_of("notes", _kind, allowed(ranked)),
+    }
+    for name in ("lessons", "procedures"):
+        distilled = (
+            rank_distilled(name=name, subject_id=subject.pk, terms=terms, config=config)
+            if terms and config[f"{name}.enabled"]
+            else []
+        )
+        lists[name] = candidates_of(
+            name, lambda _, n=name: n[:-1], allowed([(o, s, "") for o, s in distilled])
+        )
+    judge(
+        [c for candidates in lists.values() for c in candidates],
+        message=query,
+        mode=mode,
+        config=config,
+        now=now,
+    )
+    return {
+        name: selected(candidates, mode=mode, config=config) for name, candidates in lists.items()
+    }, expanded
+
+
 def _build(*, subject, query, message, config, conversation, record, mode, profile, started) -> Context:
     rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)
     now = timezone.now()
 
-    profile_block, profile_items = _profile(subject, terms, config)
-    places = config["recallInjection.k"] + config["index.limit"]  # 0: both note sections are off
-    ranked = _rank_notes(subject, rewritten, terms, conversation, config, now) if terms and places else []
-    expanded: set[int] = set()
-    if config["retrieve.mode"] in ("fts", "full"):  # the graph belongs to the text modes' signals
-        scopes = sorted({"", conversation.scope}) if conversation else None
-        ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
-    note_blocks, note_items = _recalled_and_index(ranked, config, expanded)
+    selection, expanded = _select(
+        subject=subject,
+        query=rewritten,
+        terms=terms,
+        conversation=conversation,
+        config=config,
+        now=now,
+        mode=mode,
+    )
+    profile_block, profile_items = _profile(selection["profile"], config)
+    note_blocks, note_items = _recalled_and_index(selection["notes"], config, expanded)
 
     summary = summary_choose(subject=subject, conversation=conversation, config=config, record=record)
     stable_prefix = _stable_prefix(summary, config)
-    distilled_blocks, distilled_items = _distilled(subject, terms, config) if terms else ([], [])
+    distilled_blocks, distilled_items = _distilled(selection, terms, config) if terms else ([], [])
     sections = [profile_block, *note_blocks, *distilled_blocks]
     if summaries_on(config):
         cap = config["memories.mentalModelsMaxTokens"]

@@ -251,10 +251,12 @@ SPECTACULAR_SETTINGS = {
     # the role of a posted message (user, assistant, system), apart from an evidence unit's (no
     # system); the consent categories an assistant mode's privacy ceiling names
     # (memory/modes/schema.json): while the seeded categories are all there are, the consent
-    # endpoints' enum is this one too
+    # endpoints' enum is this one too; one name for the heuristic-or-model choice a few outputs
+    # share (a context item's judge, …)
     "ENUM_NAME_OVERRIDES": {
         "MessageRoleEnum": "memory.models.Role",
         "CategoryEnum": "memory.api.modes.CATEGORIES",
+        "HeuristicOrLlmEnum": ["heuristic", "llm"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -153,11 +153,30 @@ class ContextBlockOut(serializers.Serializer):
     )
 
 
+class ContextItemApplicabilityOut(serializers.Serializer):
+    """How the selection scored one item (memory/ranking/applicability.py; docs/modes.md)."""
+
+    task_fit = serializers.FloatField(help_text="does it answer or serve this message (0–1)")
+    mode_fit = serializers.FloatField(help_text="does this kind belong in this mode (0–1)")
+    temporal = serializers.FloatField(help_text="still valid now: lower for a past plan (0–1)")
+    epistemic = serializers.FloatField(help_text="confidence, confirmations, origin (0–1)")
+    risk = serializers.FloatField(help_text="1 when it matters for safety in this message")
+    applicability = serializers.FloatField(help_text="temporal × epistemic × max(fit, risk)")
+    retrieval = serializers.FloatField(help_text="the ranker's score ÷ the best of its list")
+    vitality = serializers.FloatField(help_text="recency, recalls and votes (0–1)")
+    confirmation = serializers.FloatField(help_text="confirmations and votes (0–1)")
+    privacy_penalty = serializers.FloatField()
+    contradiction_penalty = serializers.FloatField()
+    final = serializers.FloatField(help_text="the weighted sum less the penalties: the item's score")
+    judge = serializers.ChoiceField(choices=["heuristic", "llm"], help_text="who judged the sub-scores")
+
+
 class ContextItemOut(serializers.Serializer):
     id = serializers.CharField(help_text="f:3 fact, n:12 note, l:4 lesson, p:5 procedure")
     kind = serializers.CharField()
     section = serializers.CharField()
-    score = serializers.FloatField()
+    score = serializers.FloatField(help_text="the selection's final score (applicability.final)")
+    applicability = ContextItemApplicabilityOut()
     reason = serializers.CharField()
     tokens = serializers.IntegerField()
     expanded = serializers.BooleanField(help_text="reached over a link")

@@ -1,5 +1,5 @@
 """Whether the context builder picks what applies (`manage.py applicability_eval`; the set:
-tests/data/applicability/labelled.json, described in docs/applicability.md).
+tests/data/applicability/labelled.json, described in docs/applicability-set.md).
 
 The set is a few personas — profile facts, notes, turns kept as evidence units, consent
 policies and the person's decisions on pending memories, each item with a persona-local

@@ -61,6 +61,9 @@ MODES = ("fts", "vector", "hybrid", "full")
 # its neighbours too little to matter, and each costs a small index lookup)
 NEIGHBOUR_SEEDS = 30
 MATCHED = "matched stemmed terms"
+# a note's confirmations as its reason states them (memory/ranking/applicability.py reads them)
+SAID = "said {times} times"
+_SAID = re.compile(r"\bsaid (\d+) times\b")
 # a conversation's strength: the sum of its best few candidates' relevance
 SESSION_TOP = 3
 
@@ -284,6 +287,11 @@ RANKED_FIELDS = (
     "occurred_at",
     "created_at",
     "vote_score",
+    # what the applicability policy and judge read (memory/ranking/applicability.py)
+    "mode",
+    "category",
+    "origin",
+    "recall_count",
 )
 EVIDENCE_FIELDS = (
     "id",
@@ -295,6 +303,9 @@ EVIDENCE_FIELDS = (
     "occurred_at",
     "created_at",
     "vote_score",
+    "scope",
+    "category",
+    "recall_count",
 )
 
 # a candidate's key: a note's id, or ("e", id) for an evidence unit (the turn itself)
@@ -446,6 +457,12 @@ def rank_notes(
     return [(c.note, c.score, "; ".join(c.why)) for c in ranked]
 
 
+def said_times(reason: str) -> int:
+    """How many times a ranked note was said, as its reason states (1 when it does not say)."""
+    match = _SAID.search(reason)
+    return int(match.group(1)) if match else 1
+
+
 def matched_reason(terms: set[str], text: str) -> str:
     """Why a full-text match was chosen: the message's words that `text` holds (or, when only
     their stems matched, that)."""
@@ -505,4 +522,4 @@ def _score(
         if note.vote_score:
             c.why.append(f"votes {note.vote_score:+g}")
         if confirmations:
-            c.why.append(f"said {confirmations + 1} times")
+            c.why.append(SAID.format(times=confirmations + 1))

@@ -381,7 +381,9 @@ def test_recall_expands_the_selected_notes_one_hop_by_default(subject, config, c
     linked = items[f"n:{cat.pk}"]
     assert linked["expanded"] is True
     assert linked["reason"] == f"linked (same_topic) from n:{tram.pk}"
-    assert linked["score"] == pytest.approx(items[f"n:{tram.pk}"]["score"] * 0.5 * 0.8, abs=1e-3)
+    # the ranker's score (the item's retrieval, ÷ the best) carries the link's factor and weight
+    retrieval = {pk: item["applicability"]["retrieval"] for pk, item in items.items()}
+    assert retrieval[f"n:{cat.pk}"] == pytest.approx(retrieval[f"n:{tram.pk}"] * 0.5 * 0.8, abs=1e-3)
 
 
 def test_recall_follows_two_hops_at_depth_two(subject, config, chain):
@@ -394,8 +396,8 @@ def test_recall_follows_two_hops_at_depth_two(subject, config, chain):
     items = note_items(context)
     assert items[f"n:{bakery.pk}"]["expanded"] is True
     assert items[f"n:{bakery.pk}"]["reason"] == f"linked (related) from n:{cat.pk}"
-    assert items[f"n:{bakery.pk}"]["score"] == pytest.approx(
-        items[f"n:{cat.pk}"]["score"] * 0.5 * 0.5, abs=1e-3
+    assert items[f"n:{bakery.pk}"]["applicability"]["retrieval"] == pytest.approx(
+        items[f"n:{cat.pk}"]["applicability"]["retrieval"] * 0.5 * 0.5, abs=1e-3
     )
     assert "Porto bakery" in context.as_dict()["tail"]
 

@@ -1,7 +1,7 @@
 """`manage.py applicability_eval [--data PATH] [--verbose] [--json OUT]`: the pass rate of the
 context builder on the labelled applicability set (tests/data/applicability/labelled.json),
 overall and per category; memory/applicability_eval.py says how a question passes and
-docs/applicability.md what the set covers.
+docs/applicability-set.md what the set covers.
 
 It loads every persona into a new App (named applicability-eval-<time>, every model component
 "none": the heuristic path) and builds one context per question. Like `manage.py bench` and

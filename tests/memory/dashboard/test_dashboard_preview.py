@@ -29,6 +29,10 @@ def test_the_preview_shows_both_halves_with_items_scores_and_tokens(owned_subjec
     recalled = next(b for b in response.context["blocks"] if b["name"] == "recalled")
     assert recalled["tokens"] > 0 and recalled["cap"] == 400
     assert f"{recalled['tokens']} / 400 tokens" in body
+    # each item's applicability breakdown, as the selection scored it
+    breakdown = chosen[f"n:{note.pk}"]["applicability"]
+    assert f"applicability {breakdown['applicability']:.3f} · judged by heuristic" in body
+    assert "<dt>task fit</dt>" in body and "<dt>contradiction penalty</dt>" in body
 
 
 def test_a_preview_records_nothing(owned_subject, owner_client):
