@@ -34,6 +34,7 @@ from memory.ranking.applicability import (
 )
 from memory.rewriter import rewrite_query
 from memory.search.lexical import NoteFilter
+from memory.selectors import consent_denied_categories
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
 from memory.services.documents import conversation_summary_pin
 from memory.services.evidence import evidence_mark_recalled
@@ -515,9 +516,14 @@ def _select(*, subject, query, terms, conversation, config, now, mode: Mode) -> 
     batch (memory/ranking/applicability.py) and selected per section ("profile", "notes",
     "lessons", "procedures"), best `final` first; and the notes reached over links."""
     conversation_scope = conversation.scope if conversation is not None else None
+    denied = consent_denied_categories(subject=subject)
 
     def allowed(ranked: list[tuple]) -> list[tuple]:
-        return [r for r in ranked if policy_allows(r[0], mode=mode, conversation_scope=conversation_scope)]
+        return [
+            r
+            for r in ranked
+            if policy_allows(r[0], mode=mode, conversation_scope=conversation_scope, denied=denied)
+        ]
 
     facts = rank_facts(subject=subject, terms=terms, config=config) if config["profile.enabled"] else []
     places = config["recallInjection.k"] + config["index.limit"]  # 0: both note sections are off

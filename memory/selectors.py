@@ -2,7 +2,7 @@
 
 import math
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from memory.leases import stale_before
@@ -20,6 +20,7 @@ from memory.models import (
     NoteVersion,
     PendingMemory,
     PendingStatus,
+    Policy,
     Procedure,
     ProfileFact,
     RetrievalEvent,
@@ -613,3 +614,15 @@ def job_runs_open(*, subject_id: int) -> tuple[int, int]:
         subject_id=subject_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
     ).aggregate(live=Count("pk", filter=~dead), dead=Count("pk", filter=dead))
     return counts["live"], counts["dead"]
+
+
+def consent_denied_categories(*, subject) -> frozenset[str]:
+    """The consent categories the subject denies now: its own `deny`, or a category whose
+    default is `deny` where it set nothing. One query."""
+    own = SubjectConsent.objects.filter(subject=subject, category=OuterRef("pk")).values("policy")[:1]
+    slugs = (
+        ConsentCategory.objects.annotate(own=Subquery(own))
+        .filter(Q(own=Policy.DENY) | Q(own__isnull=True, default_policy=Policy.DENY))
+        .values_list("slug", flat=True)
+    )
+    return frozenset(slugs)

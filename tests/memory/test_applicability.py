@@ -263,3 +263,24 @@ def test_a_past_plan_is_less_valid_than_a_current_state_in_a_strict_mode(subject
 
     assert temporal(plan, "coding_debug") < temporal(state, "coding_debug") == 1.0
     assert temporal(plan, "general_qa") == 1.0  # the balanced default leaves the ranker's order
+
+
+def test_an_item_stops_rendering_once_the_person_denies_its_category(subject, actor, config, person):
+    from memory.services.consent import consent_policy_set
+
+    note = NoteFactory(
+        subject=subject, content="Alice feels anxious since the panic attack", category="health"
+    )
+    message = "I feel anxious again"
+
+    before = context_build(
+        subject=subject, message=message, config=config, conversation=person["companion"], record=False
+    )
+    consent_policy_set(subject=subject, category="health", policy="deny", actor=actor)
+    after = context_build(
+        subject=subject, message=message, config=config, conversation=person["companion"], record=False
+    )
+
+    assert f"n:{note.pk}" in ids(before)
+    assert f"n:{note.pk}" not in ids(after) and "panic attack" not in tail(after)
+    assert type(note).objects.filter(pk=note.pk).exists()  # kept, not forgotten

@@ -52,13 +52,18 @@ def item_text(obj) -> str:
     return obj.content
 
 
-def policy_allows(obj, *, mode: Mode, conversation_scope: str | None) -> bool:
+def policy_allows(
+    obj, *, mode: Mode, conversation_scope: str | None, denied: frozenset[str] = frozenset()
+) -> bool:
     """Whether `obj` may render in `mode` at all (module docstring, *Policy*). With
-    `conversation_scope` None (no conversation) no scope is out of reach."""
+    `conversation_scope` None (no conversation) no scope is out of reach. `denied`: the consent
+    categories the person denies now — an item stored while its category was allowed stops
+    rendering once the person denies it (it stays stored, to be forgotten or allowed again)."""
     item_mode = getattr(obj, "mode", "")
     if item_mode and item_mode != mode.name:
         return False
-    if not mode.category_allowed(getattr(obj, "category", "")):
+    category = getattr(obj, "category", "")
+    if category in denied or not mode.category_allowed(category):
         return False
     if conversation_scope is None:
         return True
