@@ -5,14 +5,17 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from django.utils import timezone
 
 from chat.models import ReflectionRun
 from chat.reflect import reflection_enqueue, turn_reflect
 from consolidation.services import consolidate_all, consolidate_now, votes_decay
 from memory.config import base_config, get_config, validate_app_config
-from memory.context import context_build
+from memory.context import context_build, phase_config
 from memory.models import Embedding, JobRun, Lesson, Note, NoteLink, Procedure, ProfileFact, VoteEvent
+from memory.ranking import rank_notes
 from memory.rewriter import rewrite_query
+from memory.search.lexical import NoteFilter
 from memory.search.vectors.query import provider_reset
 from memory.services import app_config_set, fact_set, note_store, note_store_and_embed
 from memory.services.conversations import conversation_get_or_create, message_add
@@ -483,11 +486,22 @@ def test_voting_off_vote_scores_stop_counting_in_the_ranking(subject, app, actor
     Note.objects.filter(pk=voted.pk).update(vote_score=5.0)
     off = with_config(app, actor, {"voting": {"enabled": False}})
 
-    scored_on = {i.id: i.score for i in context_build(subject=subject, message="tea", config=config).items}
-    scored_off = {i.id: i.score for i in context_build(subject=subject, message="tea", config=off).items}
+    def ranker_scores(settings) -> dict:
+        # the ranker's own scores, as the context builder configures it (before applicability)
+        ranked = rank_notes(
+            subject_id=subject.pk,
+            query="tea",
+            terms=["tea"],
+            filters=NoteFilter(scopes=None),
+            config=phase_config(settings),
+            now=timezone.now(),
+        )
+        return {note.pk: score for note, score, _ in ranked}
 
-    lift_on = scored_on[f"n:{voted.pk}"] - scored_on[f"n:{plain.pk}"]
-    lift_off = scored_off[f"n:{voted.pk}"] - scored_off[f"n:{plain.pk}"]
+    scored_on, scored_off = ranker_scores(config), ranker_scores(off)
+
+    lift_on = scored_on[voted.pk] - scored_on[plain.pk]
+    lift_off = scored_off[voted.pk] - scored_off[plain.pk]
     assert lift_on - lift_off == pytest.approx(0.1, abs=1e-3)  # scoring.votes × 5/5
 
 
