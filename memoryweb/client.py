@@ -132,6 +132,20 @@ class Context:
     def retrieval_event_id(self) -> int | None:
         return self.data.get("retrieval_event_id")
 
+    @property
+    def mode(self) -> str:
+        """The assistant mode the context was built in."""
+        return self.data.get("mode", "")
+
+    @property
+    def from_cache(self) -> bool:
+        """Served from the server's context cache (`staleness` says how far the talk moved since)."""
+        return bool(self.data.get("from_cache"))
+
+    @property
+    def staleness(self) -> float:
+        return float(self.data.get("staleness") or 0.0)
+
 
 def _iso(value: Datetime) -> str | None:
     if value is None or isinstance(value, str):
@@ -241,14 +255,24 @@ class MemoryWeb:
         role: str = "user",
         occurred_at: Datetime = None,
         external_id: str = "",
+        profile: str | None = None,
     ) -> dict:
-        """Post one message. Posting again with the same `external_id` returns the first one."""
+        """Post one message. Posting again with the same `external_id` returns the first one.
+        `profile`: the operational profile the reflection it starts runs under."""
         body = _drop_none(
-            {"role": role, "text": text, "occurred_at": _iso(occurred_at), "external_id": external_id}
+            {
+                "role": role,
+                "text": text,
+                "occurred_at": _iso(occurred_at),
+                "external_id": external_id,
+                "profile": profile,
+            }
         )
         return self._request("POST", f"/conversations/{int(conversation_id)}/messages", json=body)
 
-    def add_messages(self, conversation_id: int, messages: list[dict]) -> list[dict]:
+    def add_messages(
+        self, conversation_id: int, messages: list[dict], profile: str | None = None
+    ) -> list[dict]:
         """Post a batch of `{"text", "role"?, "occurred_at"?, "external_id"?}`: all or nothing."""
         items = []
         for message in messages:
@@ -257,13 +281,22 @@ class MemoryWeb:
                 item["occurred_at"] = _iso(item["occurred_at"])
             items.append(_drop_none(item))
         path = f"/conversations/{int(conversation_id)}/messages"
-        return self._request("POST", path, json={"messages": items})["messages"]
+        return self._request("POST", path, json=_drop_none({"messages": items, "profile": profile}))[
+            "messages"
+        ]
 
     def respond(
-        self, conversation_id: int, text: str, occurred_at: Datetime = None, external_id: str = ""
+        self,
+        conversation_id: int,
+        text: str,
+        occurred_at: Datetime = None,
+        external_id: str = "",
+        profile: str | None = None,
     ) -> dict:
-        """Post the assistant's reply."""
-        body = _drop_none({"text": text, "occurred_at": _iso(occurred_at), "external_id": external_id})
+        """Post the assistant's reply (`profile`: the one its reflection runs under)."""
+        body = _drop_none(
+            {"text": text, "occurred_at": _iso(occurred_at), "external_id": external_id, "profile": profile}
+        )
         return self._request("POST", f"/conversations/{int(conversation_id)}/responses", json=body)
 
     def flush(self, subject: str, conversation_id: int | None = None, timeout_ms: int = 10_000) -> dict:
@@ -282,14 +315,26 @@ class MemoryWeb:
         conversation_id: int | None = None,
         k: int | None = None,
         full: bool = False,
+        mode: str | None = None,
+        profile: str | None = None,
     ) -> Context:
-        """The memory context for `message`; see `Context.prompt`.
+        """The memory context for `message`; see `Context.prompt`. `mode` builds it in that
+        assistant mode instead of the conversation's; `profile` names the operational profile.
 
         Blocks the server left out as unchanged come from this client's cache. If one is
         missing there (another process received it, or this client was restarted), the
         context is asked for again with `full: true`, once.
         """
-        body = _drop_none({"subject": subject, "message": message, "conversation": conversation_id, "k": k})
+        body = _drop_none(
+            {
+                "subject": subject,
+                "message": message,
+                "conversation": conversation_id,
+                "k": k,
+                "mode": mode,
+                "profile": profile,
+            }
+        )
         if full:
             body["full"] = True
         data = self._request("POST", "/context", json=body)

@@ -405,3 +405,39 @@ def test_export_holds_the_subjects_memory_and_delete_removes_it(memory, subject,
     with pytest.raises(MemoryWebError) as error:
         memory.export("alice")
     assert (error.value.status, error.value.field) == (404, "subject")
+
+
+def test_the_client_names_the_mode_and_the_profile_and_reads_what_the_cache_did(memory, app, actor):
+    from chat.models import ReflectionRun as Run
+    from memory.services import app_config_set
+
+    app_config_set(app=app, config={"memory": {"profiles": {"allowed": ["normal", "offline"]}}}, actor=actor)
+    conversation = memory.conversation("alice", external_id="chat-modes")
+    memory.add_message(conversation["id"], "my deploy keeps failing", profile="offline")
+    memory.respond(conversation["id"], "Let us look at the logs.", profile="offline")
+
+    first = memory.context(
+        "alice",
+        "my deploy keeps failing",
+        conversation_id=conversation["id"],
+        mode="coding_debug",
+        profile="offline",
+    )
+    again = memory.context(
+        "alice",
+        "my deploy keeps failing",
+        conversation_id=conversation["id"],
+        mode="coding_debug",
+        profile="offline",
+    )
+
+    assert first.mode == "coding_debug" and not first.from_cache and first.staleness == 0.0
+    assert again.from_cache and 0.0 <= again.staleness <= 0.5
+    assert Run.objects.get(conversation_id=conversation["id"]).profile == "offline"
+    assert list(RetrievalEvent.objects.values_list("mode", "profile", "from_cache").order_by("pk")) == [
+        ("coding_debug", "offline", False),
+        ("coding_debug", "offline", True),
+    ]
+    with pytest.raises(MemoryWebError) as refused:
+        memory.context("alice", "hi", mode="no_such_mode")
+    assert refused.value.status == 400 and refused.value.field == "mode"
