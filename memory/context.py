@@ -484,12 +484,14 @@ def context_build(
         )
     active_mode = context_mode(mode=mode, conversation=conversation, config=config)
     config = phase_config(active_mode.apply(config), k=k)
+    # a digest of the whole configuration: computed once, for the cache key and the event
+    digest = policy_hash(active_mode, config)
     probe = context_cache_probe(
         subject=subject,
         conversation=conversation,
         record=record,
         config=config,
-        policy_hash=policy_hash(active_mode, config),
+        policy_hash=digest,
         profile=profile,
     )
     cached = context_cache_serve(probe=probe, query=query, config=config, started=started)
@@ -505,6 +507,7 @@ def context_build(
             record=record,
             mode=active_mode,
             profile=profile,
+            digest=digest,
             started=started,
         )
     context_cache_remember(probe=probe, context=context)
@@ -557,7 +560,9 @@ def _select(*, subject, query, terms, conversation, config, now, mode: Mode) -> 
     }, expanded
 
 
-def _build(*, subject, query, message, config, conversation, record, mode, profile, started) -> Context:
+def _build(
+    *, subject, query, message, config, conversation, record, mode, profile, digest, started
+) -> Context:
     rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)
     now = timezone.now()
@@ -592,7 +597,7 @@ def _build(*, subject, query, message, config, conversation, record, mode, profi
         summary=summary.as_dict() if summary else None,
         mode=mode.name,
         profile=profile,
-        policy_hash=policy_hash(mode, config),
+        policy_hash=digest,
     )
     context.latency_ms = (time.perf_counter() - started) * 1000
     if record:
