@@ -147,6 +147,10 @@ DEFAULTS: dict[str, Any] = {
         "applicability": "none",
         # semantic cut points for very long pasted messages (chunking level 1)
         "chunking": "none",
+        # choosing a belief revision when new evidence conflicts with a belief (memory/beliefs/)
+        "revision": "none",
+        # the action → outcome → tendency of a reported consequence (memory/person/consequences.py)
+        "consequences": "none",
         # the model of a component that names none of its own (read by summaries only)
         "default": "none",
         "baseUrl": "",
@@ -210,6 +214,34 @@ DEFAULTS: dict[str, Any] = {
     # `### topics`: the conversation's active and parked topics (chat/topics.py), refreshed after
     # messages; a topic not mentioned in the newest parkAfterMessages messages is parked
     "topics": {"enabled": True, "maxTokens": 200, "maxActive": 3, "maxParked": 5, "parkAfterMessages": 6},
+    # belief revision (memory/beliefs/): new evidence that bears on a belief is REINFORCEd,
+    # WEAKENed, SUPERSEDEs it, SPLITs it BY_MODE/BY_SCOPE/BY_TIME, is MARKed as an EXCEPTION or
+    # ARCHIVEs it; by rules offline, by llm.revision when set
+    "beliefs": {
+        "revision": {
+            "enabled": True,
+            # confidence moved by one REINFORCE / WEAKEN (clamped to [0, 1])
+            "reinforceStep": 0.1,
+            "weakenStep": 0.2,
+            # a belief weakened below this is ARCHIVEd instead
+            "archiveBelow": 0.15,
+        },
+        # mirror retrieval: a selected belief under this confidence (or contested) brings the
+        # evidence unit it rests on into ### recalled beside it
+        "mirror": {"enabled": True, "belowConfidence": 0.6, "maxEvidence": 2},
+    },
+    # `### contract`: how this person likes to work in the mode (memory/person/contract.py);
+    # a dimension renders once its confidence reaches minConfidence
+    "contract": {"enabled": True, "maxTokens": 120, "minConfidence": 0.35},
+    # `### state`: urgency, focus, frustration in this conversation, halved every halfLifeMinutes;
+    # a level renders from minLevel
+    "state": {"enabled": True, "maxTokens": 80, "halfLifeMinutes": 30.0, "minLevel": 0.3},
+    # `### consequences`: earlier advice and what came of it, when this message shows failure
+    # or loop signals ("still failing", "same error again")
+    "consequences": {"enabled": True, "maxTokens": 250, "limit": 3},
+    # feedback signals on an item (votes): "stale" WEAKENs the belief, "intrusive" lowers its
+    # applicability in the mode it was given in, "used"/"useful" add confidence
+    "feedback": {"staleWeakens": True, "intrusivePenalty": 0.15, "usefulConfidence": 0.05},
     # two-level chunking of long messages before extraction (chat/reflection/chunking.py)
     "chunking": {
         "enabled": True,

@@ -21,6 +21,9 @@ from memory.context_summary import memory_guidance, mental_models_text, summarie
 from memory.links import ranked_expand
 from memory.models import Evidence, Lesson, Note, Procedure, Subject
 from memory.modes import Mode, mode_get, mode_of, policy_hash
+from memory.person.consequences import consequences_text
+from memory.person.contract import contract_text
+from memory.person.state import state_text
 from memory.ranking import matched_reason, rank_distilled, rank_facts, rank_notes
 from memory.ranking.applicability import (
     Candidate,
@@ -50,6 +53,9 @@ SECTION_ORDER = [
     "lessons",
     "procedures",
     "mental_models",
+    "contract",
+    "state",
+    "consequences",
     "topics",
     "transcript",
 ]
@@ -191,6 +197,9 @@ NOUNS = {
     "lessons": "lesson",
     "procedures": "procedure",
     "mental_models": "mental model",
+    "contract": "dimension",
+    "state": "signal",
+    "consequences": "consequence",
     "topics": "topic",
     "transcript": "turn",
 }
@@ -441,6 +450,34 @@ def _working_memory(conversation, message: str, config: MemoryConfig, mode: Mode
     return [topics, transcript]
 
 
+def _person_blocks(
+    subject, conversation, message: str, config: MemoryConfig, mode: Mode, now
+) -> tuple[list[Block], list[int]]:
+    """`### contract`, `### state` and `### consequences` (memory/person/), each where the
+    mode's `renders` and its `…enabled` key allow; empty blocks otherwise. Also the ids of the
+    consequence chains shown (marked surfaced when the build records)."""
+    blocks: list[Block] = []
+    shown: list[int] = []
+    cap = config["contract.maxTokens"]
+    text, omitted = "", 0
+    if config["contract.enabled"] and mode.renders.get("contract", False):
+        text, omitted = contract_text(subject=subject, mode=mode, config=config, cap=cap)
+    blocks.append(Block("contract", text, cap, omitted=omitted))
+    cap = config["state.maxTokens"]
+    text, omitted = "", 0
+    if config["state.enabled"] and mode.renders.get("state", False) and conversation is not None:
+        text, omitted = state_text(conversation=conversation, config=config, now=now, cap=cap)
+    blocks.append(Block("state", text, cap, omitted=omitted))
+    cap = config["consequences.maxTokens"]
+    text, omitted = "", 0
+    if config["consequences.enabled"] and mode.renders.get("consequences", True):
+        text, shown, omitted = consequences_text(
+            subject=subject, conversation=conversation, message=message, mode=mode, config=config, cap=cap
+        )
+    blocks.append(Block("consequences", text, cap, omitted=omitted))
+    return blocks, shown
+
+
 def context_mode(*, mode: "Mode | str | None", conversation, config: MemoryConfig) -> Mode:
     """The mode a build runs in: the request's override, else the conversation's, else
     `modes.default`. An unknown override is InvalidInput naming `mode`."""
@@ -587,6 +624,8 @@ def _build(
         cap = config["memories.mentalModelsMaxTokens"]
         text, omitted = mental_models_text(subject=subject, cap=cap)
         sections.append(Block("mental_models", text, cap, omitted=omitted))
+    person_blocks, consequences_shown = _person_blocks(subject, conversation, message, config, mode, now)
+    sections.extend(person_blocks)
     sections.extend(_working_memory(conversation, message, config, mode))
     context = Context(
         query=query,

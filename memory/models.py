@@ -228,6 +228,11 @@ class ProfileFact(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
+    exceptions = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='MARK_EXCEPTION revisions: [{"text", "message_id", "at"}], the belief holds but not here',
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -279,6 +284,7 @@ class Note(models.Model):
     )
     category = models.CharField(max_length=40, blank=True, default="")
     origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.API)
+    confidence = models.FloatField(default=1.0, help_text="the belief's confidence, 0..1 (revision)")
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -447,6 +453,9 @@ class VoteEvent(models.Model):
     item_id = models.BigIntegerField()
     signal = models.CharField(max_length=20, choices=Signal.choices)
     delta = models.FloatField()
+    mode = models.CharField(
+        max_length=50, blank=True, default="", help_text="the assistant mode the signal was given in"
+    )
     actor = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -916,3 +925,159 @@ class MemoryDocumentVersion(models.Model):
 
     def __str__(self):
         return f"{self.document} v{self.number}"
+
+
+# --- beliefs and the person (issue 13) ---------------------------------------------------------
+
+
+class RevisionAction(models.TextChoices):
+    """What new evidence does to an existing belief (memory/beliefs/)."""
+
+    REINFORCE = "REINFORCE"  # the same again: more confirmations, more confidence
+    WEAKEN = "WEAKEN"  # doubt: less confidence, the value stays
+    SUPERSEDE = "SUPERSEDE"  # a correction: the new value replaces the old one
+    SPLIT_BY_MODE = "SPLIT_BY_MODE"  # both hold, each in its own assistant mode
+    SPLIT_BY_SCOPE = "SPLIT_BY_SCOPE"  # both hold, each in its own scope (project)
+    SPLIT_BY_TIME = "SPLIT_BY_TIME"  # a change in the world: the old held until now, the new from now
+    MARK_EXCEPTION = "MARK_EXCEPTION"  # the belief holds, with this one exception
+    ARCHIVE = "ARCHIVE"  # the belief no longer holds and nothing replaces it
+
+
+class BeliefRevision(models.Model):
+    """One revision of a belief (a profile fact or a note) by new evidence, with why. The rows
+    it touched keep their history: a revision never deletes a version."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="revisions")
+    action = models.CharField(max_length=20, choices=RevisionAction.choices)
+    belief_kind = models.CharField(max_length=20, choices=ItemKind.choices, help_text="fact or note")
+    belief_id = models.BigIntegerField(help_text="the version the new evidence bore on")
+    result_ids = models.JSONField(
+        default=list, blank=True, help_text="the rows the revision wrote or changed, of belief_kind"
+    )
+    message = models.ForeignKey(
+        "Message",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the message carrying the new evidence (its Evidence unit is the citation)",
+    )
+    claim = models.JSONField(
+        default=dict, blank=True, help_text="the new evidence's claim: key/value/mode/scope or content"
+    )
+    signals = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='what detection found: "same_key", "contradicts_link", "negation", "number", "place", "date", …',
+    )
+    reason = models.TextField(help_text="why this action, in plain words")
+    decided_by = models.CharField(
+        max_length=20, default="rules", help_text='"rules", "llm", "person" or "feedback"'
+    )
+    before = models.JSONField(default=dict, blank=True, help_text="the belief as it was")
+    after = models.JSONField(default=dict, blank=True, help_text="what the revision left")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["subject", "-created_at"], name="revision_recent"),
+            models.Index(fields=["belief_kind", "belief_id"], name="revision_belief"),
+        ]
+
+    def __str__(self):
+        return f"{self.action} {self.belief_kind}:{self.belief_id}"
+
+
+class InteractionContract(models.Model):
+    """How this person likes to work in one assistant mode, learned from observation and
+    correctable by them. `dimensions` maps depth, directness, pushback and pace to
+    {"value", "score", "confidence", "evidence", "source", "reason", "updated_at"}
+    (memory/person/contract.py)."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="contracts")
+    mode = models.CharField(max_length=50, help_text="the assistant mode it holds in")
+    dimensions = models.JSONField(default=dict, blank=True)
+    observations = models.PositiveIntegerField(default=0, help_text="messages it learned from")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subject", "mode"], name="contract_unique")]
+
+    def __str__(self):
+        return f"contract s:{self.subject_id} {self.mode}"
+
+
+class ConversationState(models.Model):
+    """The person's transient state in one conversation — urgency, focus, frustration, each
+    0..1 as last updated; readers decay them with the time since (memory/person/state.py)."""
+
+    conversation = models.OneToOneField("Conversation", on_delete=models.CASCADE, related_name="state")
+    urgency = models.FloatField(default=0.0)
+    focus = models.FloatField(default=0.0)
+    frustration = models.FloatField(default=0.0)
+    signals = models.JSONField(default=list, blank=True, help_text="what moved them, newest first")
+    last_message = models.ForeignKey(
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    messages = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"state c:{self.conversation_id}"
+
+
+class Outcome(models.TextChoices):
+    SUCCESS = "success"
+    FAILURE = "failure"
+
+
+class Consequence(models.Model):
+    """A consequence chain: advice given (action) → what came of it (outcome) → what that says
+    about this person's setting (tendency), linked to the advice turn and the report."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="consequences")
+    conversation = models.ForeignKey(
+        "Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    advice_message = models.ForeignKey(
+        "Message",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the assistant turn whose advice it was",
+    )
+    outcome_message = models.ForeignKey(
+        "Message",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the person's report of what came of it",
+    )
+    action = models.TextField(help_text="the advice, in short")
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    outcome_text = models.TextField(help_text="what came of it, in short")
+    tendency = models.TextField(blank=True, help_text='what it says, e.g. "fragile to sweeping changes"')
+    mode = models.CharField(max_length=50, blank=True, default="")
+    scope = models.CharField(max_length=200, blank=True, default="")
+    confidence = models.FloatField(default=0.6)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.REFLECTION)
+    surfaced_count = models.PositiveIntegerField(default=0)
+    last_surfaced_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["subject", "-created_at"], name="consequence_recent")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["advice_message", "outcome_message"],
+                condition=Q(advice_message__isnull=False, outcome_message__isnull=False),
+                name="consequence_once_per_report",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.outcome}: {self.action[:40]}"

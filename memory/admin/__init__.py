@@ -9,7 +9,7 @@ lessons and procedures (forget or delete).
 
 from django.contrib import admin
 
-from memory.admin import conversations, events, memories, tenants  # noqa: F401  (each registers its models)
+from memory.admin import conversations, events, memories, person, tenants  # noqa: F401  (each registers its models)
 from memory.dashboard.login import LockoutAdminAuthenticationForm
 
 admin.site.site_header = "memoryweb admin"

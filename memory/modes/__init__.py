@@ -35,6 +35,9 @@ SECTION_KEYS = {
     "procedures": "procedures.maxTokens",
     "mental_models": "memories.mentalModelsMaxTokens",
     "topics": "topics.maxTokens",
+    "contract": "contract.maxTokens",
+    "state": "state.maxTokens",
+    "consequences": "consequences.maxTokens",
     "transcript": "recentTranscript.budgetTokens",
 }
 # a manifest's retrieval parameter → its configuration key
@@ -163,7 +166,7 @@ def mode_from_manifest(document: Any, *, source: str, builtin: bool = False) -> 
         sections=dict(document["sections"]),
         retrieval=dict(document["retrieval"]),
         applicability={k: float(v) for k, v in document["applicability"].items()},
-        renders=dict(document["renders"]),
+        renders={"consequences": True, **document["renders"]},
         builtin=builtin,
         source=source,
         manifest=document,

@@ -52,10 +52,17 @@ KNOBS = {
     "association": ("loosely related items are welcome", "only direct matches are taken"),
 }
 RENDERS = {
-    "contract": ("commitments and agreements (contracts) render", "no contracts render"),
-    "state": ("the person's current state renders", "no current state renders"),
+    "contract": (
+        "how the person likes to work here (the interaction contract) renders",
+        "no interaction contract renders",
+    ),
+    "state": ("the person's current state (urgency, focus, frustration) renders", "no current state renders"),
     "topics": ("the conversation's topic working set renders", "no topic working set renders"),
     "transcript": ("the recent transcript renders", "no recent transcript renders"),
+    "consequences": (
+        "earlier advice and what came of it renders when the person is stuck",
+        "no consequence chains render",
+    ),
 }
 
 

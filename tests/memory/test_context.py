@@ -162,7 +162,15 @@ def test_lessons_and_procedures_render_in_their_own_sections_under_their_caps(su
 
     data = context.as_dict()
     names = [b["name"] for b in data["blocks"]]
-    assert names[-4:] == ["lessons", "procedures", "topics", "transcript"]
+    assert names[-7:] == [
+        "lessons",
+        "procedures",
+        "contract",
+        "state",
+        "consequences",
+        "topics",
+        "transcript",
+    ]
     assert f"[l:{lesson.pk}]" in data["tail"] and f"[p:{procedure.pk}]" in data["tail"]
     assert "  2. Tag the release." in data["tail"]
     assert "Sourdough" not in data["tail"]
@@ -292,6 +300,9 @@ def test_the_api_reports_what_each_block_left_out(client, many_notes):
         "memory-index": 1,
         "lessons": 0,
         "procedures": 0,
+        "contract": 0,
+        "state": 0,
+        "consequences": 0,
         "topics": 0,
         "transcript": 0,
     }

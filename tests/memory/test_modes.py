@@ -28,7 +28,7 @@ def test_the_summary_says_what_a_custom_manifest_does():
     assert "personal facts matter little" in lines
     assert "first-hand, confirmed evidence outranks inference" in lines
     assert "the recent transcript renders" in lines
-    assert "no contracts render" in lines
+    assert "no interaction contract renders" in lines
 
 
 def test_the_summary_follows_the_manifest_when_it_changes():
@@ -42,7 +42,7 @@ def test_the_summary_follows_the_manifest_when_it_changes():
     assert "never reaches other projects' memories" in lines
     assert "no sensitive category renders, even when approved" in lines
     assert "no lessons section" in lines and "no procedures section" not in lines
-    assert "commitments and agreements (contracts) render" in lines
+    assert "how the person likes to work here (the interaction contract) renders" in lines
     assert "no recent transcript renders" in lines
     # a knob in the middle says nothing
     assert not any("feelings" in line for line in lines)

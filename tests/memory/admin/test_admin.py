@@ -26,10 +26,13 @@ from memory.models import (
     ApiKey,
     App,
     AuditEvent,
+    Consequence,
     ContextCacheEntry,
     Conversation,
+    ConversationState,
     ConversationTopic,
     Embedding,
+    InteractionContract,
     JobRun,
     Lesson,
     Message,
@@ -42,10 +45,12 @@ from memory.services import (
     Actor,
     api_key_create,
     app_config_set,
+    fact_set,
     note_store,
     subject_get_or_create,
     vote_cast,
 )
+from memory.services.beliefs import revision_apply
 from memory.services.consent import consent_policy_set
 from memory.services.distillation import lesson_distilled_store
 from memory.services.links import note_link
@@ -124,6 +129,22 @@ def world(app, subject, api_key):
         conversation=conversation, policy_hash="0" * 16, query="marathon", payload={}, generation=0
     )
     ConversationTopic.objects.create(conversation=conversation, label="marathon training", terms=["marathon"])
+    fact, _ = fact_set(subject=subject, key="answer_style", value="detailed", actor=actor)
+    revision_apply(
+        subject=subject, belief=fact, action="REINFORCE", reason="said again", actor=actor, config=config
+    )
+    InteractionContract.objects.create(
+        subject=subject, mode="coding_debug", dimensions={"depth": {"value": "brief", "confidence": 0.6}}
+    )
+    ConversationState.objects.create(conversation=conversation, urgency=0.5)
+    Consequence.objects.create(
+        subject=subject,
+        conversation=conversation,
+        action="upgrade every package",
+        outcome="failure",
+        outcome_text="the build broke",
+        tendency="fragile to sweeping changes",
+    )
     LiveEvent.objects.create(subject_id=subject.pk, event="note.stored", payload={"id": note.pk})
     return subject
 

@@ -30,7 +30,18 @@ from memory.services.conversations import conversation_get_or_create, message_ad
 from memory.tokens import estimate_tokens
 
 API = "/api/v1"
-TAIL_ORDER = ["profile", "recalled", "memory-index", "lessons", "procedures", "topics", "transcript"]
+TAIL_ORDER = [
+    "profile",
+    "recalled",
+    "memory-index",
+    "lessons",
+    "procedures",
+    "contract",
+    "state",
+    "consequences",
+    "topics",
+    "transcript",
+]
 
 
 def post(api_client, path, body):
@@ -114,7 +125,7 @@ def test_the_second_identical_context_call_in_a_conversation_omits_the_unchanged
     assert (second["stable_prefix"], second["tail"]) == ("", "")
     assert [b["digest"] for b in second["blocks"]] == [b["digest"] for b in first["blocks"]]
     assert [b["tokens"] for b in second["blocks"]] == [b["tokens"] for b in first["blocks"]]
-    assert ContextDelivery.objects.filter(conversation=conversation).count() == len(first["blocks"]) == 8
+    assert ContextDelivery.objects.filter(conversation=conversation).count() == len(first["blocks"]) == 11
 
 
 def test_full_true_returns_every_text_even_when_unchanged(client, memories, conversation):
@@ -168,8 +179,9 @@ def test_context_sections_stay_under_their_caps_and_come_in_order(client, subjec
     data = post(client, "/context", {"subject": "alice", "message": "Lisbon trams"}).json()
 
     for block in data["blocks"]:
-        # no lessons, procedures or topics exist here and the transcript is off: those blocks are empty
-        empty = ("lessons", "procedures", "topics", "transcript")
+        # no lessons, procedures, contract, state, chains or topics exist here and the
+        # transcript is off: those blocks are empty
+        empty = ("lessons", "procedures", "contract", "state", "consequences", "topics", "transcript")
         assert (0 if block["name"] in empty else 1) <= block["tokens"] <= block["cap"]
         assert block["tokens"] == estimate_tokens(block["text"])
     assert {b["name"]: b["cap"] for b in data["blocks"]} == {
@@ -179,6 +191,9 @@ def test_context_sections_stay_under_their_caps_and_come_in_order(client, subjec
         "memory-index": 300,
         "lessons": 300,
         "procedures": 400,
+        "contract": 120,
+        "state": 80,
+        "consequences": 250,
         "topics": 200,
         "transcript": 2048,
     }

@@ -1,0 +1,336 @@
+"""Applying a belief revision (memory/beliefs/__init__.py says what each action means).
+
+`revision_apply` is the one way a belief is revised: by the revision engine (rules or
+`llm.revision`), by the person (dashboard, REST) and by feedback ("stale"). It writes the new
+rows through the facts and notes services' own paths (versions, never deletes), records one
+BeliefRevision with before/after and the reason, and one AuditEvent (`belief.revised`).
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.beliefs import belief_snapshot
+from memory.config import MemoryConfig
+from memory.models import (
+    BeliefRevision,
+    Message,
+    Note,
+    NoteLink,
+    NoteSource,
+    Origin,
+    ProfileFact,
+    RevisionAction,
+    Subject,
+)
+from memory.modes import mode_get
+from memory.services.audit import Actor, audit_record
+from memory.services.context_cache import memory_changed
+from memory.services.scrub import scrub
+from memory.services.versions import version_write
+from memoryweb.errors import InvalidInput
+from memoryweb.live import notify
+
+DECIDERS = ("rules", "llm", "person", "feedback")
+MAX_REASON_CHARS = 500
+
+
+def _clamp(value: float) -> float:
+    return max(0.0, min(1.0, value))
+
+
+def _message_mode(message: Message | None) -> str:
+    if message is None:
+        return ""
+    return message.conversation.mode or ""
+
+
+def _message_scope(message: Message | None) -> str:
+    if message is None:
+        return ""
+    return message.conversation.scope or ""
+
+
+def _fact_fields(fact: ProfileFact, **changes) -> dict:
+    fields = {
+        "subject": fact.subject,
+        "key": fact.key,
+        "value": fact.value,
+        "pinned": fact.pinned,
+        "keywords": list(fact.keywords),
+        "mode": fact.mode,
+        "scope": fact.scope,
+        "confidence": fact.confidence,
+        "category": fact.category,
+        "source_message": fact.source_message,
+    }
+    fields.update(changes)
+    return fields
+
+
+def _active_fact(subject: Subject, key: str, mode: str, scope: str) -> ProfileFact | None:
+    return ProfileFact.objects.filter(subject=subject, key=key, mode=mode, scope=scope, valid_to=None).first()
+
+
+def _new_version(*, belief: ProfileFact, actor: Actor, origin: str, valid_from, **changes) -> ProfileFact:
+    """The belief's key under (maybe) other qualifiers, as a new version of whatever is active
+    there; the active version of those qualifiers is closed at `valid_from`."""
+    fields = _fact_fields(belief, **changes)
+    active = _active_fact(belief.subject, fields["key"], fields["mode"], fields["scope"])
+    return version_write(
+        kind="fact", item=active, changes={**fields, "valid_from": valid_from}, origin=origin, actor=actor
+    )
+
+
+def _claim_value(claim: dict) -> str:
+    value = claim.get("value")
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("this revision needs the new value", field="value")
+    return scrub(value.strip(), where="fact")
+
+
+def _fact_revise(
+    *, belief: ProfileFact, action: str, claim: dict, message, config: MemoryConfig, actor: Actor, origin: str
+) -> tuple[list[int], str]:
+    """Apply `action` to the fact; returns the ids of the rows written or changed and the
+    action actually taken (WEAKEN under `archiveBelow` becomes ARCHIVE)."""
+    when = claim.get("valid_from") or (message.occurred_at if message is not None else timezone.now())
+    when = max(when, belief.valid_from)
+    if action == RevisionAction.REINFORCE:
+        belief.confirmations += 1
+        belief.confidence = _clamp(belief.confidence + config["beliefs.revision.reinforceStep"])
+        belief.save(update_fields=["confirmations", "confidence"])
+        return [belief.pk], action
+    if action == RevisionAction.WEAKEN:
+        belief.confidence = _clamp(belief.confidence - config["beliefs.revision.weakenStep"])
+        if belief.confidence < config["beliefs.revision.archiveBelow"] and belief.valid_to is None:
+            belief.valid_to = when
+            belief.save(update_fields=["confidence", "valid_to"])
+            return [belief.pk], RevisionAction.ARCHIVE
+        belief.save(update_fields=["confidence"])
+        return [belief.pk], action
+    if action == RevisionAction.ARCHIVE:
+        if belief.valid_to is None:
+            belief.valid_to = when
+            belief.save(update_fields=["valid_to"])
+        return [belief.pk], action
+    if action == RevisionAction.MARK_EXCEPTION:
+        text = scrub(str(claim.get("text") or claim.get("value") or "").strip()[:300], where="fact")
+        if not text:
+            raise InvalidInput("an exception needs the text of what is excepted", field="text")
+        belief.exceptions = [
+            *belief.exceptions,
+            {"text": text, "message_id": message.pk if message else None, "at": when.isoformat()},
+        ]
+        belief.save(update_fields=["exceptions"])
+        return [belief.pk], action
+    value = _claim_value(claim)
+    confidence = _clamp(float(claim.get("confidence", 1.0)))
+    source = message if message is not None else None
+    if action in (RevisionAction.SUPERSEDE, RevisionAction.SPLIT_BY_TIME):
+        if belief.valid_to is not None:
+            raise InvalidInput("only the active version can be superseded", field="belief")
+        new = _new_version(
+            belief=belief,
+            actor=actor,
+            origin=origin,
+            valid_from=when,
+            value=value,
+            confidence=confidence,
+            source_message=source,
+            exceptions=[],
+        )
+        if action == RevisionAction.SUPERSEDE:
+            # a correction: the old value was wrong, not merely over
+            ProfileFact.objects.filter(pk=belief.pk).update(confidence=0.0)
+        return [new.pk], action
+    if action in (RevisionAction.SPLIT_BY_MODE, RevisionAction.SPLIT_BY_SCOPE):
+        field = "mode" if action == RevisionAction.SPLIT_BY_MODE else "scope"
+        new_q = claim.get(field) or (_message_mode(message) if field == "mode" else _message_scope(message))
+        old_q = claim.get(f"old_{field}")
+        if old_q is None:
+            old_q = getattr(belief, field) or (
+                _message_mode(belief.source_message)
+                if field == "mode"
+                else _message_scope(belief.source_message)
+            )
+        if not new_q:
+            raise InvalidInput(f"a split by {field} needs the new evidence's {field}", field=field)
+        if new_q == old_q:
+            raise InvalidInput(f"both sides of the split are in {field} {new_q!r}", field=field)
+        if field == "mode":
+            mode_get(new_q)
+            if old_q:
+                mode_get(old_q)
+        written = []
+        if old_q and old_q != getattr(belief, field) and belief.valid_to is None:
+            # the old value, re-qualified to where it was learned; the unqualified version closes
+            moved = _new_version(belief=belief, actor=actor, origin=origin, valid_from=when, **{field: old_q})
+            if belief.valid_to is None:
+                belief.refresh_from_db(fields=["valid_to"])
+            if belief.valid_to is None:
+                belief.valid_to = when
+                belief.save(update_fields=["valid_to"])
+            written.append(moved.pk)
+        new = _new_version(
+            belief=belief,
+            actor=actor,
+            origin=origin,
+            valid_from=when,
+            value=value,
+            confidence=confidence,
+            source_message=source,
+            exceptions=[],
+            **{field: new_q},
+        )
+        written.append(new.pk)
+        return written, action
+    raise InvalidInput(f"action must be one of {', '.join(RevisionAction.values)}", field="action")
+
+
+def _note_revise(
+    *, belief: Note, action: str, claim: dict, message, config: MemoryConfig, actor: Actor
+) -> tuple[list[int], str]:
+    """Apply `action` to the note. `claim["note_id"]` names the newer note that bears on it
+    (SUPERSEDE, SPLIT_*, MARK_EXCEPTION link it `contradicts` → the old one)."""
+    now = timezone.now()
+    newer = None
+    if claim.get("note_id"):
+        newer = Note.objects.filter(pk=claim["note_id"], subject_id=belief.subject_id).first()
+        if newer is None:
+            raise InvalidInput(f"no note {claim['note_id']} for this subject", field="note_id")
+    if action == RevisionAction.REINFORCE:
+        belief.confidence = _clamp(belief.confidence + config["beliefs.revision.reinforceStep"])
+        belief.save(update_fields=["confidence"])
+        if message is not None:
+            NoteSource.objects.get_or_create(
+                note=belief, message=message, defaults={"conversation": message.conversation}
+            )
+        return [belief.pk], action
+    if action == RevisionAction.WEAKEN:
+        belief.confidence = _clamp(belief.confidence - config["beliefs.revision.weakenStep"])
+        fields = ["confidence"]
+        taken = action
+        if belief.confidence < config["beliefs.revision.archiveBelow"] and belief.archived_at is None:
+            belief.archived_at = now
+            fields.append("archived_at")
+            taken = RevisionAction.ARCHIVE
+        belief.save(update_fields=fields)
+        return [belief.pk], taken
+    written = [belief.pk]
+    if action in (RevisionAction.SUPERSEDE, RevisionAction.ARCHIVE):
+        if belief.archived_at is None:
+            belief.archived_at = now
+            fields = ["archived_at"]
+            if action == RevisionAction.SUPERSEDE:
+                belief.confidence = 0.0
+                fields.append("confidence")
+            belief.save(update_fields=fields)
+    elif action in (RevisionAction.SPLIT_BY_MODE, RevisionAction.SPLIT_BY_SCOPE):
+        field = "mode" if action == RevisionAction.SPLIT_BY_MODE else "scope"
+        old_q = claim.get(f"old_{field}")
+        if old_q is None:
+            old_q = getattr(belief, field) or (
+                _message_mode(belief.source_message)
+                if field == "mode"
+                else _message_scope(belief.source_message)
+            )
+        new_q = claim.get(field) or (_message_mode(message) if field == "mode" else _message_scope(message))
+        if field == "mode":
+            for q in (old_q, new_q):
+                if q:
+                    mode_get(q)
+        if old_q and getattr(belief, field) != old_q:
+            setattr(belief, field, old_q)
+            belief.save(update_fields=[field])
+        if newer is not None and new_q and getattr(newer, field) != new_q:
+            setattr(newer, field, new_q)
+            newer.save(update_fields=[field])
+    elif action not in (RevisionAction.SPLIT_BY_TIME, RevisionAction.MARK_EXCEPTION):
+        raise InvalidInput(f"action must be one of {', '.join(RevisionAction.values)}", field="action")
+    if newer is not None:
+        written.append(newer.pk)
+        linked = (
+            NoteLink.objects.filter(src=newer, dst=belief).exists()
+            or NoteLink.objects.filter(src=belief, dst=newer).exists()
+        )
+        if not linked:
+            NoteLink.objects.create(src=newer, dst=belief, kind="contradicts", weight=1.0, origin=Origin.TASK)
+    return written, action
+
+
+@transaction.atomic
+def revision_apply(
+    *,
+    subject: Subject,
+    belief: ProfileFact | Note,
+    action: str,
+    reason: str,
+    claim: dict | None = None,
+    message: Message | None = None,
+    signals: list[str] | None = None,
+    decided_by: str = "rules",
+    actor: Actor,
+    config: MemoryConfig,
+    origin: str = Origin.REFLECTION,
+) -> BeliefRevision:
+    """Revise `belief` by `action` (RevisionAction) for the new evidence in `message` (its
+    claim: for a fact `value`, `mode`, `scope`, `valid_from`, `text`, `confidence`; for a note
+    `note_id` of the newer note), keep every version, and record why. InvalidInput (naming the
+    field) for an action the belief cannot take; nothing is written then."""
+    if action not in RevisionAction.values:
+        raise InvalidInput(f"action must be one of {', '.join(RevisionAction.values)}", field="action")
+    if decided_by not in DECIDERS:
+        raise InvalidInput(f"decided_by must be one of {', '.join(DECIDERS)}", field="decided_by")
+    if belief.subject_id != subject.pk:
+        raise InvalidInput("the belief belongs to another subject", field="belief")
+    reason = " ".join(scrub(str(reason or ""), where="revision").split())[:MAX_REASON_CHARS]
+    if not reason:
+        raise InvalidInput("a revision needs its reason", field="reason")
+    claim = dict(claim or {})
+    before = belief_snapshot(belief)
+    if isinstance(belief, ProfileFact):
+        kind = "fact"
+        result_ids, taken = _fact_revise(
+            belief=belief,
+            action=action,
+            claim=claim,
+            message=message,
+            config=config,
+            actor=actor,
+            origin=origin,
+        )
+        after_rows: list = list(ProfileFact.objects.filter(pk__in=result_ids))
+    else:
+        kind = "note"
+        result_ids, taken = _note_revise(
+            belief=belief, action=action, claim=claim, message=message, config=config, actor=actor
+        )
+        after_rows = list(Note.objects.filter(pk__in=result_ids))
+    if taken != action:
+        reason = f"{reason} (confidence fell under beliefs.revision.archiveBelow: archived)"
+    stored_claim = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in claim.items()}
+    revision = BeliefRevision.objects.create(
+        subject=subject,
+        action=taken,
+        belief_kind=kind,
+        belief_id=belief.pk,
+        result_ids=result_ids,
+        message=message,
+        claim=stored_claim,
+        signals=list(signals or []),
+        reason=reason,
+        decided_by=decided_by,
+        before=before,
+        after={"rows": [belief_snapshot(r) for r in sorted(after_rows, key=lambda r: r.pk)]},
+    )
+    audit_record(
+        actor=actor,
+        action="belief.revised",
+        subject=subject,
+        object_kind=kind,
+        object_id=belief.pk,
+        data={"revision": revision.pk, "action": taken, "reason": reason, "decided_by": decided_by},
+    )
+    memory_changed(subject_id=subject.pk)
+    notify(subject.pk, "memory.changed", {"kind": kind, "id": belief.pk})
+    return revision
