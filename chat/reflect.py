@@ -28,6 +28,7 @@ from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from chat.models import ReflectionRun, RunStatus
+from chat.observe import observe_turn
 from chat.reflection.accumulator import NAME_KEYS, ChunkedMessage, extraction_operations
 from chat.reflection.categories import classify_category, item_category
 from chat.reflection.chunking import Chunking, message_chunks
@@ -347,6 +348,9 @@ def _reflect(run_id: int) -> dict:
                     logger.warning(
                         "reflection %s: no evidence for message %s (%s)", run.pk, message.pk, exc.field
                     )
+            observed = observe_turn(messages=messages, subject=subject, actor=actor, config=config)
+            if any(observed.values()):
+                stats["observed"] = observed
             ReflectionRun.objects.filter(pk=run.pk).update(
                 status=RunStatus.DONE, stats=stats, finished_at=timezone.now()
             )
