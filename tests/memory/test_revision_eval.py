@@ -1,4 +1,4 @@
-"""The belief-revision evaluator (memory/beliefs/evaluation.py) and its labelled set
+"""The belief-revision evaluator (memory/beliefs/evaluation/) and its labelled set
 (tests/data/revisions/): the set's shape, the counting on a synthetic mini-set, the history
 check, the per-case rollback and the command. The engine itself (belief_revise) is replaced by
 small deciders written here, each applying its choice through revision_apply, so the harness
@@ -13,7 +13,6 @@ from datetime import datetime
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory.beliefs import evaluation
 from memory.beliefs.evaluation import (
     ACTIONS,
     NONE,
@@ -27,6 +26,7 @@ from memory.beliefs.evaluation import (
     load_cases,
     load_split,
     measure,
+    runner,
     scores,
     set_errors,
 )
@@ -467,8 +467,8 @@ def test_a_malformed_set_is_refused_before_running():
 def engine(monkeypatch):
     """The command's engine: the oracle over the whole set, claims as dicts."""
     cases = load_cases("all")
-    monkeypatch.setattr(evaluation, "default_reviser", lambda: oracle(cases))
-    monkeypatch.setattr(evaluation, "default_claim_class", lambda: dict)
+    monkeypatch.setattr(runner, "default_reviser", lambda: oracle(cases))
+    monkeypatch.setattr(runner, "default_claim_class", lambda: dict)
 
 
 @pytest.mark.django_db
@@ -498,6 +498,6 @@ def test_the_command_without_an_engine(monkeypatch):
     def missing():
         raise LookupError("memory.services.beliefs.belief_revise is not available")
 
-    monkeypatch.setattr(evaluation, "default_reviser", missing)
+    monkeypatch.setattr(runner, "default_reviser", missing)
     with pytest.raises(CommandError, match="no revision engine"):
         call_command("revision_eval")

@@ -1,7 +1,7 @@
 """`manage.py revision_eval [--split dev|test|all] [--json [OUT]] [--show-misses] [--llm] [--keep]`:
 how often conflicting statements become the right belief revision on the labelled set
 (tests/data/revisions/), per action (precision, recall, F1), the accuracy, the confusion and
-whether the history stayed intact; memory/beliefs/evaluation.py says how a case runs and
+whether the history stayed intact; memory/beliefs/evaluation/ says how a case runs and
 docs/revision-set.md what the set holds.
 
 Every case runs in its own subject inside a transaction that is rolled back, so nothing stays
