@@ -87,6 +87,9 @@ def test_with_the_backend_off_the_prefix_is_the_guidance_alone(subject, config, 
         "memory-index",
         "lessons",
         "procedures",
+        "contract",
+        "state",
+        "consequences",
         "topics",
         "transcript",
     ]
@@ -275,7 +278,8 @@ def test_the_mental_models_block_ends_the_tail_before_working_memory_and_is_sent
     second = context_build(subject=subject, message="hello again", config=local, conversation=conversation)
 
     block = _mental_models(first)
-    assert first.sections[-3] is block  # then topics and transcript, empty here
+    # then the contract, state, consequences, topics and transcript, empty here
+    assert first.sections[-6] is block
     assert [b.name for b in first.sections[-2:]] == ["topics", "transcript"]
     assert block.text == (
         "<mental_models>\n"
