@@ -99,6 +99,9 @@ def test_the_prompt_keeps_unchanged_blocks_and_takes_the_changed_one(memory):
         "memory-index": True,
         "lessons": True,
         "procedures": True,
+        "contract": True,
+        "state": True,
+        "consequences": True,
         "topics": True,
         "transcript": True,
     }
