@@ -33,7 +33,6 @@ from memory.modes import Mode
 from memory.person.contract.lexicon import (
     ACKNOWLEDGEMENT,
     ASSISTANT_PUSHBACK,
-    COMPLAINT,
     CONTINUATION,
     CORRECTION,
     CORRECTION_CUE,

@@ -62,7 +62,7 @@ CUES: tuple[Cue, ...] = (
     _cue(
         "depth",
         -1,
-        rf"\b(?:short|brief|quick|concise|one[- ]line|one[- ]word|simple|shorter|tl;?dr) (?:answers?|version|replies|reply|responses?|summary)\b",
+        r"\b(?:short|brief|quick|concise|one[- ]line|one[- ]word|simple|shorter|tl;?dr) (?:answers?|version|replies|reply|responses?|summary)\b",
     ),
     _cue(
         "depth",
