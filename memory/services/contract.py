@@ -60,7 +60,7 @@ def contract_observe(*, messages: list, subject, actor: Actor, config: MemoryCon
                 modes[message.conversation_id] = mode_of(message.conversation).name
             mode = modes[message.conversation_id]
             by_mode.setdefault(mode, []).append((message, previous[message.conversation_id]))
-    stats = {"messages": 0, "signals": 0, "corrections": 0, "modes": sorted(by_mode)}
+    total = {"messages": 0, "signals": 0, "corrections": 0}
     for mode, turns in by_mode.items():
         contract, _ = InteractionContract.objects.select_for_update().get_or_create(
             subject=subject, mode=mode
@@ -83,7 +83,7 @@ def contract_observe(*, messages: list, subject, actor: Actor, config: MemoryCon
             )
             counted += 1
             signals += len(observation.signals)
-            stats["corrections"] += observation.correction
+            total["corrections"] += int(observation.correction)
         if not counted:
             continue
         for state in dimensions.values():
@@ -93,8 +93,8 @@ def contract_observe(*, messages: list, subject, actor: Actor, config: MemoryCon
         contract.observations += counted
         contract.updated_at = timezone.now()
         contract.save(update_fields=["dimensions", "observations", "updated_at"])
-        stats["messages"] += counted
-        stats["signals"] += signals
+        total["messages"] += counted
+        total["signals"] += signals
         audit_record(
             actor=actor,
             action="contract.observed",
@@ -106,7 +106,7 @@ def contract_observe(*, messages: list, subject, actor: Actor, config: MemoryCon
         if _shown(before, config) != _shown(dimensions, config):
             memory_changed(subject_id=subject.pk)
             notify(subject.pk, "memory.changed", {"kind": "contract", "id": contract.pk})
-    return stats if stats["messages"] else {}
+    return {**total, "modes": sorted(by_mode)} if total["messages"] else {}
 
 
 def _clean_values(values: dict) -> dict[str, str]:

@@ -29,8 +29,8 @@ class ContractEditForm(forms.Form):
         max_length=MAX_REASON_CHARS, required=False, help_text="Why (optional): shown beside your setting."
     )
 
-    def __init__(self, *args, mode: str, **kwargs):
-        super().__init__(*args, auto_id=f"id_{mode}_%s", **kwargs)
+    def __init__(self, data=None, *, mode: str):
+        super().__init__(data, auto_id=f"id_{mode}_%s")
         for name, values in DIMENSIONS.items():
             self.fields[name] = forms.ChoiceField(
                 choices=[("", "— keep —"), *((v, v) for v in values)], required=False, label=name.capitalize()
@@ -64,7 +64,7 @@ def _card(subject, mode_name: str, contract: InteractionContract | None, config,
         i for state in dimensions.values() if isinstance(state, dict) for i in state.get("evidence") or []
     ]
     excerpts = _excerpts(evidence_ids, subject)
-    rows = []
+    rows: list[dict] = []
     for name in DIMENSIONS:
         state = dimensions.get(name)
         if not isinstance(state, dict) or state.get("value") not in DIMENSIONS[name]:

@@ -164,7 +164,7 @@ def message_signals(text: str, *, previous: str = "") -> Observation:
     correction = CORRECTION_CUE.search(flat)
     if correction:
         observation.correction = True
-        cue = correction.group(0)
+        said = correction.group(0)
         if observation.signals:
             observation.signals = [
                 Signal(s.dimension, s.direction, s.weight * CORRECTION_BOOST, s.kind, s.cue)
@@ -173,11 +173,11 @@ def message_signals(text: str, *, previous: str = "") -> Observation:
         elif previous:
             length = words(prose(previous))
             if after_pushback:
-                observation.signals.append(Signal("pushback", -1, 0.7, CORRECTION, cue))
+                observation.signals.append(Signal("pushback", -1, 0.7, CORRECTION, said))
             elif length >= LONG_ANSWER_WORDS:
-                observation.signals.append(Signal("depth", -1, 0.7, CORRECTION, cue))
+                observation.signals.append(Signal("depth", -1, 0.7, CORRECTION, said))
             elif length <= SHORT_ANSWER_WORDS:
-                observation.signals.append(Signal("depth", 1, 0.5, CORRECTION, cue))
+                observation.signals.append(Signal("depth", 1, 0.5, CORRECTION, said))
     return observation
 
 
