@@ -257,6 +257,11 @@ SPECTACULAR_SETTINGS = {
         "MessageRoleEnum": "memory.models.Role",
         "CategoryEnum": "memory.api.modes.CATEGORIES",
         "HeuristicOrLlmEnum": ["heuristic", "llm"],
+        # the interaction contract's dimensions (memory/person/contract DIMENSIONS)
+        "ContractDepthEnum": ["brief", "balanced", "detailed"],
+        "ContractDirectnessEnum": ["diplomatic", "balanced", "blunt"],
+        "ContractPushbackEnum": ["avoid", "moderate", "welcome"],
+        "ContractPaceEnum": ["slow", "steady", "fast"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

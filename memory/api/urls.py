@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api import consent, documents, evidence, lessons, modes, views
+from memory.api import consent, contract, documents, evidence, lessons, modes, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
@@ -27,6 +27,12 @@ urlpatterns = [
         "subjects/<str:subject>/profile/<str:key>/history",
         views.ProfileHistoryApi.as_view(),
         name="api-profile-history",
+    ),
+    path("subjects/<str:subject>/contract", contract.ContractApi.as_view(), name="api-contract"),
+    path(
+        "subjects/<str:subject>/contract/<str:mode>",
+        contract.ContractModeApi.as_view(),
+        name="api-contract-mode",
     ),
     path("subjects/<str:subject>/notes", views.NotesApi.as_view(), name="api-notes"),
     path("subjects/<str:subject>/notes/<int:note_id>", views.NoteApi.as_view(), name="api-note"),

@@ -19,15 +19,16 @@ from memory.services.evidence import evidence_record
 # neighbours, their sources, their links, the live reached notes and their rows, the lesson
 # search and rows, the procedure search and rows, the denied consent categories, the candidate
 # notes' `contradicts` links, the
-# conversation's topics (the transcript is off by default); then BEGIN, the deliveries read,
+# conversation's topics (the transcript is off by default), the mode's interaction contract;
+# then BEGIN, the deliveries read,
 # the changed one written, the recalls of notes and of evidence, the event, COMMIT; and the
 # context cache's three (memory/context_cache.py): the subject's generation with its newest
 # message, the entry (a miss: built at an older generation), the UPSERT of the new one
-API_STATEMENTS = 33
+API_STATEMENTS = 34
 # context_build for a message that finds notes and a turn but no fact, lesson or procedure
-# (with the candidate notes' `contradicts` links); its cache entry is current, so the cache
+# (with the candidate notes' `contradicts` links, the interaction contract); its cache entry is current, so the cache
 # also counts the messages since (a miss: new topic)
-BUILD_STATEMENTS = 29
+BUILD_STATEMENTS = 30
 
 
 @pytest.fixture

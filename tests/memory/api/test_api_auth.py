@@ -15,6 +15,7 @@ from memory.models import (
     AuditEvent,
     Conversation,
     Evidence,
+    InteractionContract,
     JobRun,
     Lesson,
     MemoryDocument,
@@ -32,6 +33,7 @@ from memory.models import (
 )
 from memory.services import api_key_revoke, app_config_set, fact_set, note_store
 from memory.services.consent import memory_candidate_route
+from memory.services.contract import contract_set
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.documents import document_write
 from memory.services.evidence import evidence_record
@@ -66,6 +68,27 @@ ENDPOINTS = {
     "profile-set": ("api-profile", "post", "/subjects/alice/profile", {"key": "city", "value": "Lyon"}),
     "profile-remove": ("api-profile-key", "delete", "/subjects/alice/profile/{key}", None),
     "profile-history": ("api-profile-history", "get", "/subjects/alice/profile/{key}/history", None),
+    "contract-list": ("api-contract", "get", "/subjects/alice/contract", None),
+    "contract-set": (
+        "api-contract",
+        "patch",
+        "/subjects/alice/contract",
+        {"mode": "coding_debug", "depth": "brief"},
+    ),
+    "contract-reset-all": ("api-contract", "delete", "/subjects/alice/contract", None),
+    "contract-read": ("api-contract-mode", "get", "/subjects/alice/contract/coding_debug", None),
+    "contract-mode-set": (
+        "api-contract-mode",
+        "patch",
+        "/subjects/alice/contract/coding_debug",
+        {"pace": "slow"},
+    ),
+    "contract-reset": (
+        "api-contract-mode",
+        "delete",
+        "/subjects/alice/contract/coding_debug?dimension=depth",
+        None,
+    ),
     "notes-recall": ("api-notes", "get", "/subjects/alice/notes?query=cat", None),
     "notes-store": ("api-notes", "post", "/subjects/alice/notes", {"content": "Alice plays the cello"}),
     "note-read": ("api-note", "get", "/subjects/alice/notes/{note}", None),
@@ -186,6 +209,7 @@ FOREIGN = {
     "profile-list": ("get", "/subjects/alice/profile", None),
     "profile-remove": ("delete", "/subjects/alice/profile/{key}", None),
     "profile-history": ("get", "/subjects/alice/profile/{key}/history", None),
+    "contract-list": ("get", "/subjects/alice/contract", None),
     "notes-recall": ("get", "/subjects/alice/notes?query=cat", None),
     "notes-store-in-conversation": (
         "post",
@@ -234,6 +258,7 @@ SUBJECT_LISTS = {
     "conversations-list": "conversations",
     "profile-list": "facts",
     "notes-recall": "notes",
+    "contract-list": "contracts",
     "pending-list": "pending",
     "lessons-recall": "lessons",
     "procedures-recall": "procedures",
@@ -266,6 +291,9 @@ def world(subject, actor, config):
     # the session summaries on (enqueue and rebuild answer 409 otherwise), a mental model to read
     app_config_set(app=subject.app, config={"memory": {"backend": "local"}}, actor=actor)
     mental_models_seed(subject=subject, actor=actor)
+    contract_set(
+        subject=subject, mode="coding_debug", values={"directness": "blunt"}, actor=actor, config=config
+    )
     return SimpleNamespace(
         lesson=lesson,
         procedure=procedure,
@@ -328,6 +356,7 @@ def snapshot():
         MemoryDocumentVersion,
         SessionExtraction,
         JobRun,
+        InteractionContract,
     ]
     counts = {model.__name__: model.objects.count() for model in models}
     counts["lessons"] = sorted(Lesson.objects.values_list("text", flat=True))
@@ -336,6 +365,7 @@ def snapshot():
     counts["note contents"] = sorted(Note.objects.values_list("content", flat=True))
     counts["pending statuses"] = sorted(PendingMemory.objects.values_list("status", flat=True))
     counts["evidence"] = sorted(Evidence.objects.values_list("status", "text"))
+    counts["contracts"] = sorted((c.mode, str(c.dimensions)) for c in InteractionContract.objects.all())
     return counts
 
 

@@ -180,6 +180,10 @@ ROUTES = [
     Route("dashboard:pending_approve", "POST", make=_pending),
     Route("dashboard:pending_reject", "POST", make=_pending),
     Route("dashboard:consent_policy", "POST", data={"category": "health", "policy": "allow"}),
+    # the interaction contract (memory/dashboard/views/contract.py)
+    Route("dashboard:contract"),
+    Route("dashboard:contract_edit", "POST", data={"mode": "coding_debug", "depth": "brief", "reason": ""}),
+    Route("dashboard:contract_reset", "POST", data={"mode": "coding_debug", "dimension": "depth"}),
     Route("dashboard:preview"),
     Route("dashboard:jobs"),
     Route("dashboard:jobs_list"),
