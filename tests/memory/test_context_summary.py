@@ -292,7 +292,7 @@ def test_the_mental_models_block_ends_the_tail_before_working_memory_and_is_sent
     assert first.as_dict()["tail"].endswith(block.text)
     assert _mental_models(second).unchanged is True
     assert "<mental_models>" not in second.as_dict()["tail"]
-    last = second.as_dict()["blocks"][-3]
+    last = second.as_dict()["blocks"][-6]
     assert last["name"] == "mental_models" and last["text"] is None and last["unchanged"] is True
 
 
