@@ -97,9 +97,9 @@ def vote_cast(
     limit = config["voting.maxVotePerItem"]
     item.vote_score = max(-limit, min(limit, item.vote_score + delta))
     fields = ["vote_score"]
-    belief = isinstance(item, (ProfileFact, Note))
-    if belief and signal in CONFIDENCE_SIGNALS:
-        item.confidence = max(0.0, min(1.0, item.confidence + config["feedback.usefulConfidence"]))
+    belief = item if isinstance(item, (ProfileFact, Note)) else None
+    if belief is not None and signal in CONFIDENCE_SIGNALS:
+        belief.confidence = max(0.0, min(1.0, belief.confidence + config["feedback.usefulConfidence"]))
         fields.append("confidence")
     item.save(update_fields=fields)
     event = VoteEvent.objects.create(
@@ -112,12 +112,12 @@ def vote_cast(
         actor=str(actor),
     )
     data: dict = {"signal": signal, "score": item.vote_score, "mode": mode}
-    if "confidence" in fields:
-        data["confidence"] = item.confidence
-    if belief and signal == Signal.STALE and config["feedback.staleWeakens"] and _active(item):
+    if belief is not None and "confidence" in fields:
+        data["confidence"] = belief.confidence
+    if belief is not None and signal == Signal.STALE and config["feedback.staleWeakens"] and _active(belief):
         revision = revision_apply(
             subject=subject,
-            belief=item,
+            belief=belief,
             action=RevisionAction.WEAKEN,
             reason=_stale_reason(mode),
             signals=[f"vote:{event.pk}", "stale"],
