@@ -470,11 +470,11 @@ class MemoryWeb:
         self._request("DELETE", f"/subjects/{_seg(subject)}/notes/{int(id)}")
 
     # --- feedback ---------------------------------------------------------------------------
-    def vote(self, subject: str, item: str, signal: str) -> dict:
-        """Vote on an item of a context (`n:ID` or `f:ID`): up, down, used, useful, irrelevant, …"""
-        return self._request(
-            "POST", f"/subjects/{_seg(subject)}/votes", json={"item": item, "signal": signal}
-        )
+    def vote(self, subject: str, item: str, signal: str, mode: str | None = None) -> dict:
+        """Vote on an item of a context (`n:ID` or `f:ID`): up, down, used, useful, irrelevant, …
+        `mode`: the assistant mode the signal was given in ("intrusive" lowers the item there)."""
+        body = _drop_none({"item": item, "signal": signal, "mode": mode})
+        return self._request("POST", f"/subjects/{_seg(subject)}/votes", json=body)
 
     # --- consent ----------------------------------------------------------------------------
     def consent_categories(self) -> list[dict]:

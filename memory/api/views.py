@@ -133,6 +133,7 @@ class VoteOut(serializers.Serializer):
     id = serializers.IntegerField()
     item = serializers.CharField()
     signal = serializers.ChoiceField(choices=Signal.choices)
+    mode = serializers.CharField(help_text='the assistant mode the signal was given in; "" = none')
     delta = serializers.FloatField()
     score = serializers.FloatField(help_text="the item's new vote score")
 
@@ -167,6 +168,9 @@ class ContextItemApplicabilityOut(serializers.Serializer):
     confirmation = serializers.FloatField(help_text="confirmations and votes (0–1)")
     privacy_penalty = serializers.FloatField()
     contradiction_penalty = serializers.FloatField()
+    intrusive_penalty = serializers.FloatField(
+        help_text='feedback.intrusivePenalty per "intrusive" signal the item got in this mode (capped)'
+    )
     final = serializers.FloatField(help_text="the weighted sum less the penalties: the item's score")
     judge = serializers.ChoiceField(choices=["heuristic", "llm"], help_text="who judged the sub-scores")
 
@@ -472,6 +476,10 @@ class VotesApi(AppAPIView):
             help_text="n:ID note, f:ID fact, l:ID lesson, p:ID procedure", validators=[item_ref_validator]
         )
         signal = StrictChoiceField(choices=Signal.choices)
+        mode = ModeNameField(
+            help_text='the assistant mode the signal was given in ("intrusive" lowers the item '
+            'in that mode); "" = none'
+        )
 
     @extend_schema(
         request=InputSerializer,
@@ -488,12 +496,14 @@ class VotesApi(AppAPIView):
             signal=data["signal"],
             actor=self.actor,
             config=self.config,
+            mode=data["mode"],
         )
         return Response(
             {
                 "id": event.pk,
                 "item": data["item"],
                 "signal": event.signal,
+                "mode": event.mode,
                 "delta": event.delta,
                 "score": score,
             },

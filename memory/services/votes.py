@@ -1,3 +1,18 @@
+"""Votes and feedback signals (docs/feedback.md).
+
+Every signal moves the item's `vote_score` (SIGNAL_WEIGHTS, clamped at ±voting.maxVotePerItem)
+and is kept as a VoteEvent with the mode it was given in. On a belief (a fact or a note) the
+feedback signals also feed confidence and revision:
+
+- "stale" (with `feedback.staleWeakens`) → a WEAKEN revision of the active belief through
+  `revision_apply` (decided_by "feedback"): less confidence by `beliefs.revision.weakenStep`,
+  archived once under `beliefs.revision.archiveBelow`. A lesson or procedure (no revision, no
+  confidence), an already superseded fact or an archived note: the vote_score only.
+- "used" / "useful" → the belief's confidence + `feedback.usefulConfidence` (clamped at 1).
+- "intrusive" is recorded with its mode; the applicability judge reads those events and lowers
+  the item in builds of that mode (`feedback.intrusivePenalty`, memory/ranking/applicability/).
+"""
+
 from django.db import transaction
 
 from memory.config import MemoryConfig
@@ -8,11 +23,14 @@ from memory.models import (
     Note,
     Procedure,
     ProfileFact,
+    RevisionAction,
     Signal,
     Subject,
     VoteEvent,
 )
+from memory.modes import mode_get
 from memory.services.audit import Actor, audit_record
+from memory.services.beliefs import revision_apply
 from memory.services.context_cache import memory_changed
 from memoryweb.errors import FeatureDisabled, InvalidInput, NotFound
 
@@ -22,18 +40,39 @@ VOTABLE: dict[str, type[Note] | type[ProfileFact] | type[Lesson] | type[Procedur
     ItemKind.LESSON: Lesson,
     ItemKind.PROCEDURE: Procedure,
 }
+CONFIDENCE_SIGNALS = (Signal.USED, Signal.USEFUL)
+
+
+def _active(belief: ProfileFact | Note) -> bool:
+    if isinstance(belief, ProfileFact):
+        return belief.valid_to is None
+    return belief.archived_at is None
+
+
+def _stale_reason(mode: str) -> str:
+    where = f" in mode {mode}" if mode else ""
+    return f'feedback: marked "stale"{where}'
 
 
 @transaction.atomic
 def vote_cast(
-    *, subject: Subject, item_kind: str, item_id: int, signal: str, actor: Actor, config: MemoryConfig
+    *,
+    subject: Subject,
+    item_kind: str,
+    item_id: int,
+    signal: str,
+    actor: Actor,
+    config: MemoryConfig,
+    mode: str = "",
 ) -> tuple[VoteEvent, float]:
     """Record a vote or feedback signal and move the item's score, clamped at ±voting.maxVotePerItem.
-    Returns the event and the item's new score.
+    Returns the event and the item's new score. `mode`: the assistant mode the signal was given
+    in ("" = none; an unknown one is InvalidInput naming `mode`, nothing written).
 
     Every signal is its own VoteEvent (the history of votes is the point), so this is not
     idempotent: a client retrying a vote casts it twice. With `voting.enabled` false the vote
-    is refused (FeatureDisabled) and nothing is written.
+    is refused (FeatureDisabled) and nothing is written. On a fact or a note, "stale" WEAKENs
+    the belief and "used"/"useful" add confidence (module docstring).
     """
     if not config["voting.enabled"]:
         raise FeatureDisabled(
@@ -44,6 +83,9 @@ def vote_cast(
         raise InvalidInput(f"item kind must be one of {', '.join(VOTABLE)}", field="item")
     if signal not in Signal.values:
         raise InvalidInput(f"signal must be one of {', '.join(Signal.values)}", field="signal")
+    mode = mode or ""
+    if mode:
+        mode_get(mode, field="mode")
     model = VOTABLE[item_kind]
     queryset = model.objects.filter(pk=item_id, subject=subject)
     if transaction.get_connection().features.has_select_for_update:
@@ -54,17 +96,43 @@ def vote_cast(
     delta = SIGNAL_WEIGHTS[Signal(signal)]
     limit = config["voting.maxVotePerItem"]
     item.vote_score = max(-limit, min(limit, item.vote_score + delta))
-    item.save(update_fields=["vote_score"])
+    fields = ["vote_score"]
+    belief = item if isinstance(item, (ProfileFact, Note)) else None
+    if belief is not None and signal in CONFIDENCE_SIGNALS:
+        belief.confidence = max(0.0, min(1.0, belief.confidence + config["feedback.usefulConfidence"]))
+        fields.append("confidence")
+    item.save(update_fields=fields)
     event = VoteEvent.objects.create(
-        subject=subject, item_kind=item_kind, item_id=item.pk, signal=signal, delta=delta, actor=str(actor)
+        subject=subject,
+        item_kind=item_kind,
+        item_id=item.pk,
+        signal=signal,
+        delta=delta,
+        mode=mode,
+        actor=str(actor),
     )
+    data: dict = {"signal": signal, "score": item.vote_score, "mode": mode}
+    if belief is not None and "confidence" in fields:
+        data["confidence"] = belief.confidence
+    if belief is not None and signal == Signal.STALE and config["feedback.staleWeakens"] and _active(belief):
+        revision = revision_apply(
+            subject=subject,
+            belief=belief,
+            action=RevisionAction.WEAKEN,
+            reason=_stale_reason(mode),
+            signals=[f"vote:{event.pk}", "stale"],
+            decided_by="feedback",
+            actor=actor,
+            config=config,
+        )
+        data["revision"] = revision.pk
     audit_record(
         actor=actor,
         action="vote.cast",
         subject=subject,
         object_kind=item_kind,
         object_id=item.pk,
-        data={"signal": signal, "score": item.vote_score},
+        data=data,
     )
     memory_changed(subject_id=subject.pk)
     return event, item.vote_score

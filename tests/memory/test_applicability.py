@@ -197,6 +197,7 @@ def test_every_item_carries_its_breakdown_and_its_score_is_the_final(subject, co
             "confirmation",
             "privacy_penalty",
             "contradiction_penalty",
+            "intrusive_penalty",
             "final",
             "judge",
         }

@@ -167,10 +167,14 @@ def test_every_client_method_reaches_its_endpoint(memory):
     assert memory.note_edit("alice", note["id"], content="Deploys go out on Wednesdays")["version"] == 2
     assert [v["version"] for v in memory.note("alice", note["id"])["versions"]] == [1, 2]
     assert memory.vote("alice", f"n:{note['id']}", "useful")["score"] == 0.5
+    assert memory.vote("alice", f"n:{note['id']}", "intrusive", mode="companion")["mode"] == "companion"
     assert memory.note_forget("alice", note["id"]) is None
 
     assert not Note.objects.exists()
-    assert VoteEvent.objects.get().signal == "useful"
+    assert list(VoteEvent.objects.order_by("pk").values_list("signal", "mode")) == [
+        ("useful", ""),
+        ("intrusive", "companion"),
+    ]
     assert ProfileFact.objects.filter(valid_to=None).get().value == "Lyon"
 
 

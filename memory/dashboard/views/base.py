@@ -36,6 +36,7 @@ from django.template.loader import render_to_string
 
 from memory.config import MemoryConfig, get_config
 from memory.models import PendingMemory, PendingStatus, Subject
+from memory.modes import mode_names
 from memory.services.audit import Actor
 from memoryweb.errors import MemorywebError
 
@@ -115,6 +116,14 @@ def page_context(request: HttpRequest, subject: Subject | None, page: str) -> di
     }
 
 
+def page_mode(request: HttpRequest) -> str:
+    """The assistant mode a page is looked at in: its `?mode=` when that names a known mode
+    (e.g. a link from a context preview built in that mode), else "". The vote buttons send it
+    along, so the vote is recorded in that mode (docs/feedback.md)."""
+    name = request.GET.get("mode", "")
+    return name if name in mode_names() else ""
+
+
 def render_page(
     request: HttpRequest,
     subject: Subject | None,
@@ -127,6 +136,7 @@ def render_page(
     """Render a full page that extends base.html. `page` is the nav entry to highlight (the
     URL name without namespace, e.g. "notes")."""
     full = page_context(request, subject, page)
+    full["vote_mode"] = page_mode(request)
     full.update(context or {})
     return HttpResponse(render_to_string(template, full, request=request), status=status)
 
@@ -135,7 +145,7 @@ def render_fragment(
     request: HttpRequest, template: str, context: dict | None = None, *, status: int = 200
 ) -> HttpResponse:
     """Render an htmx fragment, plus any queued messages as out-of-band toasts."""
-    html = render_to_string(template, context or {}, request=request)
+    html = render_to_string(template, {"vote_mode": page_mode(request), **(context or {})}, request=request)
     html += render_to_string("dashboard/partials/toasts_oob.html", {}, request=request)
     return HttpResponse(html, status=status)
 

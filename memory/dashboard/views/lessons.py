@@ -40,7 +40,7 @@ from .base import (
     report_edit,
     subject_view,
 )
-from .notes import vote_submit
+from .notes import vote_mode, vote_submit
 
 PAGE_SIZE = 20
 
@@ -234,7 +234,13 @@ def _vote(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpR
     form, status = vote_submit(request, subject, item=item, item_kind=kind.item_kind)
     if not is_htmx(request):
         return redirect(kind.list_url(subject, item))
-    context = {"subject": subject, "kind": kind, "item": item, "vote_form": form}
+    context = {
+        "subject": subject,
+        "kind": kind,
+        "item": item,
+        "vote_form": form,
+        "vote_mode": vote_mode(form),
+    }
     return render_fragment(request, "dashboard/partials/lessons_vote.html", context, status=status)
 
 

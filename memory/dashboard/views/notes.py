@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory import services
 from memory.models import ConsentCategory, ItemKind, Note, Signal
+from memory.modes import mode_names
 from memory.selectors import note_browse, note_dossier, note_facets
 from memory.services.notes import TAG_RE
 from memoryweb.errors import MemorywebError
@@ -78,6 +79,18 @@ class NoteEditForm(forms.Form):
 
 class VoteForm(forms.Form):
     signal = forms.ChoiceField(choices=[(Signal.UP, "up"), (Signal.DOWN, "down")])
+    # the mode of the page the vote was given on (its `?mode=`, e.g. followed from a context
+    # preview built in that mode); "" = none. Recorded on the VoteEvent (docs/feedback.md).
+    mode = forms.ChoiceField(
+        required=False,
+        error_messages={"invalid_choice": "There is no mode %(value)s; choose one of the known modes."},
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        mode_field = self.fields["mode"]
+        assert isinstance(mode_field, forms.ChoiceField)
+        mode_field.choices = [("", "none")] + [(name, name) for name in sorted(mode_names())]
 
 
 def _results_context(subject, form: NoteSearchForm) -> dict:
@@ -138,6 +151,11 @@ def note_detail(request: HttpRequest, subject, note_id: int) -> HttpResponse:
     return render_page(request, subject, "dashboard/note_detail.html", context, page="notes")
 
 
+def vote_mode(form: VoteForm) -> str:
+    """The mode the answered vote widget keeps sending: the one this vote was given in."""
+    return (getattr(form, "cleaned_data", None) or {}).get("mode", "")
+
+
 def vote_submit(request: HttpRequest, subject, *, item, item_kind: str) -> tuple["VoteForm", int]:
     """Validate the vote form and cast the vote (votes service) on a note, lesson or procedure:
     sets `item.vote_score`, and for a request without htmx says what happened in a message.
@@ -153,9 +171,10 @@ def vote_submit(request: HttpRequest, subject, *, item, item_kind: str) -> tuple
                 signal=form.cleaned_data["signal"],
                 actor=dashboard_actor(request),
                 config=subject_config(subject),
+                mode=form.cleaned_data["mode"],
             )
         except MemorywebError as error:  # voting switched off for the app
-            form.add_error("signal", error.message)
+            form.add_error("mode" if error.field == "mode" else "signal", error.message)
         else:
             status = 200
     if not is_htmx(request):
@@ -164,10 +183,8 @@ def vote_submit(request: HttpRequest, subject, *, item, item_kind: str) -> tuple
                 request, f"Voted {form.cleaned_data['signal']}: the score is now {item.vote_score:+.2f}."
             )
         else:
-            messages.error(
-                request,
-                " ".join(str(e) for e in form.errors.get("signal", [])) or "Choose up or down to vote.",
-            )
+            refusal = [str(e) for field in ("signal", "mode") for e in form.errors.get(field, [])]
+            messages.error(request, " ".join(refusal) or "Choose up or down to vote.")
     return form, status
 
 
@@ -179,7 +196,13 @@ def note_vote(request: HttpRequest, subject, note_id: int) -> HttpResponse:
     form, status = vote_submit(request, subject, item=note, item_kind=ItemKind.NOTE)
     if not is_htmx(request):
         return redirect(_safe_next(request) or reverse("dashboard:note_detail", args=[subject.pk, note.pk]))
-    context = {"subject": subject, "note": note, "vote_form": form, "next_url": _safe_next(request)}
+    context = {
+        "subject": subject,
+        "note": note,
+        "vote_form": form,
+        "vote_mode": vote_mode(form),
+        "next_url": _safe_next(request),
+    }
     return render_fragment(request, "dashboard/partials/notes_vote.html", context, status=status)
 
 

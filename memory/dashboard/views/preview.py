@@ -6,6 +6,8 @@ RetrievalEvent, no recall counted, no block marked as delivered to the conversat
 leaves the statistics, eviction order and `unchanged` flags exactly as they were.
 """
 
+from urllib.parse import urlencode
+
 from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
@@ -95,18 +97,21 @@ def _conversation_label(conversation: Conversation) -> str:
     return f"{name} ({extra})" if extra else name
 
 
-def _item_href(subject, item_id: str) -> str:
+def _item_href(subject, item_id: str, mode: str = "") -> str:
+    """Where an item of the preview lives; the pages with vote buttons get the build's `?mode=`,
+    so a vote given there is recorded in that mode (docs/feedback.md)."""
     kind, _, pk = item_id.partition(":")
     if not pk.isdigit():
         return ""
+    in_mode = f"?{urlencode({'mode': mode})}" if mode else ""
     if kind == "n":
-        return reverse("dashboard:note_detail", args=[subject.pk, int(pk)])
+        return reverse("dashboard:note_detail", args=[subject.pk, int(pk)]) + in_mode
     if kind == "f":
         return reverse("dashboard:profile", args=[subject.pk])
     if kind == "l":
-        return reverse("dashboard:lessons", args=[subject.pk]) + f"#lesson-{pk}"
+        return reverse("dashboard:lessons", args=[subject.pk]) + f"{in_mode}#lesson-{pk}"
     if kind == "p":
-        return reverse("dashboard:procedures", args=[subject.pk]) + f"#procedure-{pk}"
+        return reverse("dashboard:procedures", args=[subject.pk]) + f"{in_mode}#procedure-{pk}"
     if kind == "e":
         return reverse("dashboard:evidence", args=[subject.pk]) + f"#evidence-{pk}"
     return ""
@@ -127,7 +132,7 @@ def _preview(subject, form: PreviewForm) -> dict:
     result = context.as_dict(full=True)
     items = result["items"]
     for item in items:
-        item["href"] = _item_href(subject, item["id"])
+        item["href"] = _item_href(subject, item["id"], result["mode"])
     blocks = []
     for block in result["blocks"]:
         cap = block["cap"] or 0

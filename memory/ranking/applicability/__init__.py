@@ -13,7 +13,7 @@ notes and hidden evidence never reach this point (the rankers read active rows o
 `retrieval.weights` overriding them):
 
     final = w_a·applicability + w_r·retrieval + w_v·vitality + w_c·confirmation
-            − privacy_penalty − contradiction_penalty
+            − privacy_penalty − contradiction_penalty − intrusive_penalty
 
 - `retrieval` = the ranker's score ÷ the best score of its list (facts, notes and evidence,
   lessons, procedures are ranked separately).
@@ -50,6 +50,10 @@ notes and hidden evidence never reach this point (the rankers read active rows o
 - `contradiction_penalty` = `applicability.contradictionPenalty` for a note contradicted by a
   newer one: a `contradicts` link to a later note, or an active fact set after it whose value
   the note negates (the note holds the value's words and a negation).
+- `intrusive_penalty` = `feedback.intrusivePenalty` × min(n, `voting.maxVotePerItem`), n = the
+  "intrusive" signals (VoteEvent) the item got in this build's mode — one query for all the
+  candidates of a build; a signal given in another mode, or without one, does not count here
+  (docs/feedback.md).
 
 Items whose applicability is under `applicability.minApplicability` are not placed (in the
 default mode pinned facts always are); a section places its items by `final`, skipping one whose

@@ -3,10 +3,10 @@ per section and the diversity rule (memory/ranking/applicability/__init__.py).""
 
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from memory.config import MemoryConfig
-from memory.models import LinkKind, Note, NoteLink, ProfileFact
+from memory.models import ItemKind, LinkKind, Note, NoteLink, ProfileFact, Signal, VoteEvent
 from memory.modes import DEFAULT_MODE, Mode
 from memory.ranking.applicability.candidate import Candidate, when
 from memory.ranking.applicability.heuristic import NEGATION, clamp, confirmations_of, heuristic_scores
@@ -45,6 +45,30 @@ def _contradicted(candidates: list[Candidate]) -> set[int]:
     return out
 
 
+VOTED_KINDS = (ItemKind.FACT, ItemKind.NOTE, ItemKind.LESSON, ItemKind.PROCEDURE)
+
+
+def _intrusive(candidates: list[Candidate], mode: Mode) -> dict[tuple[str, int], int]:
+    """How many "intrusive" signals each votable candidate got in `mode`, in one query for the
+    whole build ((kind, id) → count; a signal given without a mode counts in none)."""
+    ids: dict[str, set[int]] = {}
+    for c in candidates:
+        if c.kind in VOTED_KINDS:
+            ids.setdefault(c.kind, set()).add(c.obj.pk)
+    if not ids:
+        return {}
+    which = Q()
+    for kind, pks in ids.items():
+        which |= Q(item_kind=kind, item_id__in=sorted(pks))
+    rows = (
+        VoteEvent.objects.filter(which, signal=Signal.INTRUSIVE, mode=mode.name)
+        .values_list("item_kind", "item_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {(kind, item_id): n for kind, item_id, n in rows}
+
+
 def _vitality(obj, config: MemoryConfig, now: datetime) -> float:
     half_life = config["scoring.recencyHalfLifeDays"]
     age = max((now - when(obj)).total_seconds() / 86400, 0.0)
@@ -70,6 +94,8 @@ def judge(
     terms = query_terms(message)
     said = _said(candidates)
     contradicted = _contradicted(candidates)
+    intrusive = _intrusive(candidates, mode)
+    max_intrusive = config["voting.maxVotePerItem"]
     weights = config["applicability.weights"]
     max_vote = config["voting.maxVotePerItem"] or 1.0
     personalization = mode.applicability.get("personalization", 0.5)
@@ -104,6 +130,9 @@ def judge(
             if isinstance(c.obj, Note) and c.obj.pk in contradicted
             else 0.0
         )
+        s["intrusive_penalty"] = config["feedback.intrusivePenalty"] * min(
+            intrusive.get((c.kind, c.obj.pk), 0), max_intrusive
+        )
         s["final"] = (
             weights["applicability"] * s["applicability"]
             + weights["retrieval"] * s["retrieval"]
@@ -111,6 +140,7 @@ def judge(
             + weights["confirmation"] * s["confirmation"]
             - s["privacy_penalty"]
             - s["contradiction_penalty"]
+            - s["intrusive_penalty"]
         )
 
 
