@@ -78,8 +78,18 @@ def _scope_sensitive(claim: Claim) -> bool:
     return claim.key not in WORLD_KEYS and bool(SCOPE_KEY.match(claim.key))
 
 
-def _exception_text(claim: Claim) -> str:
+def _exception_text(claim: Claim, belief_value: str = "") -> str:
+    """What is excepted: the clauses of the evidence that do not restate the belief ("I'm
+    vegetarian, but I had fish last night, just this once" → "I had fish last night, just this
+    once"), else the claim's value, else all its words."""
     text = " ".join((claim.text or claim.content or claim.value).split())
+    clauses = [
+        c.strip(" ,;") for c in re.split(r"(?<=[.;!?])\s+|,\s*but\s+|\s+but\s+", text) if c.strip(" ,;")
+    ]
+    restated = {w for w in re.findall(r"\w+", belief_value.lower()) if len(w) > 2}
+    kept = [c for c in clauses if not restated & set(re.findall(r"\w+", c.lower()))]
+    if kept and len(kept) < len(clauses):
+        return " ".join(kept)[:300]
     return text[:300]
 
 
@@ -102,7 +112,7 @@ def revision_claim(action: str, conflict: Conflict, claim: Claim) -> dict:
             out["scope"] = claim.where_scope
         return out
     if action == A.MARK_EXCEPTION:
-        return {"text": _exception_text(claim)}
+        return {"text": _exception_text(claim, conflict.belief.value)}
     if action in (A.SUPERSEDE, A.SPLIT_BY_TIME, A.SPLIT_BY_MODE, A.SPLIT_BY_SCOPE):
         out = {"value": claim.value, "confidence": claim.confidence}
         if claim.at is not None:

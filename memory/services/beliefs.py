@@ -586,3 +586,58 @@ def belief_revise(
         decided_by=decided_by,
         origin=origin,
     )[1]
+
+
+def fact_set_by_person(
+    *,
+    subject: Subject,
+    key: str,
+    value: str,
+    pinned: bool = True,
+    keywords=None,
+    mode: str = "",
+    scope: str = "",
+    confidence: float = 1.0,
+    actor: Actor,
+    config: MemoryConfig,
+) -> tuple[ProfileFact, bool]:
+    """The person sets a fact (REST, dashboard): a revision decided by the person of the value
+    of its own mode and scope — the same value REINFORCEs it, a new one SUPERSEDEs it; the first
+    value, or the same value placed differently (pinned, keywords), is a plain fact_set.
+    Returns (the active fact, whether a new version was written)."""
+    from memory.beliefs.detect import Claim
+
+    key = (key or "").strip()
+    before = ProfileFact.objects.filter(
+        subject=subject, key=key, mode=mode, scope=scope, valid_to=None
+    ).first()
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("value must be a non-empty string", field="value")
+    claim = Claim(
+        kind="fact",
+        key=key,
+        value=value.strip(),
+        mode=mode,
+        scope=scope,
+        pinned=pinned,
+        keywords=list(keywords or []),
+        confidence=confidence,
+        at=timezone.now(),
+    )
+    if before is None or before.pinned != pinned or list(before.keywords) != claim.keywords:
+        return fact_set(
+            subject=subject,
+            key=key,
+            value=value,
+            pinned=pinned,
+            keywords=keywords,
+            mode=mode,
+            scope=scope,
+            confidence=confidence,
+            actor=actor,
+        )
+    fact, _ = belief_store_revised(
+        subject=subject, claim=claim, actor=actor, config=config, decided_by="person", origin=Origin.API
+    )
+    assert fact is not None
+    return fact, fact.pk != before.pk
