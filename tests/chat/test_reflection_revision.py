@@ -7,9 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chat.reflect import reflection_enqueue, turn_reflect
-from memory.config import get_config
 from memory.context import context_build
-from memory.models import AuditEvent, BeliefRevision, Note, ProfileFact, RevisionAction
+from memory.models import AuditEvent, BeliefRevision, Note, ProfileFact
 from memory.services import app_config_set
 from memory.services.conversations import conversation_get_or_create, message_add
 
