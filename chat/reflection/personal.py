@@ -114,7 +114,7 @@ _STYLE_OBJECT = re.compile(rf"\b{_STYLE_NOUN}$", I)
 def answer_style(s: Sentence, ctx: Context) -> Iterator[Found]:
     if s.sarcastic:
         return
-    if _CONCISE.search(s.text) and not negated_before(s.text, _CONCISE.search(s.text).start() + 2):
+    if (m := _CONCISE.search(s.text)) and not negated_before(s.text, m.start() + 2):
         yield make_fact("answer_style", "concise", confidence=ctx.confidence)
     elif (m := _DETAILED.search(s.text)) and not negated_before(s.text, m.start() + 2):
         yield make_fact("answer_style", "detailed", confidence=ctx.confidence)

@@ -32,7 +32,7 @@ from memory.beliefs.detect import (
     Claim,
     Conflict,
 )
-from memory.models import RevisionAction
+from memory.models import ProfileFact, RevisionAction
 
 A = RevisionAction
 
@@ -95,7 +95,7 @@ def _exception_text(claim: Claim, belief_value: str = "") -> str:
 
 def _subject_of(conflict: Conflict) -> str:
     belief = conflict.belief
-    if conflict.kind == "fact":
+    if isinstance(belief, ProfileFact):
         return f"{belief.key}: {belief.value}"
     return " ".join(belief.content.split())[:80]
 
@@ -112,7 +112,8 @@ def revision_claim(action: str, conflict: Conflict, claim: Claim) -> dict:
             out["scope"] = claim.where_scope
         return out
     if action == A.MARK_EXCEPTION:
-        return {"text": _exception_text(claim, conflict.belief.value)}
+        value = conflict.belief.value if isinstance(conflict.belief, ProfileFact) else ""
+        return {"text": _exception_text(claim, value)}
     if action in (A.SUPERSEDE, A.SPLIT_BY_TIME, A.SPLIT_BY_MODE, A.SPLIT_BY_SCOPE):
         out = {"value": claim.value, "confidence": claim.confidence}
         if claim.at is not None:

@@ -639,5 +639,5 @@ def fact_set_by_person(
     fact, _ = belief_store_revised(
         subject=subject, claim=claim, actor=actor, config=config, decided_by="person", origin=Origin.API
     )
-    assert fact is not None
+    assert isinstance(fact, ProfileFact)
     return fact, fact.pk != before.pk
