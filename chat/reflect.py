@@ -35,6 +35,7 @@ from chat.reflection.chunking import Chunking, message_chunks
 from chat.reflection.heuristics import extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS, Operation
+from memory.beliefs.detect import Claim
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
 from memory.models import Conversation, EvidenceStatus, ItemKind, Message, Note, Origin, ProfileFact, Role
@@ -42,6 +43,7 @@ from memory.redaction import redact
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
 from memory.services import Actor, fact_remove, fact_set, note_edit
+from memory.services.beliefs import belief_revise
 from memory.services.consent import memory_candidate_route
 from memory.services.evidence import evidence_record
 from memory.temporal import ground
@@ -402,6 +404,16 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
                     valid_from=max(op.message.occurred_at, active.valid_from),
                     actor=actor,
                 )
+            elif config["beliefs.revision.enabled"]:
+                # the fact ends: new evidence against it (ARCHIVE, or WEAKEN when said with doubt),
+                # closed when it was said
+                belief_revise(
+                    subject=subject,
+                    claim=Claim(kind="fact", key=op.key, value="", mode="", scope=""),
+                    message=op.message,
+                    actor=actor,
+                    config=config,
+                )
             else:
                 # closed when it was said (fact_remove never closes a version before it began)
                 fact_remove(subject=subject, key=op.key, valid_to=op.message.occurred_at, actor=actor)
@@ -444,6 +456,7 @@ def _apply(op: Operation, *, subject, actor: Actor, config: MemoryConfig, stats:
         source_message=op.message,
         actor=actor,
         config=config,
+        revise=True,  # new evidence against what is believed (memory/beliefs/): detect, decide, apply
     )
     if outcome.action == "stored":
         stats["facts" if kind == ItemKind.FACT else "notes"] += 1

@@ -227,6 +227,25 @@ def _block(
     return Block(name, _section(name, lines), cap, omitted=omitted), items
 
 
+MAX_EXCEPTIONS = 3  # a fact's newest exceptions render beside it
+
+
+def most_specific_facts(ranked: list[tuple], *, mode: str, conversation_scope: str | None) -> list[tuple]:
+    """Of the facts of one key the build may show, only the most specific: one qualified by the
+    build's mode (scope) wins over the unqualified one, so "answer_style: concise (mode
+    coding_debug)" renders in coding_debug instead of, never beside, "answer_style: detailed"."""
+
+    def specificity(fact) -> int:
+        return 2 * bool(fact.mode and fact.mode == mode) + bool(
+            fact.scope and conversation_scope is not None and fact.scope == conversation_scope
+        )
+
+    best: dict[str, int] = {}
+    for fact, *_ in ranked:
+        best[fact.key] = max(best.get(fact.key, 0), specificity(fact))
+    return [r for r in ranked if specificity(r[0]) >= best[r[0].key]]
+
+
 def _profile(facts: list[Candidate], config: MemoryConfig) -> tuple[Block, list[Item]]:
     """`### profile`: the selected facts, best first, each on its line, under
     `profile.maxTokens` (a near-duplicate of a placed fact is skipped)."""
@@ -245,6 +264,9 @@ def _profile(facts: list[Candidate], config: MemoryConfig) -> tuple[Block, list[
             q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
         )
         line = f"- {fact.key}: {fact.value}" + (f" ({qualifiers})" if qualifiers else "")
+        if fact.exceptions:  # MARK_EXCEPTION revisions: the belief holds, but not there
+            excepted = "; ".join(" ".join(e["text"].split()) for e in fact.exceptions[-MAX_EXCEPTIONS:])
+            line += f" (except: {excepted})"
         if not _fit("profile", lines, line, cap):
             omitted += 1
             continue  # a later, shorter fact may still fit
@@ -573,7 +595,11 @@ def _select(*, subject, query, terms, conversation, config, now, mode: Mode) -> 
         scopes = note_scopes(mode, conversation)
         ranked, expanded = ranked_expand(ranked, subject_id=subject.pk, scopes=scopes, config=config)
     lists = {
-        "profile": candidates_of("profile", lambda _: "fact", allowed(facts)),
+        "profile": candidates_of(
+            "profile",
+            lambda _: "fact",
+            most_specific_facts(allowed(facts), mode=mode.name, conversation_scope=conversation_scope),
+        ),
         "notes": candidates_of("notes", _kind, allowed(ranked)),
     }
     for name in ("lessons", "procedures"):

@@ -78,6 +78,7 @@ KEY_SPECS: dict[str, KeySpec] = {
     "languages.learning": KeySpec(False, ("language", "learn", "practice", "study", "lesson", "translate")),
     "programming_languages": KeySpec(False, ("code", "programming", "script", "project", "library")),
     "os": KeySpec(False, ("install", "setup", "computer", "laptop", "terminal", "shortcut", "command")),
+    "answer_style": KeySpec(True, ("answer", "style")),
     "editor": KeySpec(False, ("editor", "code", "shortcut", "plugin", "extension", "config")),
     "tools": KeySpec(False, ("tool", "setup", "workflow", "work")),
     "allergies": KeySpec(

@@ -93,6 +93,33 @@ def _preference(topic: str, likes: bool, ctx: Context, confidence: float | None 
     )
 
 
+# how the person likes to be answered: one key, `answer_style` (belief revision splits it by
+# mode when it differs: detailed for research, concise when debugging)
+_STYLE_NOUN = r"(?:answers?|explanations?|responses?|replies|write-?ups?)"
+_DETAILED = _re(
+    rf"\bI\s+(?:really\s+)?(?:like|love|prefer|want|need|appreciate)\s+(?:(?:really|very|more)\s+)?"
+    rf"(?:detailed|thorough|in-depth|long|comprehensive|deep|lengthy|elaborate)\s+{_STYLE_NOUN}|"
+    r"\b(?:more|lots\s+of|plenty\s+of)\s+detail(?:s)?\s+please\b|\bgo\s+(?:into\s+)?(?:deep|in\s+depth)\b|"
+    r"\bexplain\s+(?:it\s+|things\s+)?(?:in\s+(?:depth|detail)|thoroughly)\b"
+)
+_CONCISE = _re(
+    rf"\bI\s+(?:really\s+)?(?:like|love|prefer|want|need)\s+(?:(?:really|very)\s+)?"
+    rf"(?:short|brief|concise|terse|quick|crisp)\s+{_STYLE_NOUN}|"
+    r"^\s*(?:please\s+)?just\s+(?:give\s+me|show\s+me|tell\s+me|send)\s+the\s+(?:command|code|fix|answer|diff|snippet)\b|"
+    r"\b(?:keep\s+it|be)\s+(?:short|brief|concise|terse)\b|\bno\s+(?:long\s+)?explanations\b|\btl;?dr\s+please\b"
+)
+_STYLE_OBJECT = re.compile(rf"\b{_STYLE_NOUN}$", I)
+
+
+def answer_style(s: Sentence, ctx: Context) -> Iterator[Found]:
+    if s.sarcastic:
+        return
+    if (m := _CONCISE.search(s.text)) and not negated_before(s.text, m.start() + 2):
+        yield make_fact("answer_style", "concise", confidence=ctx.confidence)
+    elif (m := _DETAILED.search(s.text)) and not negated_before(s.text, m.start() + 2):
+        yield make_fact("answer_style", "detailed", confidence=ctx.confidence)
+
+
 def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
     if s.sarcastic:  # "oh I LOVE a 5am alarm 🙃" says the opposite of its words
         return
@@ -106,6 +133,8 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
                 continue  # "I don't hate it": too weak to store
             likes = False
         for topic in _objects(m["v"]):
+            if _STYLE_OBJECT.search(topic) and (_DETAILED.search(s.text) or _CONCISE.search(s.text)):
+                continue  # a style of answer: answer_style says it
             yield _preference(topic, likes, ctx, ctx.confidence if m["subj"] else min(ctx.confidence, 0.7))
     for m in _PERSON.finditer(s.text):
         if m["v"].lower() not in FILLER_WORDS | {
@@ -744,6 +773,7 @@ def clause_beliefs_money_contact(s: Sentence, ctx: Context) -> Iterator[Found]:
 
 
 RULES = (
+    answer_style,
     preferences,
     favorites,
     health,

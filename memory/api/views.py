@@ -35,13 +35,13 @@ from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
 from memory.services import (
     fact_remove,
-    fact_set,
     note_edit,
     note_forget,
     note_store,
     notes_mark_recalled,
     vote_cast,
 )
+from memory.services.beliefs import fact_set_by_person
 from memory.services.facts import KEY_MESSAGE, KEY_RE
 from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.profiles import PROFILES
@@ -322,7 +322,11 @@ class ProfileApi(AppAPIView):
     @extend_schema(request=InputSerializer, responses={201: FactOut, 200: FactOut}, summary="Set a fact")
     def post(self, request, subject):
         data = self.validated(self.InputSerializer, request.data)
-        fact, changed = fact_set(subject=self.subject(subject, create=True), actor=self.actor, **data)
+        # an explicit set is the person's revision: the same value REINFORCEs, a new one
+        # SUPERSEDEs the value of its own mode and scope (a first value is simply stored)
+        fact, changed = fact_set_by_person(
+            subject=self.subject(subject, create=True), actor=self.actor, config=self.config, **data
+        )
         return Response(FactOut(fact).data, status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK)
 
 

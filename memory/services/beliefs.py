@@ -25,8 +25,11 @@ from memory.models import (
 from memory.modes import mode_get
 from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
+from memory.services.facts import fact_set
+from memory.services.notes import note_store
 from memory.services.scrub import scrub
 from memory.services.versions import version_write
+from memoryweb.counters import counter_add
 from memoryweb.errors import InvalidInput
 from memoryweb.live import notify
 
@@ -126,6 +129,8 @@ def _fact_revise(
     value = _claim_value(claim)
     confidence = _clamp(float(claim.get("confidence", 1.0)))
     source = message if message is not None else None
+    # a person's explicit set also says how the new version is placed (pinned, keywords)
+    placing = {name: claim[name] for name in ("pinned", "keywords", "category") if name in claim}
     if action in (RevisionAction.SUPERSEDE, RevisionAction.SPLIT_BY_TIME):
         if belief.valid_to is not None:
             raise InvalidInput("only the active version can be superseded", field="belief")
@@ -138,6 +143,7 @@ def _fact_revise(
             confidence=confidence,
             source_message=source,
             exceptions=[],
+            **placing,
         )
         if action == RevisionAction.SUPERSEDE:
             # a correction: the old value was wrong, not merely over
@@ -180,6 +186,7 @@ def _fact_revise(
             confidence=confidence,
             source_message=source,
             exceptions=[],
+            **placing,
             **{field: new_q},
         )
         written.append(new.pk)
@@ -334,3 +341,303 @@ def revision_apply(
     memory_changed(subject_id=subject.pk)
     notify(subject.pk, "memory.changed", {"kind": kind, "id": belief.pk})
     return revision
+
+
+# --- revising by new evidence (detect → decide → apply) -----------------------------------------
+def _decide(conflict, claim, config: MemoryConfig, person: bool):
+    """The decision for one conflict: the person's explicit set, else `llm.revision` when
+    configured (its unusable answers fall back), else the rules."""
+    from memory.beliefs.decide import Decision, decide_rules, decision_usable, revision_claim
+    from memory.beliefs.llm import llm_decide
+
+    if person:
+        same = "same_value" in conflict.signals
+        action = RevisionAction.REINFORCE if same else RevisionAction.SUPERSEDE
+        reason = "the person set it again" if same else "the person set a new value"
+        placed = revision_claim(action, conflict, claim)
+        if action == RevisionAction.SUPERSEDE:
+            placed.update(pinned=claim.pinned, keywords=list(claim.keywords), category=claim.category)
+        return Decision(action, reason, list(conflict.signals), "person", placed)
+    decision = llm_decide(conflict, claim, config)
+    if decision is not None and decision_usable(decision, conflict, claim):
+        return decision
+    if decision is not None:
+        counter_add("beliefs.revision.llm_fallback.unusable")
+    return decide_rules(conflict, claim)
+
+
+def _most_relevant(conflicts: list, claim):
+    """The one belief a fact claim revises: the version of its own qualifiers, else the one
+    with the same value, else the unqualified one, else the first."""
+
+    def rank(conflict):
+        belief = conflict.belief
+        exact = (belief.mode, belief.scope) == (claim.where_mode, claim.where_scope) and bool(
+            belief.mode or belief.scope
+        )
+        own = (belief.mode, belief.scope) == (claim.mode, claim.scope)
+        return (
+            not exact,
+            not own,
+            "same_value" not in conflict.signals,
+            bool(belief.mode or belief.scope),
+            belief.pk,
+        )
+
+    return sorted(conflicts, key=rank)[0]
+
+
+def _fact_plain(*, subject, claim, message, actor, origin):
+    fact, _ = fact_set(
+        subject=subject,
+        key=claim.key,
+        value=claim.value,
+        pinned=claim.pinned,
+        keywords=claim.keywords,
+        mode=claim.mode,
+        scope=claim.scope,
+        confidence=claim.confidence,
+        category=claim.category,
+        origin=origin,
+        source_message=message,
+        valid_from=claim.at if message is None else None,
+        actor=actor,
+    )
+    return fact
+
+
+def _note_plain(*, subject, claim, message, actor, config, origin, mode=""):
+    note, _ = note_store(
+        subject=subject,
+        content=claim.content,
+        tags=claim.tags,
+        source_message=message,
+        occurred_at=claim.at if message is None else (claim.at or message.occurred_at),
+        category=claim.category,
+        mode=mode or claim.mode,
+        origin=origin,
+        actor=actor,
+        config=config,
+    )
+    return note
+
+
+def _fact_revise_by(*, subject, claim, message, actor, config, origin, person):
+    from memory.beliefs.detect import conflicts_find
+
+    if not claim.value.strip() and person:
+        raise InvalidInput("value must be a non-empty string", field="value")
+    conflicts = conflicts_find(subject, claim)
+    if person:  # an explicit set speaks of its own qualifiers only
+        conflicts = [c for c in conflicts if (c.belief.mode, c.belief.scope) == (claim.mode, claim.scope)]
+    if not conflicts:
+        if not claim.value.strip():
+            return None, []
+        return _fact_plain(subject=subject, claim=claim, message=message, actor=actor, origin=origin), []
+    conflict = _most_relevant(conflicts, claim)
+    belief = conflict.belief
+    if claim.at is not None and claim.at < belief.valid_from and claim.value.strip():
+        # said of an earlier time (a turn posted late): it goes into the history where it belongs
+        return _fact_plain(subject=subject, claim=claim, message=message, actor=actor, origin=origin), []
+    if (
+        person
+        and "same_value" in conflict.signals
+        and (belief.pinned != claim.pinned or list(belief.keywords) != list(claim.keywords))
+    ):
+        # the same value placed differently: an edit of how it renders, not of what is believed
+        return _fact_plain(subject=subject, claim=claim, message=message, actor=actor, origin=origin), []
+    decision = _decide(conflict, claim, config, person)
+    revision = revision_apply(
+        subject=subject,
+        belief=belief,
+        action=decision.action,
+        reason=decision.reason,
+        claim=decision.claim,
+        message=message,
+        signals=decision.signals,
+        decided_by=decision.decided_by,
+        actor=actor,
+        config=config,
+        origin=origin,
+    )
+    counter_add(f"beliefs.revision.{revision.action.lower()}")
+    rows = ProfileFact.objects.filter(pk__in=revision.result_ids).order_by("-id")
+    written = next((r for r in rows if r.valid_to is None and r.key == claim.key), None)
+    return written or rows.first(), [revision]
+
+
+NOTE_STORES = {
+    RevisionAction.SUPERSEDE,
+    RevisionAction.SPLIT_BY_MODE,
+    RevisionAction.SPLIT_BY_SCOPE,
+    RevisionAction.SPLIT_BY_TIME,
+    RevisionAction.MARK_EXCEPTION,
+}
+
+
+def _note_revise_by(*, subject, claim, message, actor, config, origin):
+    from memory.beliefs.detect import conflicts_find
+
+    conflicts = conflicts_find(subject, claim)
+    if not conflicts:
+        return _note_plain(
+            subject=subject, claim=claim, message=message, actor=actor, config=config, origin=origin
+        ), []
+    conflict = sorted(conflicts, key=lambda c: ("contradicts_link" not in c.signals, -c.overlap))[0]
+    belief = conflict.belief
+    decision = _decide(conflict, claim, config, False)
+    note = belief
+    revised_claim = dict(decision.claim)
+    if decision.action in NOTE_STORES:
+        mode = claim.where_mode if decision.action == RevisionAction.SPLIT_BY_MODE else ""
+        note = _note_plain(
+            subject=subject,
+            claim=claim,
+            message=message,
+            actor=actor,
+            config=config,
+            origin=origin,
+            mode=mode,
+        )
+        if note.pk == belief.pk:  # the store merged it into the belief: it said the same again
+            decision.action, decision.reason = RevisionAction.REINFORCE, f"said again: {decision.reason}"
+        else:
+            revised_claim["note_id"] = note.pk
+    revision = revision_apply(
+        subject=subject,
+        belief=belief,
+        action=decision.action,
+        reason=decision.reason,
+        claim=revised_claim,
+        message=message,
+        signals=decision.signals,
+        decided_by=decision.decided_by,
+        actor=actor,
+        config=config,
+        origin=origin,
+    )
+    counter_add(f"beliefs.revision.{revision.action.lower()}")
+    return note, [revision]
+
+
+def belief_store_revised(
+    *,
+    subject: Subject,
+    claim,
+    message: Message | None = None,
+    actor: Actor,
+    config: MemoryConfig,
+    decided_by: str | None = None,
+    origin: str = Origin.REFLECTION,
+) -> tuple[ProfileFact | Note | None, list[BeliefRevision]]:
+    """`belief_revise`, also returning the row that now holds the claim (the new version, the
+    belief reinforced or excepted, the note stored) — None when a retraction found nothing."""
+    from memory.beliefs.detect import claim_where
+
+    claim = claim_where(claim, message)
+    person = decided_by == "person"
+    if not config["beliefs.revision.enabled"] and not person:
+        if claim.kind == "fact":
+            if not claim.value.strip():
+                return None, []
+            return _fact_plain(subject=subject, claim=claim, message=message, actor=actor, origin=origin), []
+        return _note_plain(
+            subject=subject, claim=claim, message=message, actor=actor, config=config, origin=origin
+        ), []
+    with transaction.atomic():
+        if claim.kind == "fact":
+            return _fact_revise_by(
+                subject=subject,
+                claim=claim,
+                message=message,
+                actor=actor,
+                config=config,
+                origin=origin,
+                person=person,
+            )
+        return _note_revise_by(
+            subject=subject, claim=claim, message=message, actor=actor, config=config, origin=origin
+        )
+
+
+def belief_revise(
+    *,
+    subject: Subject,
+    claim,
+    message: Message | None = None,
+    actor: Actor,
+    config: MemoryConfig,
+    decided_by: str | None = None,
+    origin: str = Origin.REFLECTION,
+) -> list[BeliefRevision]:
+    """New evidence (`claim`, memory/beliefs/detect.Claim, said in `message`) against what the
+    subject believes: the beliefs it bears on are found (conflicts_find), the revision chosen
+    (`llm.revision` when configured, else the rules; `decided_by="person"`: an explicit set, a
+    REINFORCE of the same value or a SUPERSEDE of its own qualifiers' value) and applied
+    (revision_apply). No conflict: the claim is stored plainly (fact_set / note_store) and no
+    revision is returned. `beliefs.revision.enabled` false: always plainly. A claim said of a
+    time before the belief began goes into the history (fact_set) instead."""
+    return belief_store_revised(
+        subject=subject,
+        claim=claim,
+        message=message,
+        actor=actor,
+        config=config,
+        decided_by=decided_by,
+        origin=origin,
+    )[1]
+
+
+def fact_set_by_person(
+    *,
+    subject: Subject,
+    key: str,
+    value: str,
+    pinned: bool = True,
+    keywords=None,
+    mode: str = "",
+    scope: str = "",
+    confidence: float = 1.0,
+    actor: Actor,
+    config: MemoryConfig,
+) -> tuple[ProfileFact, bool]:
+    """The person sets a fact (REST, dashboard): a revision decided by the person of the value
+    of its own mode and scope — the same value REINFORCEs it, a new one SUPERSEDEs it; the first
+    value, or the same value placed differently (pinned, keywords), is a plain fact_set.
+    Returns (the active fact, whether a new version was written)."""
+    from memory.beliefs.detect import Claim
+
+    key = (key or "").strip()
+    before = ProfileFact.objects.filter(
+        subject=subject, key=key, mode=mode, scope=scope, valid_to=None
+    ).first()
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("value must be a non-empty string", field="value")
+    claim = Claim(
+        kind="fact",
+        key=key,
+        value=value.strip(),
+        mode=mode,
+        scope=scope,
+        pinned=pinned,
+        keywords=list(keywords or []),
+        confidence=confidence,
+        at=timezone.now(),
+    )
+    if before is None or before.pinned != pinned or list(before.keywords) != claim.keywords:
+        return fact_set(
+            subject=subject,
+            key=key,
+            value=value,
+            pinned=pinned,
+            keywords=keywords,
+            mode=mode,
+            scope=scope,
+            confidence=confidence,
+            actor=actor,
+        )
+    fact, _ = belief_store_revised(
+        subject=subject, claim=claim, actor=actor, config=config, decided_by="person", origin=Origin.API
+    )
+    assert isinstance(fact, ProfileFact)
+    return fact, fact.pk != before.pk

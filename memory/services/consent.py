@@ -88,10 +88,52 @@ def _content_hash(kind: str, payload: dict) -> str:
     return hashlib.sha256(f"{kind}:{normalised}".encode()).hexdigest()
 
 
-def _write(*, subject, kind, payload, category, source_message, actor, config, origin):
+def _revised(*, subject, kind, payload, category, source_message, actor, config, origin):
+    """The candidate as new evidence against what the subject believes (belief_revise): the
+    row that holds it afterwards."""
+    from memory.beliefs.detect import Claim
+    from memory.services.beliefs import belief_store_revised
+
+    occurred_at = payload.get("occurred_at")
+    if kind == ItemKind.FACT:
+        claim = Claim(
+            kind="fact",
+            key=payload["key"],
+            value=payload["value"],
+            pinned=payload.get("pinned", True),
+            keywords=list(payload.get("keywords") or []),
+            confidence=payload.get("confidence", 1.0),
+            category=category,
+        )
+    else:
+        claim = Claim(
+            kind="note",
+            content=payload["content"],
+            tags=list(payload.get("tags") or []),
+            at=parse_datetime(occurred_at) if isinstance(occurred_at, str) else occurred_at,
+            category=category,
+        )
+    obj, _ = belief_store_revised(
+        subject=subject, claim=claim, message=source_message, actor=actor, config=config, origin=origin
+    )
+    return obj
+
+
+def _write(*, subject, kind, payload, category, source_message, actor, config, origin, revise=False):
     if kind == ItemKind.EVIDENCE:
         # the unit exists already, hidden: approving makes it visible
         return evidence_reveal(evidence_id=payload["evidence_id"])
+    if revise:
+        return _revised(
+            subject=subject,
+            kind=kind,
+            payload=payload,
+            category=category,
+            source_message=source_message,
+            actor=actor,
+            config=config,
+            origin=origin,
+        )
     if kind == ItemKind.FACT:
         fact, _ = fact_set(
             subject=subject,
@@ -136,11 +178,15 @@ def memory_candidate_route(
     actor: Actor,
     config: MemoryConfig,
     origin: str = Origin.REFLECTION,
+    revise: bool = False,
 ) -> RouteOutcome:
     """Store, queue or drop one candidate according to the subject's consent policy.
 
     Safe to repeat: a candidate already waiting is not queued twice, one already rejected is
     not asked again, and storing repeats are absorbed by fact confirmation and note dedup.
+    `revise`: a candidate the policy lets through is new evidence against what the subject
+    believes (memory.services.beliefs.belief_revise) instead of a plain store; the consent
+    decision comes first either way.
     """
     policy = consent_policy(subject=subject, category=category)
     if policy == Policy.DENY:
@@ -156,7 +202,8 @@ def memory_candidate_route(
             actor=actor,
             config=config,
             origin=origin,
-        )  # fact_set / note_store announce the change
+            revise=revise,
+        )  # fact_set / note_store / revision_apply announce the change
         return RouteOutcome("stored", obj)
 
     return pending_queue(

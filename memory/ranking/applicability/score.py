@@ -151,12 +151,19 @@ def breakdown(c: Candidate) -> dict:
 
 def selected(candidates: list[Candidate], *, mode: Mode, config: MemoryConfig) -> list[Candidate]:
     """The candidates a section may place, best `final` first: applicability at least
-    `applicability.minApplicability` (pinned facts in the default mode always). With
-    `applicability.enabled` false the ranker's order stands and nothing is cut."""
+    `applicability.minApplicability` (pinned facts in the default mode always, and in any mode
+    a pinned fact qualified by that mode: what the person wants there, e.g. a SPLIT_BY_MODE's
+    "answer_style: concise" in coding_debug). With `applicability.enabled` false the ranker's
+    order stands and nothing is cut."""
     if not config["applicability.enabled"]:
         return sorted(candidates, key=lambda c: c.rank)
     floor = config["applicability.minApplicability"]
-    kept = [c for c in candidates if c.applicability >= floor or (c.pinned and mode.name == DEFAULT_MODE)]
+    kept = [
+        c
+        for c in candidates
+        if c.applicability >= floor
+        or (c.pinned and (mode.name == DEFAULT_MODE or getattr(c.obj, "mode", "") == mode.name))
+    ]
     return sorted(kept, key=lambda c: (-c.final, c.rank))
 
 

@@ -751,7 +751,7 @@ WRITES = {
         "post",
         "/subjects/alice/profile",
         {"key": "name", "value": "Alice"},
-        "fact.confirmed",
+        "belief.revised",  # the person's REINFORCE (memory.services.beliefs.fact_set_by_person)
     ),
     "remove a fact": ("delete", "/subjects/alice/profile/name", None, "fact.removed"),
     "store a note": ("post", "/subjects/alice/notes", {"content": "Alice plays the cello"}, "note.stored"),
