@@ -2,6 +2,7 @@
 versions and revisions, and the person's own revision of one (revision_apply, decided_by
 "person")."""
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -16,7 +17,6 @@ from memory.api.fields import (
 )
 from memory.beliefs import LAYERS
 from memory.beliefs.read import (
-    BELIEF_REF,
     BELIEF_REF_MESSAGE,
     BeliefView,
     belief_get,
@@ -167,13 +167,13 @@ class BeliefApi(AppAPIView):
 class RevisionsApi(AppAPIView):
     class QuerySerializer(StrictQuerySerializer):
         action = StrictChoiceField(choices=RevisionAction.choices, required=False)
-        belief = StrictCharField(required=False, max_length=30, help_text=BELIEF_ID_HELP)
+        belief = StrictCharField(
+            required=False,
+            max_length=30,
+            help_text=BELIEF_ID_HELP,
+            validators=[RegexValidator(r"^[fn]:[0-9]+\Z", message=BELIEF_REF_MESSAGE)],
+        )
         limit = StrictIntegerField(required=False, min_value=1, max_value=200, default=50)
-
-        def validate_belief(self, value):
-            if BELIEF_REF.fullmatch(value) is None:
-                raise serializers.ValidationError(BELIEF_REF_MESSAGE)
-            return value
 
     @extend_schema(
         parameters=[QuerySerializer],

@@ -84,7 +84,10 @@ def belief_ref_parse(ref: str, *, field_name: str = "belief") -> tuple[str, int]
 
 
 def belief_get(*, subject: Subject, ref: str, field_name: str = "belief_id") -> ProfileFact | Note:
-    """The subject's belief `ref`; another subject's (or a missing one) is NotFound."""
+    """The subject's belief `ref`; another subject's, a missing one or a `ref` that names none
+    (not f:ID or n:ID) is NotFound."""
+    if BELIEF_REF.fullmatch(ref or "") is None:
+        raise NotFound(f"no belief {ref!r}: {BELIEF_REF_MESSAGE}", field=field_name)
     kind, pk = belief_ref_parse(ref, field_name=field_name)
     model = ProfileFact if kind == "fact" else Note
     obj = model.objects.filter(subject=subject, pk=pk).first()
@@ -200,9 +203,27 @@ def _revision_of_rows(kind: str, ids: list[int], subject_id: int) -> dict[int, d
     rows = BeliefRevision.objects.filter(subject_id=subject_id, belief_kind=kind, belief_id__in=ids)
     for revision in rows.order_by("created_at", "id"):
         for pk in revision.result_ids or []:
-            if pk in ids:
+            if pk in ids and pk != revision.belief_id:
                 out.setdefault(pk, _revision_brief(revision))
     return out
+
+
+def fact_versions_revisions(versions: list[ProfileFact]) -> None:
+    """The profile history page's view of each fact version: `v.written_by` (the revision that
+    wrote it, or None) and `v.revised` (the revisions applied to it in place: REINFORCE, WEAKEN,
+    MARK_EXCEPTION, ARCHIVE, or a split or correction of it), each with its reason."""
+    if not versions:
+        return
+    ids = [v.pk for v in versions]
+    rows = list(
+        BeliefRevision.objects.filter(
+            subject_id=versions[0].subject_id, belief_kind="fact", belief_id__in=ids
+        ).order_by("created_at", "id")
+    )
+    for v in versions:
+        v.written_by = next((r for r in rows if v.pk in (r.result_ids or []) and r.belief_id != v.pk), None)
+        v.revised = [r for r in rows if r.belief_id == v.pk]
+        v.belief_ref = belief_ref(v)
 
 
 def _revision_brief(revision: BeliefRevision) -> dict:

@@ -164,10 +164,10 @@ def test_a_note_revision_refuses_fact_fields_and_a_foreign_note(client, beliefs,
 
 
 @pytest.mark.parametrize("ref", ["12", "x:1", "f:", "f:1a", "n:-3"])
-def test_a_malformed_belief_id_is_a_400_naming_it(client, beliefs, ref):
+def test_a_malformed_belief_id_names_no_belief(client, beliefs, ref):
     response = client.get(f"{API}/beliefs/{ref}")
 
-    assert response.status_code == 400
+    assert response.status_code == 404
     assert response.json()["error"]["field"] == "belief_id"
 
 
