@@ -449,6 +449,7 @@ class Mirror:
                 rests_on |= Q(
                     message_id__in=NoteSource.objects.filter(note_id=belief.pk).values("message_id")
                 )
+            low: Q | None
             if "confidence" in belief.get_deferred_fields():  # not loaded: asked in the query
                 low = Q(Exists(type(belief).objects.filter(pk=belief.pk, confidence__lt=below)))
             else:

@@ -221,9 +221,12 @@ def fact_versions_revisions(versions: list[ProfileFact]) -> None:
         ).order_by("created_at", "id")
     )
     for v in versions:
-        v.written_by = next((r for r in rows if v.pk in (r.result_ids or []) and r.belief_id != v.pk), None)
-        v.revised = [r for r in rows if r.belief_id == v.pk]
-        v.belief_ref = belief_ref(v)
+        # attributes for the template only (not fields)
+        v.written_by = next(  # type: ignore[attr-defined]
+            (r for r in rows if v.pk in (r.result_ids or []) and r.belief_id != v.pk), None
+        )
+        v.revised = [r for r in rows if r.belief_id == v.pk]  # type: ignore[attr-defined]
+        v.belief_ref = belief_ref(v)  # type: ignore[attr-defined]
 
 
 def _revision_brief(revision: BeliefRevision) -> dict:
