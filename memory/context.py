@@ -13,13 +13,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Case, CharField, Exists, Q, Value, When
 from django.utils import timezone
 
+from memory.beliefs import layer_of
 from memory.config import MemoryConfig
 from memory.context_cache import context_cache_probe, context_cache_remember, context_cache_serve
-from memory.context_summary import memory_guidance, mental_models_text, summaries_on, summary_choose
+from memory.context_summary import (
+    SUMMARY_MARK,
+    memory_guidance,
+    mental_models_text,
+    summaries_on,
+    summary_choose,
+)
 from memory.links import ranked_expand
-from memory.models import Evidence, Lesson, Note, Procedure, Subject
+from memory.models import (
+    BeliefRevision,
+    Evidence,
+    EvidenceStatus,
+    Lesson,
+    LinkKind,
+    Note,
+    NoteLink,
+    NoteSource,
+    Procedure,
+    ProfileFact,
+    RevisionAction,
+    Subject,
+)
 from memory.modes import Mode, mode_get, mode_of, policy_hash
 from memory.person.consequences import consequences_text
 from memory.person.contract import contract_text
@@ -66,11 +87,15 @@ GUIDANCE = (
     "memory sections come in this order: `### profile` (facts the user has told you; trust the "
     "newest), `### recalled` (earlier notes that match this message, with their date), and "
     '`### memory-index` (pointers `n:ID "gist"` to other notes that may matter). Lines marked '
-    "`e:ID` are earlier turns themselves, with their date and who said them. Last, when "
-    "present: `### topics` (what this conversation is about now, and what it set aside) and "
-    "`### transcript` (its latest turns, oldest first). Use what helps with this message and "
-    "ignore the rest. Do not recite memory back unless asked, and say so when memory is "
-    "missing rather than guessing."
+    "`e:ID` are earlier turns themselves, with their date and who said them: the evidence; "
+    "facts and notes are beliefs drawn from it, and a turn marked `evidence for f:ID` (or "
+    "`n:ID`) is what a doubtful or contested belief rests on, so judge the belief by it. "
+    "`### lessons`, `### procedures` and `<mental_models>` are summaries compressed from "
+    "earlier notes: useful hints, not established fact; a fact, a note or a turn says more. "
+    "Last, when present: `### topics` (what this conversation is about now, and what it set "
+    "aside) and `### transcript` (its latest turns, oldest first). Use what helps with this "
+    "message and ignore the rest. Do not recite memory back unless asked, and say so when "
+    "memory is missing rather than guessing."
 )
 
 
@@ -86,11 +111,19 @@ class Item:
     source: dict = field(default_factory=dict)
     # the selection's scores (memory/ranking/applicability.py); `score` is their `final`
     applicability: dict = field(default_factory=dict)
+    # mirror retrieval: the belief ("f:12", "n:5") whose evidence this unit is (`_mirror`)
+    mirror_of: str = ""
+
+    @property
+    def layer(self) -> str:
+        """evidence, belief or summary (memory/beliefs/__init__.py)."""
+        return layer_of(self.kind)
 
     def as_dict(self) -> dict:
         data = {
             "id": self.id,
             "kind": self.kind,
+            "layer": self.layer,
             "section": self.section,
             "score": round(self.score, 4),
             "reason": self.reason,
@@ -100,6 +133,8 @@ class Item:
         }
         if self.source:
             data["source"] = self.source
+        if self.mirror_of:
+            data["mirror_of"] = self.mirror_of
         return data
 
 
@@ -181,8 +216,16 @@ class Context:
         }
 
 
+# the summary layer's sections say what they are under their heading (memory/beliefs): what
+# they hold is compressed from beliefs, never established fact
+SUMMARY_SECTIONS = frozenset({"lessons", "procedures"})
+
+
 def _section(name: str, lines: list[str]) -> str:
-    return f"### {name}\n" + "\n".join(lines) if lines else ""
+    if not lines:
+        return ""
+    heading = f"### {name}\n{SUMMARY_MARK}\n" if name in SUMMARY_SECTIONS else f"### {name}\n"
+    return heading + "\n".join(lines)
 
 
 def _fit(name: str, lines: list[str], line: str, cap: int) -> bool:
@@ -329,12 +372,13 @@ def _rank_notes(
 
 
 def _recalled_and_index(
-    ranked: list[Candidate], config, expanded=frozenset()
+    ranked: list[Candidate], config, expanded=frozenset(), mirror: "Mirror | None" = None
 ) -> tuple[list[Block], list[Item]]:
     """`### recalled` (the best k in full) and `### memory-index` (pointers to the next ones),
     notes and evidence units alike (one selection, best `final` first). A near-duplicate of an
     item a section holds is skipped; the items neither could take are left out, and the last of
-    the two says how many."""
+    the two says how many. With `mirror`, the evidence of the doubtful or contested beliefs
+    placed goes in after them where the caps leave room (`Mirror`)."""
     k = config["recallInjection.k"]
     recall_cap, index_cap = config["recallInjection.maxTokens"], config["index.maxTokens"]
     recalled: list[str] = []
@@ -368,6 +412,12 @@ def _recalled_and_index(
             held["memory-index"].hold(candidate.text)
             index_items.append(_item(candidate, "memory-index", line, expanded=was_expanded))
     omitted = len(ranked) - len(recalled) - len(index) - skipped
+    if mirror is not None:
+        mirror.fetch(recalled_items + index_items)
+        recalled, recalled_items = mirror.place("recalled", recalled, recalled_items, recall_cap, lead=k > 0)
+        index, index_items = mirror.place(
+            "memory-index", index, index_items, index_cap, lead=k == 0 and config["index.limit"] > 0
+        )
     index_open = config["index.limit"] > 0
     recalled_block, recalled_items = _block(
         "recalled", recalled, recalled_items, 0 if index_open else omitted, recall_cap
@@ -376,6 +426,128 @@ def _recalled_and_index(
         "memory-index", index, index_items, omitted if index_open else 0, index_cap
     )
     return [recalled_block, index_block], recalled_items + index_items
+
+
+class Mirror:
+    """Mirror retrieval (memory/beliefs/__init__.py; docs/layers.md): a placed belief — a fact
+    of `### profile`, a note of the notes sections — whose confidence is under
+    `beliefs.mirror.belowConfidence`, or that is contested (a `contradicts` link either way, a
+    WEAKEN revision), brings the evidence units it rests on (`belief_evidence_ids`: its source
+    turn, a note's other sources, the turns of its revisions) into the notes sections right
+    after it: a note's after its line, a fact's first in `### recalled` (right after the
+    profile). Only visible units the consent and the mode's policy let render, none already
+    placed, the newest `maxEvidence` per belief (shown oldest first), each where its section's
+    cap still has room (a mirror never pushes out a ranked item).
+
+    One query for the whole build (`fetch`), none with no belief placed or mirroring off."""
+
+    def __init__(self, *, subject, facts: list[Item], beliefs: dict[str, Any], config, allowed):
+        self.subject, self.facts, self.config = subject, facts, config
+        self.beliefs = beliefs  # the selected facts' and notes' objects by item id
+        self.allowed = allowed  # policy_allows for this build (consent, mode, scope)
+        self.shown: set[int] = set()
+        self.units: dict[str, list[Evidence]] = {}
+
+    def fetch(self, placed: list[Item]) -> None:
+        """The units of the placed beliefs (the profile's facts and `placed`) worth mirroring;
+        the evidence already `placed` is not shown twice."""
+        self.shown |= {int(i.id[2:]) for i in placed if i.kind == "evidence"}
+        config = self.config
+        if not config["beliefs.mirror.enabled"] or config["beliefs.mirror.maxEvidence"] <= 0:
+            return
+        refs = [i.id for i in [*self.facts, *placed] if i.id in self.beliefs]
+        below = config["beliefs.mirror.belowConfidence"]
+        whens = []
+        for ref in refs:
+            belief = self.beliefs[ref]
+            kind = "fact" if isinstance(belief, ProfileFact) else "note"
+            revisions = BeliefRevision.objects.filter(
+                subject_id=self.subject.pk, belief_kind=kind, belief_id=belief.pk
+            )
+            rests_on = Q(message_id__in=revisions.exclude(message=None).values("message_id"))
+            if belief.source_message_id:
+                rests_on |= Q(message_id=belief.source_message_id)
+            if kind == "note":
+                rests_on |= Q(
+                    message_id__in=NoteSource.objects.filter(note_id=belief.pk).values("message_id")
+                )
+            low: Q | None
+            if "confidence" in belief.get_deferred_fields():  # not loaded: asked in the query
+                low = Q(Exists(type(belief).objects.filter(pk=belief.pk, confidence__lt=below)))
+            else:
+                low = Q(pk__in=[]) if belief.confidence >= below else None
+            if low is not None:  # confident: mirrored only when contested
+                contested = low | Q(Exists(revisions.filter(action=RevisionAction.WEAKEN)))
+                if kind == "note":
+                    links = NoteLink.objects.filter(Q(src_id=belief.pk) | Q(dst_id=belief.pk))
+                    contested |= Q(Exists(links.filter(kind=LinkKind.CONTRADICTS)))
+                rests_on &= contested
+            whens.append(When(rests_on, then=Value(ref)))
+        if not whens:
+            return
+        rows = (
+            Evidence.objects.filter(
+                subject_id=self.subject.pk, status=EvidenceStatus.VISIBLE, archived_at=None
+            )
+            .annotate(mirror_of=Case(*whens, default=Value(""), output_field=CharField()))
+            .exclude(mirror_of="")
+            .order_by("occurred_at", "id")
+        )
+        units: dict[str, list[Evidence]] = {}
+        for unit in rows:
+            if self.allowed(unit):
+                units.setdefault(unit.mirror_of, []).append(unit)
+        keep = config["beliefs.mirror.maxEvidence"]
+        self.units = {ref: found[-keep:] for ref, found in units.items()}
+
+    def _line(self, section: str, unit: Evidence, ref: str) -> str:
+        if section == "recalled":
+            return f"- [e:{unit.pk} · {unit.occurred_at:%Y-%m-%d} · {unit.role} · evidence for {ref}] {unit.text}"
+        gist = truncate_to_tokens(" ".join(unit.text.split()), self.config["index.gistChars"] // 4)
+        return f'- e:{unit.pk} [{unit.occurred_at:%Y-%m-%d} {unit.role}, evidence for {ref}] "{gist}"'
+
+    def place(
+        self, section: str, lines: list[str], items: list[Item], cap: int, *, lead: bool
+    ) -> tuple[list[str], list[Item]]:
+        """`lines` (one per item of `items`) with the mirrored units after their beliefs; with
+        `lead`, the profile's facts' units first."""
+        anchors: list[tuple[str | None, Item]] = [(None, f) for f in self.facts] if lead else []
+        anchors += list(zip(lines, items, strict=True))
+        if not any(item.id in self.units for _, item in anchors):
+            return lines, items
+        held = list(lines)  # what the section holds so far, for the cap (order does not count)
+        out_lines: list[str] = []
+        out_items: list[Item] = []
+        for line, item in anchors:
+            if line is not None:
+                out_lines.append(line)
+                out_items.append(item)
+            for unit in self.units.get(item.id, []):
+                if unit.pk in self.shown:
+                    continue
+                mirror_line = self._line(section, unit, item.id)
+                if not _fit(section, held, mirror_line, cap):
+                    room = cap - estimate_tokens(_section(section, [*held, ""]))
+                    mirror_line = truncate_to_tokens(mirror_line, room) if room >= 24 else ""
+                if not mirror_line:
+                    continue
+                held.append(mirror_line)
+                self.shown.add(unit.pk)
+                out_lines.append(mirror_line)
+                out_items.append(
+                    Item(
+                        id=f"e:{unit.pk}",
+                        kind="evidence",
+                        section=section,
+                        score=item.score,
+                        reason=f"mirror of {item.id}",
+                        tokens=estimate_tokens(mirror_line),
+                        source=_source(unit),
+                        applicability=item.applicability,
+                        mirror_of=item.id,
+                    )
+                )
+        return out_lines, out_items
 
 
 def _distilled(selection: dict[str, list[Candidate]], terms, config) -> tuple[list[Block], list[Item]]:
@@ -573,19 +745,17 @@ def context_build(
     return context
 
 
-def _select(*, subject, query, terms, conversation, config, now, mode: Mode) -> tuple[dict, set[int]]:
-    """Every kind's ranked candidates, less what the mode's policy keeps out, judged in one
-    batch (memory/ranking/applicability.py) and selected per section ("profile", "notes",
-    "lessons", "procedures"), best `final` first; and the notes reached over links."""
+def _select(
+    *, subject, query, terms, conversation, config, now, mode: Mode, may_render
+) -> tuple[dict, set[int]]:
+    """Every kind's ranked candidates, less what the mode's policy keeps out (`may_render`),
+    judged in one batch (memory/ranking/applicability.py) and selected per section ("profile",
+    "notes", "lessons", "procedures"), best `final` first; and the notes reached over links."""
+
     conversation_scope = conversation.scope if conversation is not None else None
-    denied = consent_denied_categories(subject=subject)
 
     def allowed(ranked: list[tuple]) -> list[tuple]:
-        return [
-            r
-            for r in ranked
-            if policy_allows(r[0], mode=mode, conversation_scope=conversation_scope, denied=denied)
-        ]
+        return [r for r in ranked if may_render(r[0])]
 
     facts = rank_facts(subject=subject, terms=terms, config=config) if config["profile.enabled"] else []
     places = config["recallInjection.k"] + config["index.limit"]  # 0: both note sections are off
@@ -629,6 +799,11 @@ def _build(
     rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)
     now = timezone.now()
+    conversation_scope = conversation.scope if conversation is not None else None
+    denied = consent_denied_categories(subject=subject)
+
+    def may_render(obj) -> bool:
+        return policy_allows(obj, mode=mode, conversation_scope=conversation_scope, denied=denied)
 
     selection, expanded = _select(
         subject=subject,
@@ -638,9 +813,14 @@ def _build(
         config=config,
         now=now,
         mode=mode,
+        may_render=may_render,
     )
     profile_block, profile_items = _profile(selection["profile"], config)
-    note_blocks, note_items = _recalled_and_index(selection["notes"], config, expanded)
+    beliefs = {
+        c.id: c.obj for name in ("profile", "notes") for c in selection[name] if c.kind in ("fact", "note")
+    }
+    mirror = Mirror(subject=subject, facts=profile_items, beliefs=beliefs, config=config, allowed=may_render)
+    note_blocks, note_items = _recalled_and_index(selection["notes"], config, expanded, mirror)
 
     summary = summary_choose(subject=subject, conversation=conversation, config=config, record=record)
     stable_prefix = _stable_prefix(summary, config)

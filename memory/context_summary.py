@@ -23,6 +23,9 @@ from memoryweb.llm.templates import render_prompt
 READ_PATH = "memories/read-path"
 LEARNED_HEADING = "Learned from earlier sessions (read one through its memory:// address when it applies):"
 MEMORY_MD_LINE = "the long-term memory document: decisions, constraints, pitfalls"
+# the summary layer (memory/beliefs/__init__.py) says what it is wherever it renders: the first
+# line of `<mental_models>`, of `### lessons` and of `### procedures` (memory/context.py)
+SUMMARY_MARK = "(summaries of earlier notes, not established fact)"
 
 
 def summaries_on(config: MemoryConfig) -> bool:
@@ -135,8 +138,8 @@ def memory_guidance(version: MemoryDocumentVersion, *, limit: int) -> str:
 
 # --- mental models --------------------------------------------------------------------------
 def mental_models_text(*, subject: Subject, cap: int) -> tuple[str, int]:
-    """`<mental_models>` with each live mental model of the subject (`## name (url)` and its
-    content) under `cap` tokens, and how many it left out. ("", 0) when there are none."""
+    """`<mental_models>`, marked as summaries (SUMMARY_MARK), with each live mental model of the
+    subject (`## name (url)` and its content) under `cap` tokens, and how many it left out. ("", 0) when there are none."""
     documents = [
         d
         for d in MemoryDocument.objects.filter(
@@ -154,7 +157,7 @@ def mental_models_text(*, subject: Subject, cap: int) -> tuple[str, int]:
         return "", 0
 
     def wrap(parts: list[str]) -> str:
-        return "<mental_models>\n" + "\n\n".join(parts) + "\n</mental_models>"
+        return f"<mental_models>\n{SUMMARY_MARK}\n" + "\n\n".join(parts) + "\n</mental_models>"
 
     parts: list[str] = []
     omitted = 0

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.api import consent, contract, documents, evidence, lessons, modes, views
+from memory.api import beliefs, consent, contract, documents, evidence, lessons, modes, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
@@ -37,6 +37,15 @@ urlpatterns = [
     path("subjects/<str:subject>/notes", views.NotesApi.as_view(), name="api-notes"),
     path("subjects/<str:subject>/notes/<int:note_id>", views.NoteApi.as_view(), name="api-note"),
     path("subjects/<str:subject>/votes", views.VotesApi.as_view(), name="api-votes"),
+    # beliefs: facts and notes with their evidence, versions and revisions (docs/layers.md)
+    path("subjects/<str:subject>/beliefs", beliefs.BeliefsApi.as_view(), name="api-beliefs"),
+    path("subjects/<str:subject>/beliefs/<str:belief_id>", beliefs.BeliefApi.as_view(), name="api-belief"),
+    path(
+        "subjects/<str:subject>/beliefs/<str:belief_id>/revise",
+        beliefs.BeliefReviseApi.as_view(),
+        name="api-belief-revise",
+    ),
+    path("subjects/<str:subject>/revisions", beliefs.RevisionsApi.as_view(), name="api-revisions"),
     # memory:// documents; subjects/<subject>/memory/<verb> is also home to the memory
     # operations (chat/urls.py): documents and history are these
     path("subjects/<str:subject>/memory", documents.MemoryReadApi.as_view(), name="api-memory-read"),

@@ -27,6 +27,7 @@ from memory.api.fields import (
     TagField,
 )
 from memory.api.schema import error_response
+from memory.beliefs import LAYERS
 from memory.context import context_build
 from memory.models import Conversation, Signal
 from memory.modes import mode_get
@@ -176,8 +177,13 @@ class ContextItemApplicabilityOut(serializers.Serializer):
 
 
 class ContextItemOut(serializers.Serializer):
-    id = serializers.CharField(help_text="f:3 fact, n:12 note, l:4 lesson, p:5 procedure")
+    id = serializers.CharField(help_text="f:3 fact, n:12 note, e:7 evidence, l:4 lesson, p:5 procedure")
     kind = serializers.CharField()
+    layer = serializers.ChoiceField(
+        choices=list(LAYERS),
+        help_text="evidence (e: turns), belief (f: facts, n: notes) or summary (l: lessons, "
+        "p: procedures): never established fact",
+    )
     section = serializers.CharField()
     score = serializers.FloatField(help_text="the selection's final score (applicability.final)")
     applicability = ContextItemApplicabilityOut()
@@ -186,6 +192,11 @@ class ContextItemOut(serializers.Serializer):
     expanded = serializers.BooleanField(help_text="reached over a link")
     source = serializers.DictField(  # type: ignore[assignment]  # the JSON key, not Field.source
         required=False, help_text="notes: message_id, conversation_id"
+    )
+    mirror_of = serializers.CharField(
+        required=False,
+        help_text="mirror retrieval: the doubtful or contested belief (f:ID, n:ID) this evidence "
+        "unit was brought in for; it carries that belief's score and breakdown",
     )
 
 

@@ -292,6 +292,8 @@ RANKED_FIELDS = (
     "category",
     "origin",
     "recall_count",
+    # what mirror retrieval reads of a placed note (memory/context.py, Mirror)
+    "confidence",
 )
 EVIDENCE_FIELDS = (
     "id",

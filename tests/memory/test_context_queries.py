@@ -19,19 +19,20 @@ from memory.services.evidence import evidence_record
 # neighbours, their sources, their links, the live reached notes and their rows, the lesson
 # search and rows, the procedure search and rows, the denied consent categories, the candidate
 # notes' `contradicts` links, the candidates' "intrusive" signals in this mode (one for the
-# whole build: the applicability judge's intrusive_penalty, docs/feedback.md), the
-# conversation's topics (the transcript is off by default), the mode's interaction contract;
-# then BEGIN, the deliveries read,
+# whole build: the applicability judge's intrusive_penalty, docs/feedback.md), mirror
+# retrieval's one (the evidence of the placed beliefs that are doubtful or contested:
+# memory/context.py Mirror), the conversation's topics (the transcript is off by default), the
+# mode's interaction contract; then BEGIN, the deliveries read,
 # the changed one written, the recalls of notes and of evidence, the event, COMMIT; and the
 # context cache's three (memory/context_cache.py): the subject's generation with its newest
 # message, the entry (a miss: built at an older generation), the UPSERT of the new one
-API_STATEMENTS = 35
+API_STATEMENTS = 36
 # context_build for a message that finds notes and a turn but no fact, lesson or procedure
 # (with the candidate notes' `contradicts` links, the candidates' "intrusive" signals in this
-# mode, one statement for the whole build, and the interaction contract); its cache entry is
-# current, so the cache
+# mode, one statement for the whole build, mirror retrieval's one and the interaction
+# contract); its cache entry is current, so the cache
 # also counts the messages since (a miss: new topic)
-BUILD_STATEMENTS = 31
+BUILD_STATEMENTS = 32
 
 
 @pytest.fixture

@@ -278,11 +278,13 @@ def test_the_mental_models_block_ends_the_tail_before_working_memory_and_is_sent
     second = context_build(subject=subject, message="hello again", config=local, conversation=conversation)
 
     block = _mental_models(first)
-    # then the contract, state, consequences, topics and transcript, empty here
+    # then the person's sections (contract, state, consequences) and working memory's (topics,
+    # transcript), all empty here
     assert first.sections[-6] is block
     assert [b.name for b in first.sections[-2:]] == ["topics", "transcript"]
     assert block.text == (
         "<mental_models>\n"
+        "(summaries of earlier notes, not established fact)\n"
         "## current-projects (memory://root/mental_models/current-projects.md)\n"
         "Billing api migration; garden planner.\n\n"
         "## who-they-are (memory://root/mental_models/who-they-are.md)\n"
@@ -350,7 +352,9 @@ def test_the_mental_models_block_is_held_to_its_cap_and_counts_what_it_left_out(
     assert block.tokens <= 120
     assert block.omitted >= 1
     assert f"({block.omitted} more mental model" in block.text
-    assert block.text.startswith("<mental_models>\n## a-first") and block.text.endswith("</mental_models>")
+    assert block.text.startswith(
+        "<mental_models>\n(summaries of earlier notes, not established fact)\n## a-first"
+    ) and block.text.endswith("</mental_models>")
 
 
 def test_with_the_backend_off_mental_models_stay_out_of_the_context(subject, config, actor):

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import services
+from memory.beliefs.read import fact_versions_revisions
 from memory.models import Origin, ProfileFact
 from memory.selectors import fact_history as select_fact_history
 from memory.selectors import fact_list
@@ -185,6 +186,7 @@ def fact_history(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
     """Every version of the fact's key (all modes and scopes), oldest first."""
     fact = get_object_or_404(ProfileFact, subject=subject, pk=fact_id)
     versions = select_fact_history(subject=subject, key=fact.key)
+    fact_versions_revisions(versions)  # each version's revisions, with their reasons
     context = {"subject": subject, "fact": fact, "versions": versions}
     if is_htmx(request):
         return render_fragment(request, "dashboard/partials/profile_history.html", context)

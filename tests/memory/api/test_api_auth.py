@@ -13,6 +13,7 @@ from chat.summaries.mental_models import mental_models_seed
 from memory.models import (
     ApiKey,
     AuditEvent,
+    BeliefRevision,
     Conversation,
     Evidence,
     InteractionContract,
@@ -97,6 +98,15 @@ ENDPOINTS = {
     "evidence-read": ("api-evidence", "get", "/evidence/{evidence}", None),
     "evidence-forget": ("api-evidence", "delete", "/evidence/{evidence}", None),
     "votes-cast": ("api-votes", "post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "up"}),
+    "beliefs-list": ("api-beliefs", "get", "/subjects/alice/beliefs", None),
+    "belief-read": ("api-belief", "get", "/subjects/alice/beliefs/f:{fact}", None),
+    "belief-revise": (
+        "api-belief-revise",
+        "post",
+        "/subjects/alice/beliefs/f:{fact}/revise",
+        {"action": "REINFORCE", "reason": "Alice said it again"},
+    ),
+    "revisions-list": ("api-revisions", "get", "/subjects/alice/revisions", None),
     "flush": ("api-flush", "post", "/flush", {"subject": "alice", "timeout_ms": 100}),
     "consent-categories": ("api-consent-categories", "get", "/consent/categories", None),
     "subject-export": ("api-subject", "get", "/subjects/alice", None),
@@ -228,6 +238,20 @@ FOREIGN = {
     "evidence-forget": ("delete", "/evidence/{evidence}", None),
     "votes-on-note": ("post", "/subjects/alice/votes", {"item": "n:{note}", "signal": "down"}),
     "votes-on-fact": ("post", "/subjects/alice/votes", {"item": "f:{fact}", "signal": "down"}),
+    "beliefs-list": ("get", "/subjects/alice/beliefs", None),
+    "belief-read": ("get", "/subjects/alice/beliefs/f:{fact}", None),
+    "belief-read-note": ("get", "/subjects/alice/beliefs/n:{note}", None),
+    "belief-revise": (
+        "post",
+        "/subjects/alice/beliefs/f:{fact}/revise",
+        {"action": "ARCHIVE", "reason": "stolen"},
+    ),
+    "belief-revise-note": (
+        "post",
+        "/subjects/alice/beliefs/n:{note}/revise",
+        {"action": "ARCHIVE", "reason": "x"},
+    ),
+    "revisions-list": ("get", "/subjects/alice/revisions", None),
     "flush": ("post", "/flush", {"subject": "alice", "conversation": "{conversation}", "timeout_ms": 100}),
     "pending-list": ("get", "/subjects/alice/pending", None),
     "pending-approve": ("post", "/subjects/alice/pending/{pending}/approve", None),
@@ -263,6 +287,8 @@ SUBJECT_LISTS = {
     "lessons-recall": "lessons",
     "procedures-recall": "procedures",
     "memory-documents": "documents",
+    "beliefs-list": "beliefs",
+    "revisions-list": "revisions",
 }
 
 
@@ -341,6 +367,7 @@ def call(api_client, world, method, path, body):
 def snapshot():
     """Row counts of everything an endpoint may write."""
     models = [
+        BeliefRevision,
         Subject,
         Conversation,
         Message,

@@ -118,6 +118,14 @@ def _mental_model(subject: Subject) -> dict:
     return {"document_id": document.pk}
 
 
+def _belief(subject: Subject) -> dict:
+    return {"ref": f"f:{FactFactory(subject=subject, key='city', value='Lisbon').pk}"}
+
+
+def _note_belief(subject: Subject) -> dict:
+    return {"ref": f"n:{NoteFactory(subject=subject, content='Alice runs on Sundays').pk}"}
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
@@ -152,6 +160,13 @@ ROUTES = [
     Route("dashboard:note_edit", "POST", make=_note, data={"content": "Alice runs on Saturdays", "tags": ""}),
     Route("dashboard:note_forget", "POST", make=_note),
     Route("dashboard:evidence"),
+    # beliefs (memory/dashboard/views/beliefs.py)
+    Route("dashboard:beliefs"),
+    Route("dashboard:belief_detail", make=_belief),
+    Route("dashboard:belief_detail", make=_note_belief),
+    Route(
+        "dashboard:belief_revise", "POST", make=_belief, data={"action": "REINFORCE", "reason": "said again"}
+    ),
     Route("dashboard:evidence_forget", "POST", make=_evidence),
     Route("dashboard:playground"),
     Route("dashboard:playground_send", "POST", data={"message": "I live in Lisbon"}),

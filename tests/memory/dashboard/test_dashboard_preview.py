@@ -116,3 +116,32 @@ def test_another_persons_preview_is_a_404(owned_subject, stranger_client):
     response = stranger_client.get(url(owned_subject), {"message": "marathon"})
     assert response.status_code == 404
     assert Note.objects.get().recall_count == 0
+
+
+def test_the_preview_says_each_items_layer_and_what_a_mirror_unit_stands_for(owned_subject, owner_client):
+    from memory.models import Evidence
+
+    FactFactory(subject=owned_subject, key="name", value="Alice")
+    conversation = ConversationFactory(subject=owned_subject)
+    message = MessageFactory(conversation=conversation, text="the place by the river with the green door")
+    unit = Evidence.objects.create(
+        subject=owned_subject,
+        conversation=conversation,
+        message=message,
+        role="user",
+        text=message.text,
+        occurred_at=message.occurred_at,
+    )
+    note = NoteFactory(
+        subject=owned_subject, content="Alice's favourite bakery is by the river", source_message=message
+    )
+    Note.objects.filter(pk=note.pk).update(confidence=0.3)
+
+    response = owner_client.get(url(owned_subject), {"message": "which bakery does Alice like?"})
+
+    body = response.content.decode()
+    chosen = {item["id"]: item for item in response.context["result"]["items"]}
+    assert chosen[f"n:{note.pk}"]["layer"] == "belief" and 'data-layer="belief"' in body
+    assert chosen[f"e:{unit.pk}"]["layer"] == "evidence" and 'data-layer="evidence"' in body
+    assert chosen[f"e:{unit.pk}"]["mirror_of"] == f"n:{note.pk}"
+    assert f"evidence for n:{note.pk}</span>" in body
