@@ -18,16 +18,18 @@ from memory.services.evidence import evidence_record
 # and ranking, the note count and ranking, the notes, the evidence units, their turn
 # neighbours, their sources, their links, the live reached notes and their rows, the lesson
 # search and rows, the procedure search and rows, the denied consent categories, the candidate
-# notes' `contradicts` links, the
+# notes' `contradicts` links, the conversation's state (`### state`, memory/person/state.py;
+# `### consequences` costs nothing for a message without failure or loop signals), the
 # conversation's topics (the transcript is off by default); then BEGIN, the deliveries read,
 # the changed one written, the recalls of notes and of evidence, the event, COMMIT; and the
 # context cache's three (memory/context_cache.py): the subject's generation with its newest
 # message, the entry (a miss: built at an older generation), the UPSERT of the new one
-API_STATEMENTS = 33
+API_STATEMENTS = 34
 # context_build for a message that finds notes and a turn but no fact, lesson or procedure
-# (with the candidate notes' `contradicts` links); its cache entry is current, so the cache
+# (with the candidate notes' `contradicts` links, and the conversation's state row; no
+# consequence query: the message shows no failure or loop signal); its cache entry is current, so the cache
 # also counts the messages since (a miss: new topic)
-BUILD_STATEMENTS = 29
+BUILD_STATEMENTS = 30
 
 
 @pytest.fixture
