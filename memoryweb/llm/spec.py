@@ -20,7 +20,16 @@ class Settings(Protocol):
     def __getitem__(self, dotted: str) -> Any: ...
 
 
-COMPONENTS = ("reflection", "rewriter", "consolidation", "summaries", "chat", "applicability", "chunking")
+COMPONENTS = (
+    "reflection",
+    "rewriter",
+    "consolidation",
+    "summaries",
+    "chat",
+    "applicability",
+    "chunking",
+    "consequences",
+)
 
 NONE = "none"
 ANTHROPIC = "anthropic"
