@@ -268,3 +268,38 @@ def state_text(*, conversation, config: MemoryConfig, now, cap: int) -> tuple[st
     if not shown:
         return "", len(lines)
     return "\n".join(["### state", *shown]), len(lines) - len(shown)
+
+
+def state_read(*, conversation, config: MemoryConfig, now) -> dict:
+    """The conversation's state for the API and the dashboard: the levels decayed to `now`,
+    the stored (raw) ones, what moved them (newest first, every key present), the lines
+    `### state` would show. Zeros when no user message was observed yet."""
+    from memory.models import ConversationState
+
+    row = ConversationState.objects.filter(conversation_id=conversation.pk).first()
+    raw = {d: getattr(row, d) if row else 0.0 for d in DIMENSIONS}
+    levels = levels_at(levels=raw, since=row.updated_at, now=now, config=config) if row else dict(raw)
+    signals = [
+        {
+            "message": entry.get("message"),
+            "at": entry.get("at"),
+            **{d: list(entry.get(d, [])) for d in DIMENSIONS},
+            "topic_changed": bool(entry.get("topic_changed", False)),
+        }
+        for entry in (row.signals if row else [])
+        if isinstance(entry, dict)
+    ]
+    return {
+        "conversation": conversation.pk,
+        "levels": levels,
+        "raw": raw,
+        "signals": signals,
+        "messages": row.messages if row else 0,
+        "last_message": row.last_message_id if row else None,
+        "updated_at": row.updated_at if row else None,
+        "half_life_minutes": config["state.halfLifeMinutes"],
+        "min_level": config["state.minLevel"],
+        "lines": state_lines(
+            levels=levels, signals=row.signals if row else [], min_level=config["state.minLevel"]
+        ),
+    }
