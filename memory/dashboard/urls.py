@@ -1,7 +1,8 @@
 """The memory app's dashboard URLs: `/s/<subject_id>/<page>/…`. memoryweb/urls.py mounts them
 in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
-Pages built in their own module (lessons, evidence, graph, consent, preview, jobs, audit, modes) declare a module-level
+Pages built in their own module (lessons, evidence, graph, consent, preview, jobs, audit, modes,
+consequences) declare a module-level
 `urlpatterns` list there, added below.
 """
 
@@ -10,6 +11,7 @@ from django.urls import path
 from memory.dashboard.views import (
     audit,
     consent,
+    consequences,
     evidence,
     graph,
     home,
@@ -47,5 +49,5 @@ urlpatterns = [
 ]
 
 # Pages that bring their own `urlpatterns` (see the module docstring).
-for _module in (lessons, evidence, graph, consent, preview, jobs, audit, modes):
+for _module in (lessons, evidence, graph, consent, preview, jobs, audit, modes, consequences):
     urlpatterns += _module.urlpatterns

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 
-from chat.reflect import turn_reflect
 from chat.models import ReflectionRun
+from chat.reflect import turn_reflect
 from memory.models import AuditEvent, Consequence
 
 API = "/api/v1"

@@ -118,6 +118,27 @@ def _mental_model(subject: Subject) -> dict:
     return {"document_id": document.pk}
 
 
+def _consequence(subject: Subject) -> dict:
+    from memory.models import Consequence, Conversation, Message
+
+    conversation = Conversation.objects.create(subject=subject)
+    advice = Message.objects.create(
+        conversation=conversation, role="assistant", text="Run black on everything."
+    )
+    report = Message.objects.create(conversation=conversation, role="user", text="that broke the build")
+    chain = Consequence.objects.create(
+        subject=subject,
+        conversation=conversation,
+        advice_message=advice,
+        outcome_message=report,
+        action="Run black on everything.",
+        outcome="failure",
+        outcome_text="that broke the build",
+        tendency="fragile to sweeping changes",
+    )
+    return {"consequence_id": chain.pk}
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
@@ -181,6 +202,20 @@ ROUTES = [
     Route("dashboard:pending_reject", "POST", make=_pending),
     Route("dashboard:consent_policy", "POST", data={"category": "health", "policy": "allow"}),
     Route("dashboard:preview"),
+    # consequence chains and the conversations' state (memory/dashboard/views/consequences.py)
+    Route("dashboard:consequences"),
+    Route(
+        "dashboard:consequence_edit",
+        "POST",
+        make=_consequence,
+        data={
+            "action": "Run black on one file.",
+            "outcome": "failure",
+            "outcome_text": "the build broke",
+            "tendency": "fragile to sweeping changes",
+        },
+    ),
+    Route("dashboard:consequence_delete", "POST", make=_consequence),
     Route("dashboard:jobs"),
     Route("dashboard:jobs_list"),
     Route("dashboard:jobs_consolidate", "POST"),
