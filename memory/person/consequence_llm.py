@@ -29,16 +29,17 @@ def _usable(answer: dict) -> Judged | None:
     if not answer["report"]:
         return Judged(report=False)
     confidence = answer.get("confidence")
-    texts = [answer.get(name) for name in ("action", "outcome_text", "tendency")]
+    action, outcome_text, tendency = (answer.get(name) for name in ("action", "outcome_text", "tendency"))
     if (
         answer.get("outcome") not in ("success", "failure")
-        or not all(isinstance(t, str) for t in texts)
+        or not isinstance(action, str)
+        or not isinstance(outcome_text, str)
+        or not isinstance(tendency, str)
         or not (
             isinstance(confidence, int | float) and not isinstance(confidence, bool) and 0 <= confidence <= 1
         )
     ):
         return None
-    action, outcome_text, tendency = texts
     if not action.strip() or not outcome_text.strip():
         return None
     return Judged(

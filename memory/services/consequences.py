@@ -151,26 +151,24 @@ def consequences_observe(*, messages: list, subject, actor: Actor, config: Memor
             continue
         if judged is not None:
             stats["llm"] += 1
-            values = {
-                "action": judged.action,
-                "outcome": judged.outcome,
-                "outcome_text": judged.outcome_text,
-                "tendency": judged.tendency,
-                "confidence": judged.confidence,
-                "decided_by": "llm",
-            }
+            action, outcome, outcome_text = judged.action, judged.outcome, judged.outcome_text
+            tendency, confidence, decided_by = judged.tendency, judged.confidence, "llm"
         else:
             action = action_gist(advice.text)
-            values = {
-                "action": action,
-                "outcome": report.outcome,
-                "outcome_text": report.outcome_text,
-                "tendency": tendency_of(action=action, report=message.text, outcome=report.outcome),
-                "confidence": report.confidence,
-                "decided_by": "rules",
-            }
+            outcome, outcome_text = report.outcome, report.outcome_text
+            tendency = tendency_of(action=action, report=message.text, outcome=report.outcome)
+            confidence, decided_by = report.confidence, "rules"
         _chain, created = consequence_record(
-            subject=subject, advice_message=advice, outcome_message=message, actor=actor, **values
+            subject=subject,
+            advice_message=advice,
+            outcome_message=message,
+            action=action,
+            outcome=outcome,
+            outcome_text=outcome_text,
+            tendency=tendency,
+            confidence=confidence,
+            decided_by=decided_by,
+            actor=actor,
         )
         stats["recorded"] += created
     return {k: v for k, v in stats.items() if v}
