@@ -42,7 +42,7 @@ from memory.models import (
     Subject,
 )
 from memory.modes import Mode, mode_get, mode_of, policy_hash
-from memory.person.consequences import consequences_text
+from memory.person.consequences import consequences_text, loop_signals
 from memory.person.contract import contract_text
 from memory.person.state import state_text
 from memory.ranking import matched_reason, rank_distilled, rank_facts, rank_notes
@@ -60,6 +60,7 @@ from memory.rewriter import rewrite_query
 from memory.search.lexical import NoteFilter
 from memory.selectors import consent_denied_categories
 from memory.services import context_deliveries_update, notes_mark_recalled, retrieval_event_record
+from memory.services.consequences import consequences_mark_surfaced
 from memory.services.documents import conversation_summary_pin
 from memory.services.evidence import evidence_mark_recalled
 from memory.text import query_terms
@@ -644,6 +645,10 @@ def _working_memory(conversation, message: str, config: MemoryConfig, mode: Mode
     return [topics, transcript]
 
 
+def _consequences_on(config: MemoryConfig, mode: Mode) -> bool:
+    return config["consequences.enabled"] and mode.renders.get("consequences", True)
+
+
 def _person_blocks(
     subject, conversation, message: str, config: MemoryConfig, mode: Mode, now
 ) -> tuple[list[Block], list[int]]:
@@ -664,7 +669,7 @@ def _person_blocks(
     blocks.append(Block("state", text, cap, omitted=omitted))
     cap = config["consequences.maxTokens"]
     text, omitted = "", 0
-    if config["consequences.enabled"] and mode.renders.get("consequences", True):
+    if _consequences_on(config, mode):
         text, shown, omitted = consequences_text(
             subject=subject, conversation=conversation, message=message, mode=mode, config=config, cap=cap
         )
@@ -717,10 +722,13 @@ def context_build(
     config = phase_config(active_mode.apply(config), k=k)
     # a digest of the whole configuration: computed once, for the cache key and the event
     digest = policy_hash(active_mode, config)
+    # a message that shows the person stuck ("still failing") is built afresh: the cached build
+    # of an earlier turn holds no `### consequences`, and showing the chains is counted
+    stuck = _consequences_on(config, active_mode) and bool(loop_signals(message))
     probe = context_cache_probe(
         subject=subject,
         conversation=conversation,
-        record=record,
+        record=record and not stuck,
         config=config,
         policy_hash=digest,
         profile=profile,
@@ -861,6 +869,8 @@ def _build(
             recalled = [i for i in note_items if i.section == "recalled"]
             notes_mark_recalled(note_ids=[int(i.id[2:]) for i in recalled if i.kind == "note"])
             evidence_mark_recalled(evidence_ids=[int(i.id[2:]) for i in recalled if i.kind == "evidence"])
+            # the consequence chains `### consequences` showed (no statement when it showed none)
+            consequences_mark_surfaced(consequence_ids=consequences_shown, now=now)
             event = retrieval_event_record(
                 subject=subject,
                 conversation=conversation,

@@ -1,12 +1,17 @@
 from django.urls import path
 
-from memory.api import beliefs, consent, contract, documents, evidence, lessons, modes, views
+from memory.api import beliefs, consent, contract, documents, evidence, lessons, modes, person, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
     path("modes", modes.ModesApi.as_view(), name="api-modes"),
     path("modes/<str:name>", modes.ModeApi.as_view(), name="api-mode"),
     path("evidence/<int:evidence_id>", evidence.EvidenceApi.as_view(), name="api-evidence"),
+    path(
+        "conversations/<int:conversation_id>/state",
+        person.ConversationStateApi.as_view(),
+        name="api-conversation-state",
+    ),
     path("consent/categories", consent.ConsentCategoriesApi.as_view(), name="api-consent-categories"),
     path("subjects/<str:subject>", consent.SubjectApi.as_view(), name="api-subject"),
     path("subjects/<str:subject>/consent", consent.ConsentPoliciesApi.as_view(), name="api-consent"),
@@ -66,5 +71,15 @@ urlpatterns = [
         "subjects/<str:subject>/procedures/<int:procedure_id>",
         lessons.ProcedureApi.as_view(),
         name="api-procedure",
+    ),
+    path(
+        "subjects/<str:subject>/consequences",
+        person.ConsequencesApi.as_view(),
+        name="api-consequences",
+    ),
+    path(
+        "subjects/<str:subject>/consequences/<int:consequence_id>",
+        person.ConsequenceApi.as_view(),
+        name="api-consequence",
     ),
 ]

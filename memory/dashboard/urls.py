@@ -2,7 +2,7 @@
 in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
 Pages built in their own module (lessons, evidence, graph, consent, contract, preview, jobs, audit,
-modes, beliefs) declare a module-level
+modes, beliefs, consequences) declare a module-level
 `urlpatterns` list there, added below.
 """
 
@@ -12,6 +12,7 @@ from memory.dashboard.views import (
     audit,
     beliefs,
     consent,
+    consequences,
     contract,
     evidence,
     graph,
@@ -50,5 +51,17 @@ urlpatterns = [
 ]
 
 # Pages that bring their own `urlpatterns` (see the module docstring).
-for _module in (lessons, evidence, graph, consent, contract, preview, jobs, audit, modes, beliefs):
+for _module in (
+    lessons,
+    evidence,
+    graph,
+    consent,
+    contract,
+    preview,
+    jobs,
+    audit,
+    modes,
+    beliefs,
+    consequences,
+):
     urlpatterns += _module.urlpatterns

@@ -9,6 +9,7 @@ from memory.models import Conversation, Message, Role
 from memory.modes import mode_get
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
+from memory.services.state import state_update
 from memoryweb.errors import InvalidInput
 
 MAX_MESSAGE_CHARS = 100_000
@@ -80,7 +81,8 @@ def message_add(
     """Append a message; returns (message, created).
 
     A message whose external id the conversation already holds is returned as it is, so a
-    client may retry a post safely.
+    client may retry a post safely. A new user message also moves the conversation's state
+    (memory/services/state.py: urgency, focus, frustration).
     """
     if role not in Role.values:
         raise InvalidInput(f"role must be one of {', '.join(Role.values)}", field="role")
@@ -112,4 +114,5 @@ def message_add(
         object_id=message.pk,
         data={"conversation": conversation.pk, "role": role},
     )
+    state_update(message=message)
     return message, True

@@ -29,6 +29,7 @@ COMPONENTS = (
     "applicability",
     "chunking",
     "revision",
+    "consequences",
 )
 
 NONE = "none"

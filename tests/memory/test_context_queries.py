@@ -21,18 +21,21 @@ from memory.services.evidence import evidence_record
 # notes' `contradicts` links, the candidates' "intrusive" signals in this mode (one for the
 # whole build: the applicability judge's intrusive_penalty, docs/feedback.md), mirror
 # retrieval's one (the evidence of the placed beliefs that are doubtful or contested:
-# memory/context.py Mirror), the conversation's topics (the transcript is off by default), the
-# mode's interaction contract; then BEGIN, the deliveries read,
+# memory/context.py Mirror), the conversation's state (`### state`, memory/person/state.py;
+# `### consequences` costs nothing for a message without failure or loop signals), the
+# conversation's topics (the transcript is off by default), the mode's interaction contract;
+# then BEGIN, the deliveries read,
 # the changed one written, the recalls of notes and of evidence, the event, COMMIT; and the
 # context cache's three (memory/context_cache.py): the subject's generation with its newest
 # message, the entry (a miss: built at an older generation), the UPSERT of the new one
-API_STATEMENTS = 36
+API_STATEMENTS = 37
 # context_build for a message that finds notes and a turn but no fact, lesson or procedure
 # (with the candidate notes' `contradicts` links, the candidates' "intrusive" signals in this
-# mode, one statement for the whole build, mirror retrieval's one and the interaction
+# mode, one statement for the whole build, mirror retrieval's one, the conversation's state row
+# — no consequence query: the message shows no failure or loop signal — and the interaction
 # contract); its cache entry is current, so the cache
 # also counts the messages since (a miss: new topic)
-BUILD_STATEMENTS = 32
+BUILD_STATEMENTS = 33
 
 
 @pytest.fixture

@@ -772,6 +772,7 @@ def test_provider_status_shows_each_component_without_revealing_keys(monkeypatch
         "applicability",
         "chunking",
         "revision",
+        "consequences",
     ]
     assert rows["reflection"]["provider"] == "anthropic" and rows["reflection"]["model"] == "claude-haiku-4-5"
     assert rows["reflection"]["api_key"] == "ANTHROPIC_API_KEY set" and rows["reflection"]["problem"] == ""

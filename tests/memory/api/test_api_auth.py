@@ -14,6 +14,7 @@ from memory.models import (
     ApiKey,
     AuditEvent,
     BeliefRevision,
+    Consequence,
     Conversation,
     Evidence,
     InteractionContract,
@@ -34,6 +35,7 @@ from memory.models import (
 )
 from memory.services import api_key_revoke, app_config_set, fact_set, note_store
 from memory.services.consent import memory_candidate_route
+from memory.services.consequences import consequence_record
 from memory.services.contract import contract_set
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.documents import document_write
@@ -64,6 +66,7 @@ ENDPOINTS = {
     "conversation-read": ("api-conversation", "get", "/conversations/{conversation}", None),
     "messages-list": ("api-messages", "get", "/conversations/{conversation}/messages", None),
     "messages-post": ("api-messages", "post", "/conversations/{conversation}/messages", {"text": "hello"}),
+    "conversation-state": ("api-conversation-state", "get", "/conversations/{conversation}/state", None),
     "responses-post": ("api-responses", "post", "/conversations/{conversation}/responses", {"text": "hi!"}),
     "profile-list": ("api-profile", "get", "/subjects/alice/profile", None),
     "profile-set": ("api-profile", "post", "/subjects/alice/profile", {"key": "city", "value": "Lyon"}),
@@ -139,6 +142,15 @@ ENDPOINTS = {
         {"title": "Deploy"},
     ),
     "procedure-delete": ("api-procedure", "delete", "/subjects/alice/procedures/{procedure}", None),
+    "consequences-list": ("api-consequences", "get", "/subjects/alice/consequences", None),
+    "consequence-read": ("api-consequence", "get", "/subjects/alice/consequences/{consequence}", None),
+    "consequence-edit": (
+        "api-consequence",
+        "patch",
+        "/subjects/alice/consequences/{consequence}",
+        {"tendency": "fragile to sweeping changes"},
+    ),
+    "consequence-delete": ("api-consequence", "delete", "/subjects/alice/consequences/{consequence}", None),
     "consolidate-now": ("api-consolidate", "post", "/subjects/alice/consolidate", None),
     "memory-read": ("api-memory-read", "get", "/subjects/alice/memory?url=memory://root/MEMORY.md", None),
     "memory-documents": ("api-memory-documents", "get", "/subjects/alice/memory/documents", None),
@@ -264,6 +276,11 @@ FOREIGN = {
     "procedure-read": ("get", "/subjects/alice/procedures/{procedure}", None),
     "procedure-edit": ("patch", "/subjects/alice/procedures/{procedure}", {"title": "overwritten"}),
     "procedure-delete": ("delete", "/subjects/alice/procedures/{procedure}", None),
+    "conversation-state": ("get", "/conversations/{conversation}/state", None),
+    "consequences-list": ("get", "/subjects/alice/consequences", None),
+    "consequence-read": ("get", "/subjects/alice/consequences/{consequence}", None),
+    "consequence-edit": ("patch", "/subjects/alice/consequences/{consequence}", {"tendency": "overwritten"}),
+    "consequence-delete": ("delete", "/subjects/alice/consequences/{consequence}", None),
     "votes-on-lesson": ("post", "/subjects/alice/votes", {"item": "l:{lesson}", "signal": "down"}),
     "memory-read": ("get", "/subjects/alice/memory?url=memory://root/MEMORY.md", None),
     "memory-documents": ("get", "/subjects/alice/memory/documents", None),
@@ -289,6 +306,7 @@ SUBJECT_LISTS = {
     "memory-documents": "documents",
     "beliefs-list": "beliefs",
     "revisions-list": "revisions",
+    "consequences-list": "consequences",
 }
 
 
@@ -314,6 +332,19 @@ def world(subject, actor, config):
         subject=subject, title="Deploy the api", steps=["Run the checks.", "Deploy with make deploy."]
     )
     document_write(subject=subject, path="MEMORY.md", content="# Memory\n- Alice's cat is Miso", actor=actor)
+    advice, _ = message_add(
+        conversation=conversation, role="assistant", text="Run black on the whole repo.", actor=actor
+    )
+    report, _ = message_add(conversation=conversation, role="user", text="that broke the build", actor=actor)
+    consequence, _ = consequence_record(
+        subject=subject,
+        advice_message=advice,
+        outcome_message=report,
+        action="Run black on the whole repo.",
+        outcome="failure",
+        outcome_text="that broke the build",
+        actor=actor,
+    )
     # the session summaries on (enqueue and rebuild answer 409 otherwise), a mental model to read
     app_config_set(app=subject.app, config={"memory": {"backend": "local"}}, actor=actor)
     mental_models_seed(subject=subject, actor=actor)
@@ -331,6 +362,7 @@ def world(subject, actor, config):
         key=fact.key,
         pending=pending,
         evidence=evidence,
+        consequence=consequence,
     )
 
 
@@ -345,6 +377,7 @@ def _fill(value, world):
         "lesson": world.lesson.pk,
         "procedure": world.procedure.pk,
         "evidence": world.evidence.pk,
+        "consequence": world.consequence.pk,
     }
     if isinstance(value, dict):
         return {k: _fill(v, world) for k, v in value.items()}
@@ -384,6 +417,7 @@ def snapshot():
         SessionExtraction,
         JobRun,
         InteractionContract,
+        Consequence,
     ]
     counts = {model.__name__: model.objects.count() for model in models}
     counts["lessons"] = sorted(Lesson.objects.values_list("text", flat=True))
@@ -393,6 +427,7 @@ def snapshot():
     counts["pending statuses"] = sorted(PendingMemory.objects.values_list("status", flat=True))
     counts["evidence"] = sorted(Evidence.objects.values_list("status", "text"))
     counts["contracts"] = sorted((c.mode, str(c.dimensions)) for c in InteractionContract.objects.all())
+    counts["consequences"] = sorted(Consequence.objects.values_list("outcome", "tendency"))
     return counts
 
 
@@ -555,6 +590,8 @@ def test_another_apps_objects_are_404_and_untouched(other_client, other_app, wor
         ("/conversations/{id}", "conversation"),
         ("/conversations/{id}/messages", "conversation"),
         ("/subjects/alice/profile/{id}/history", "key"),
+        ("/conversations/{id}/state", "conversation"),
+        ("/subjects/alice/consequences/{id}", "consequence"),
     ],
 )
 def test_the_404_for_another_apps_object_says_no_more_than_for_a_missing_one(

@@ -126,6 +126,27 @@ def _note_belief(subject: Subject) -> dict:
     return {"ref": f"n:{NoteFactory(subject=subject, content='Alice runs on Sundays').pk}"}
 
 
+def _consequence(subject: Subject) -> dict:
+    from memory.models import Consequence, Conversation, Message
+
+    conversation = Conversation.objects.create(subject=subject)
+    advice = Message.objects.create(
+        conversation=conversation, role="assistant", text="Run black on everything."
+    )
+    report = Message.objects.create(conversation=conversation, role="user", text="that broke the build")
+    chain = Consequence.objects.create(
+        subject=subject,
+        conversation=conversation,
+        advice_message=advice,
+        outcome_message=report,
+        action="Run black on everything.",
+        outcome="failure",
+        outcome_text="that broke the build",
+        tendency="fragile to sweeping changes",
+    )
+    return {"consequence_id": chain.pk}
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
@@ -200,6 +221,20 @@ ROUTES = [
     Route("dashboard:contract_edit", "POST", data={"mode": "coding_debug", "depth": "brief", "reason": ""}),
     Route("dashboard:contract_reset", "POST", data={"mode": "coding_debug", "dimension": "depth"}),
     Route("dashboard:preview"),
+    # consequence chains and the conversations' state (memory/dashboard/views/consequences.py)
+    Route("dashboard:consequences"),
+    Route(
+        "dashboard:consequence_edit",
+        "POST",
+        make=_consequence,
+        data={
+            "action": "Run black on one file.",
+            "outcome": "failure",
+            "outcome_text": "the build broke",
+            "tendency": "fragile to sweeping changes",
+        },
+    ),
+    Route("dashboard:consequence_delete", "POST", make=_consequence),
     Route("dashboard:jobs"),
     Route("dashboard:jobs_list"),
     Route("dashboard:jobs_consolidate", "POST"),
