@@ -29,6 +29,9 @@ class ModeSectionsOut(serializers.Serializer):
     procedures = _cap("procedures")
     mental_models = _cap("mental_models")
     topics = _cap("topics")
+    contract = _cap("contract")
+    state = _cap("state")
+    consequences = _cap("consequences")
     transcript = _cap("transcript (the recent transcript's budget)")
 
     def get_fields(self):
@@ -67,6 +70,9 @@ class ModeRendersOut(serializers.Serializer):
     state = serializers.BooleanField()
     topics = serializers.BooleanField()
     transcript = serializers.BooleanField()
+    consequences = serializers.BooleanField(
+        help_text="earlier advice and what came of it, when the person is stuck (default true)"
+    )
 
 
 class PrivacyCeilingOut(serializers.Serializer):
@@ -104,7 +110,12 @@ class ModeListOut(serializers.Serializer):
 
 
 def mode_out(mode: Mode, *, default_name: str) -> dict:
-    body = {**mode.as_dict(), "default": mode.name == default_name, "summary": mode_summary(mode)}
+    body = {
+        **mode.as_dict(),
+        "renders": dict(mode.renders),  # with the defaults a manifest may leave out
+        "default": mode.name == default_name,
+        "summary": mode_summary(mode),
+    }
     return dict(ModeOut(body).data)
 
 

@@ -107,6 +107,17 @@ def test_a_custom_mode_is_listed_as_not_builtin(client, modes_dir):
     )
     assert "no procedures section" in one["summary"]
     assert "reaches other projects' memories" in one["summary"]
+    # a manifest that leaves out the optional `consequences` renders them (the default)
+    assert "consequences" not in mode_manifest()["renders"] and one["renders"]["consequences"] is True
+
+
+def test_the_builtin_modes_say_where_the_person_sections_render(client):
+    modes = {m["name"]: m for m in client.get(f"{API}/modes").json()["modes"]}
+
+    assert modes["coding_debug"]["renders"]["contract"] is True
+    assert modes["coding_debug"]["renders"]["consequences"] is True
+    assert modes["companion"]["renders"]["consequences"] is False
+    assert modes["brainstorm"]["renders"]["contract"] is False
 
 
 def test_a_custom_mode_named_like_a_builtin_replaces_it_in_the_list(client, modes_dir):
