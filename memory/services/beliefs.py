@@ -466,7 +466,11 @@ def _fact_revise_by(*, subject, claim, message, actor, config, origin, person):
     return written or rows.first(), [revision]
 
 
+# the revisions of a note that keep the new note too. REINFORCE among them: a note that says
+# an older one again in other words usually adds something (a detail, a date), and the store's
+# dedup merges it into the older one when it really is the same, so nothing is lost either way
 NOTE_STORES = {
+    RevisionAction.REINFORCE,
     RevisionAction.SUPERSEDE,
     RevisionAction.SPLIT_BY_MODE,
     RevisionAction.SPLIT_BY_SCOPE,
@@ -500,7 +504,8 @@ def _note_revise_by(*, subject, claim, message, actor, config, origin):
             mode=mode,
         )
         if note.pk == belief.pk:  # the store merged it into the belief: it said the same again
-            decision.action, decision.reason = RevisionAction.REINFORCE, f"said again: {decision.reason}"
+            if decision.action != RevisionAction.REINFORCE:
+                decision.action, decision.reason = RevisionAction.REINFORCE, f"said again: {decision.reason}"
         else:
             revised_claim["note_id"] = note.pk
     revision = revision_apply(

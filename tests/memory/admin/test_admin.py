@@ -136,7 +136,7 @@ def world(app, subject, api_key):
     InteractionContract.objects.create(
         subject=subject, mode="coding_debug", dimensions={"depth": {"value": "brief", "confidence": 0.6}}
     )
-    ConversationState.objects.create(conversation=conversation, urgency=0.5)
+    ConversationState.objects.update_or_create(conversation=conversation, defaults={"urgency": 0.5})
     Consequence.objects.create(
         subject=subject,
         conversation=conversation,
