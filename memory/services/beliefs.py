@@ -53,6 +53,23 @@ def _message_scope(message: Message | None) -> str:
     return message.conversation.scope or ""
 
 
+def _split_sides(field: str, *, belief, claim: dict, message) -> tuple[str, str]:
+    """The two sides of a split by `field` ("mode" or "scope"): where the old value was
+    learned (the claim's `old_<field>`, else the belief's own qualifier, else its source
+    message's conversation) and where the new evidence was said (the claim's `<field>`, else
+    the message's conversation). A named mode must be a known one (InvalidInput naming `mode`)."""
+    where = _message_mode if field == "mode" else _message_scope
+    old_q = claim.get(f"old_{field}")
+    if old_q is None:
+        old_q = getattr(belief, field) or where(belief.source_message)
+    new_q = claim.get(field) or where(message)
+    if field == "mode":
+        for q in (old_q, new_q):
+            if q:
+                mode_get(q)
+    return old_q, new_q
+
+
 def _fact_fields(fact: ProfileFact, **changes) -> dict:
     fields = {
         "subject": fact.subject,
@@ -131,10 +148,10 @@ def _fact_revise(
     source = message if message is not None else None
     # a person's explicit set also says how the new version is placed (pinned, keywords)
     placing = {name: claim[name] for name in ("pinned", "keywords", "category") if name in claim}
-    if action in (RevisionAction.SUPERSEDE, RevisionAction.SPLIT_BY_TIME):
-        if belief.valid_to is not None:
-            raise InvalidInput("only the active version can be superseded", field="belief")
-        new = _new_version(
+
+    def claimed(**qualifiers) -> ProfileFact:
+        """The claim's value as the new version of the belief's key (under `qualifiers`)."""
+        return _new_version(
             belief=belief,
             actor=actor,
             origin=origin,
@@ -144,29 +161,24 @@ def _fact_revise(
             source_message=source,
             exceptions=[],
             **placing,
+            **qualifiers,
         )
+
+    if action in (RevisionAction.SUPERSEDE, RevisionAction.SPLIT_BY_TIME):
+        if belief.valid_to is not None:
+            raise InvalidInput("only the active version can be superseded", field="belief")
+        new = claimed()
         if action == RevisionAction.SUPERSEDE:
             # a correction: the old value was wrong, not merely over
             ProfileFact.objects.filter(pk=belief.pk).update(confidence=0.0)
         return [new.pk], action
     if action in (RevisionAction.SPLIT_BY_MODE, RevisionAction.SPLIT_BY_SCOPE):
         field = "mode" if action == RevisionAction.SPLIT_BY_MODE else "scope"
-        new_q = claim.get(field) or (_message_mode(message) if field == "mode" else _message_scope(message))
-        old_q = claim.get(f"old_{field}")
-        if old_q is None:
-            old_q = getattr(belief, field) or (
-                _message_mode(belief.source_message)
-                if field == "mode"
-                else _message_scope(belief.source_message)
-            )
+        old_q, new_q = _split_sides(field, belief=belief, claim=claim, message=message)
         if not new_q:
             raise InvalidInput(f"a split by {field} needs the new evidence's {field}", field=field)
         if new_q == old_q:
             raise InvalidInput(f"both sides of the split are in {field} {new_q!r}", field=field)
-        if field == "mode":
-            mode_get(new_q)
-            if old_q:
-                mode_get(old_q)
         written = []
         if old_q and old_q != getattr(belief, field) and belief.valid_to is None:
             # the old value, re-qualified to where it was learned; the unqualified version closes
@@ -177,18 +189,7 @@ def _fact_revise(
                 belief.valid_to = when
                 belief.save(update_fields=["valid_to"])
             written.append(moved.pk)
-        new = _new_version(
-            belief=belief,
-            actor=actor,
-            origin=origin,
-            valid_from=when,
-            value=value,
-            confidence=confidence,
-            source_message=source,
-            exceptions=[],
-            **placing,
-            **{field: new_q},
-        )
+        new = claimed(**{field: new_q})
         written.append(new.pk)
         return written, action
     raise InvalidInput(f"action must be one of {', '.join(RevisionAction.values)}", field="action")
@@ -234,18 +235,7 @@ def _note_revise(
             belief.save(update_fields=fields)
     elif action in (RevisionAction.SPLIT_BY_MODE, RevisionAction.SPLIT_BY_SCOPE):
         field = "mode" if action == RevisionAction.SPLIT_BY_MODE else "scope"
-        old_q = claim.get(f"old_{field}")
-        if old_q is None:
-            old_q = getattr(belief, field) or (
-                _message_mode(belief.source_message)
-                if field == "mode"
-                else _message_scope(belief.source_message)
-            )
-        new_q = claim.get(field) or (_message_mode(message) if field == "mode" else _message_scope(message))
-        if field == "mode":
-            for q in (old_q, new_q):
-                if q:
-                    mode_get(q)
+        old_q, new_q = _split_sides(field, belief=belief, claim=claim, message=message)
         if old_q and getattr(belief, field) != old_q:
             setattr(belief, field, old_q)
             belief.save(update_fields=[field])
