@@ -257,6 +257,9 @@ SPECTACULAR_SETTINGS = {
         "MessageRoleEnum": "memory.models.Role",
         "CategoryEnum": "memory.api.modes.CATEGORIES",
         "HeuristicOrLlmEnum": ["heuristic", "llm"],
+        # two `kind` fields: memory documents' and beliefs' (issue 13); the documents keep the name
+        "KindEnum": "memory.models.DocumentKind",
+        "BeliefKindEnum": ["fact", "note"],
         # the interaction contract's dimensions (memory/person/contract DIMENSIONS)
         "ContractDepthEnum": ["brief", "balanced", "detailed"],
         "ContractDirectnessEnum": ["diplomatic", "balanced", "blunt"],
