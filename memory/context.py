@@ -433,7 +433,7 @@ class Mirror:
     """Mirror retrieval (memory/beliefs/__init__.py; docs/layers.md): a placed belief — a fact
     of `### profile`, a note of the notes sections — whose confidence is under
     `beliefs.mirror.belowConfidence`, or that is contested (a `contradicts` link either way, a
-    WEAKEN revision), brings the evidence units it rests on (`belief_evidence_ids`: its source
+    WEAKEN revision), brings the evidence units it rests on (as memory/beliefs/read.py `evidence_ids_bulk` counts them: its source
     turn, a note's other sources, the turns of its revisions) into the notes sections right
     after it: a note's after its line, a fact's first in `### recalled` (right after the
     profile). Only visible units the consent and the mode's policy let render, none already

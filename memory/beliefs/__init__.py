@@ -6,8 +6,8 @@ Three layers, each item of memory on exactly one of them (`layer_of`):
   never rewritten, only hidden, archived or forgotten.
 - **belief** — a revisable interpretation derived from evidence: a profile fact or a note.
   Versioned (ProfileFact rows, NoteVersion), each with a `confidence` and the evidence it rests
-  on (`belief_evidence_ids`: the Evidence units of its source message and of every message
-  that revised it). New evidence that bears on a belief revises it (memory/services/beliefs.py,
+  on (memory/beliefs/read.py `evidence_ids_bulk`: the Evidence units of its source message and
+  of every message that revised it). New evidence that bears on a belief revises it (memory/services/beliefs.py,
   one BeliefRevision per revision, with the reason).
 - **summary** — beliefs compressed: lessons, procedures, mental models and the session
   summary. Marked as such wherever they render, and never treated as established fact.
@@ -82,25 +82,3 @@ def belief_snapshot(belief) -> dict:
         "version": belief.version,
         "archived_at": belief.archived_at.isoformat() if belief.archived_at else None,
     }
-
-
-def belief_evidence_ids(belief) -> list[int]:
-    """The Evidence units a belief rests on: its source message's (and, for a note, every
-    source's) and those of the messages of the revisions that reinforced, weakened or marked
-    it, oldest first. A belief set over the API with no message rests on none."""
-    from memory.models import BeliefRevision, NoteSource
-
-    kind = "fact" if isinstance(belief, ProfileFact) else "note"
-    messages = {belief.source_message_id} if belief.source_message_id else set()
-    if kind == "note":
-        messages |= set(NoteSource.objects.filter(note=belief).values_list("message_id", flat=True))
-    revised = BeliefRevision.objects.filter(belief_kind=kind, subject_id=belief.subject_id).filter(
-        belief_id=belief.pk
-    )
-    messages |= set(revised.values_list("message_id", flat=True))
-    messages.discard(None)
-    return list(
-        Evidence.objects.filter(message_id__in=messages)
-        .order_by("occurred_at", "id")
-        .values_list("id", flat=True)
-    )

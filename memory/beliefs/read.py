@@ -97,8 +97,9 @@ def belief_get(*, subject: Subject, ref: str, field_name: str = "belief_id") -> 
 
 
 def evidence_ids_bulk(beliefs: list[ProfileFact | Note]) -> dict[str, list[int]]:
-    """`belief_evidence_ids` for many beliefs at once (three queries): ref → evidence ids,
-    oldest first."""
+    """The Evidence units each belief rests on (its source message's, a note's other sources',
+    and those of the messages of the revisions that touched it), for many beliefs at once
+    (three queries): ref → evidence ids, oldest first."""
     if not beliefs:
         return {}
     messages: dict[str, set[int]] = {}

@@ -25,7 +25,7 @@ from memory.models import (
 from memory.modes import mode_get
 from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
-from memory.services.facts import fact_set
+from memory.services.facts import fact_active, fact_set
 from memory.services.notes import note_store
 from memory.services.scrub import scrub
 from memory.services.versions import version_write
@@ -87,15 +87,11 @@ def _fact_fields(fact: ProfileFact, **changes) -> dict:
     return fields
 
 
-def _active_fact(subject: Subject, key: str, mode: str, scope: str) -> ProfileFact | None:
-    return ProfileFact.objects.filter(subject=subject, key=key, mode=mode, scope=scope, valid_to=None).first()
-
-
 def _new_version(*, belief: ProfileFact, actor: Actor, origin: str, valid_from, **changes) -> ProfileFact:
     """The belief's key under (maybe) other qualifiers, as a new version of whatever is active
     there; the active version of those qualifiers is closed at `valid_from`."""
     fields = _fact_fields(belief, **changes)
-    active = _active_fact(belief.subject, fields["key"], fields["mode"], fields["scope"])
+    active = fact_active(belief.subject, fields["key"], fields["mode"], fields["scope"])
     return version_write(
         kind="fact", item=active, changes={**fields, "valid_from": valid_from}, origin=origin, actor=actor
     )
@@ -377,6 +373,25 @@ def _most_relevant(conflicts: list, claim):
     return sorted(conflicts, key=rank)[0]
 
 
+def _decision_apply(decision, *, subject, belief, claim, message, actor, config, origin) -> BeliefRevision:
+    """revision_apply of a decision (rules, llm or the person's), counted by the action taken."""
+    revision = revision_apply(
+        subject=subject,
+        belief=belief,
+        action=decision.action,
+        reason=decision.reason,
+        claim=claim,
+        message=message,
+        signals=decision.signals,
+        decided_by=decision.decided_by,
+        actor=actor,
+        config=config,
+        origin=origin,
+    )
+    counter_add(f"beliefs.revision.{revision.action.lower()}")
+    return revision
+
+
 def _fact_plain(*, subject, claim, message, actor, origin):
     fact, _ = fact_set(
         subject=subject,
@@ -437,20 +452,16 @@ def _fact_revise_by(*, subject, claim, message, actor, config, origin, person):
         # the same value placed differently: an edit of how it renders, not of what is believed
         return _fact_plain(subject=subject, claim=claim, message=message, actor=actor, origin=origin), []
     decision = _decide(conflict, claim, config, person)
-    revision = revision_apply(
+    revision = _decision_apply(
+        decision,
         subject=subject,
         belief=belief,
-        action=decision.action,
-        reason=decision.reason,
         claim=decision.claim,
         message=message,
-        signals=decision.signals,
-        decided_by=decision.decided_by,
         actor=actor,
         config=config,
         origin=origin,
     )
-    counter_add(f"beliefs.revision.{revision.action.lower()}")
     rows = ProfileFact.objects.filter(pk__in=revision.result_ids).order_by("-id")
     written = next((r for r in rows if r.valid_to is None and r.key == claim.key), None)
     return written or rows.first(), [revision]
@@ -498,20 +509,16 @@ def _note_revise_by(*, subject, claim, message, actor, config, origin):
                 decision.action, decision.reason = RevisionAction.REINFORCE, f"said again: {decision.reason}"
         else:
             revised_claim["note_id"] = note.pk
-    revision = revision_apply(
+    revision = _decision_apply(
+        decision,
         subject=subject,
         belief=belief,
-        action=decision.action,
-        reason=decision.reason,
         claim=revised_claim,
         message=message,
-        signals=decision.signals,
-        decided_by=decision.decided_by,
         actor=actor,
         config=config,
         origin=origin,
     )
-    counter_add(f"beliefs.revision.{revision.action.lower()}")
     return note, [revision]
 
 

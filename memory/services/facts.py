@@ -44,7 +44,9 @@ def _clean_key(key: str) -> str:
     return key
 
 
-def _active(subject: Subject, key: str, mode: str, scope: str):
+def fact_active(subject: Subject, key: str, mode: str, scope: str):
+    """The active version of `key` under these qualifiers (locked for the transaction where the
+    database can), or None."""
     queryset = ProfileFact.objects.filter(subject=subject, key=key, mode=mode, scope=scope, valid_to=None)
     if transaction.get_connection().features.has_select_for_update:
         queryset = queryset.select_for_update()
@@ -101,7 +103,7 @@ def fact_set(
     if valid_from is None:
         valid_from = source_message.occurred_at if source_message is not None else timezone.now()
 
-    active = _active(subject, key, mode, scope)
+    active = fact_active(subject, key, mode, scope)
     if mode and active is None:
         mode_get(mode)
     if active is not None and valid_from < active.valid_from:
@@ -154,7 +156,7 @@ def fact_remove(
 ) -> ProfileFact:
     """Close the active version of `key` at `valid_to` (default now; never before the version
     began) and announce it (`memory.changed`). History stays; removing again raises NotFound."""
-    active = _active(subject, key, mode, scope)
+    active = fact_active(subject, key, mode, scope)
     if active is None:
         raise NotFound(f"no active fact {key!r}", field="key")
     active.valid_to = max(valid_to or timezone.now(), active.valid_from)
