@@ -132,14 +132,28 @@ def _rollback() -> None:
     transaction.set_rollback(True)
 
 
+def _turn(subject, external_id: str, side: dict, *, text: str, actor, config):
+    """A user message saying `text` at `side["at"]`, in a conversation of the side's mode and
+    scope, with its Evidence unit (the citation a revision rests on)."""
+    from memory.services.conversations import conversation_get_or_create, message_add
+    from memory.services.evidence import evidence_record
+
+    conversation, _ = conversation_get_or_create(
+        subject=subject, external_id=external_id, mode=side["mode"], scope=side["scope"], actor=actor
+    )
+    message, _ = message_add(
+        conversation=conversation, role="user", text=text, occurred_at=parse_time(side["at"]), actor=actor
+    )
+    evidence_record(message=message, category="", actor=actor, config=config)
+    return message
+
+
 def case_run(
     case: dict, *, app, actor, config, reviser: Reviser, claim_class=None, keep: bool = False
 ) -> CaseResult:
     """Run one case in its own subject inside a transaction rolled back afterwards (`keep`:
     committed instead, to look at it in the dashboard)."""
     from memory.services import subject_get_or_create
-    from memory.services.conversations import conversation_get_or_create, message_add
-    from memory.services.evidence import evidence_record
     from memory.services.facts import fact_set
     from memory.services.notes import note_store
 
@@ -154,21 +168,7 @@ def case_run(
     )
     with transaction.atomic():
         subject = subject_get_or_create(app=app, external_id=f"revision-eval:{case['id']}")
-        said_in, _ = conversation_get_or_create(
-            subject=subject,
-            external_id=f"{case['id']}:belief",
-            mode=belief["mode"],
-            scope=belief["scope"],
-            actor=actor,
-        )
-        said, _ = message_add(
-            conversation=said_in,
-            role="user",
-            text=belief["said"],
-            occurred_at=parse_time(belief["at"]),
-            actor=actor,
-        )
-        evidence_record(message=said, category="", actor=actor, config=config)
+        said = _turn(subject, f"{case['id']}:belief", belief, text=belief["said"], actor=actor, config=config)
         stored: ProfileFact | Note
         if belief["kind"] == "fact":
             stored, _ = fact_set(
@@ -183,28 +183,16 @@ def case_run(
             stored, _ = note_store(
                 subject=subject,
                 content=belief["content"],
-                conversation=said_in,
+                conversation=said.conversation,
                 source_message=said,
                 origin="reflection",
                 actor=actor,
                 config=config,
             )
         result.belief_id = stored.pk
-        heard_in, _ = conversation_get_or_create(
-            subject=subject,
-            external_id=f"{case['id']}:evidence",
-            mode=evidence["mode"],
-            scope=evidence["scope"],
-            actor=actor,
+        heard = _turn(
+            subject, f"{case['id']}:evidence", evidence, text=evidence["text"], actor=actor, config=config
         )
-        heard, _ = message_add(
-            conversation=heard_in,
-            role="user",
-            text=evidence["text"],
-            occurred_at=parse_time(evidence["at"]),
-            actor=actor,
-        )
-        evidence_record(message=heard, category="", actor=actor, config=config)
         before = history_snapshot(subject)
         try:
             with transaction.atomic():
