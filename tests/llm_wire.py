@@ -24,6 +24,21 @@ def openai_completion(content: str, finish_reason: str = "stop") -> dict:
     }
 
 
+def anthropic_tool_message(name: str, tool_input: dict, *, output_tokens: int = 40) -> dict:
+    """An Anthropic messages answer that calls the tool `name` with `tool_input` (the way the
+    structured-output requests are answered)."""
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [{"type": "tool_use", "id": "toolu_01", "name": name, "input": tool_input}],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 100, "output_tokens": output_tokens},
+    }
+
+
 class Wire:
     """Answers each request with the next queued (status, body); records what was sent."""
 

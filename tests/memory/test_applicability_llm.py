@@ -18,6 +18,7 @@ from memory.services import app_config_set
 from memoryweb.llm import set_http_client_factory
 from memoryweb.models import Counter
 from tests.factories import NoteFactory
+from tests.llm_wire import anthropic_tool_message
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -73,26 +74,7 @@ def test_the_judge_speaks_anthropic_too(app, actor, subject, notes, monkeypatch)
         body = json.loads(request.content)
         sent.append(body)
         items = [{"id": f"n:{n.pk}", **SCORES, "task_fit": 0.2} for n in (first, second)]
-        return httpx2.Response(
-            200,
-            json={
-                "id": "msg_01",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-haiku-4-5",
-                "content": [
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_01",
-                        "name": body["tools"][0]["name"],
-                        "input": {"items": items},
-                    }
-                ],
-                "stop_reason": "tool_use",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 100, "output_tokens": 40},
-            },
-        )
+        return httpx2.Response(200, json=anthropic_tool_message(body["tools"][0]["name"], {"items": items}))
 
     previous = set_http_client_factory(lambda spec: httpx2.Client(transport=httpx2.MockTransport(handler)))
     try:

@@ -19,6 +19,7 @@ from memory.services.facts import fact_set
 from memory.services.notes import note_store
 from memoryweb.llm import set_http_client_factory
 from memoryweb.models import Counter
+from tests.llm_wire import anthropic_tool_message
 
 WHEN = datetime(2026, 4, 1, 10, 0, tzinfo=UTC)
 
@@ -235,19 +236,7 @@ def test_the_model_decides_over_the_anthropic_wire(app, subject, actor, monkeypa
         sent.append(body)
         answer = {"action": "MARK_EXCEPTION", "reason": "Fish once; still vegetarian."}
         return httpx2.Response(
-            200,
-            json={
-                "id": "msg_01",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-haiku-4-5",
-                "content": [
-                    {"type": "tool_use", "id": "toolu_01", "name": body["tools"][0]["name"], "input": answer}
-                ],
-                "stop_reason": "tool_use",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 100, "output_tokens": 20},
-            },
+            200, json=anthropic_tool_message(body["tools"][0]["name"], answer, output_tokens=20)
         )
 
     previous = set_http_client_factory(lambda spec: httpx2.Client(transport=httpx2.MockTransport(handler)))

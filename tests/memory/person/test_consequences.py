@@ -19,6 +19,7 @@ from memoryweb.errors import InvalidInput
 from memoryweb.llm import set_http_client_factory
 from memoryweb.models import Counter
 from tests.factories import SubjectFactory
+from tests.llm_wire import anthropic_tool_message
 
 ADVICE = (
     "The lint errors come from mixed formatting. Run `black .` on the whole repository to "
@@ -433,21 +434,7 @@ def test_the_model_speaks_anthropic_too(app, actor, conversation, monkeypatch):
             "tendency": "",
             "confidence": 0.7,
         }
-        return httpx2.Response(
-            200,
-            json={
-                "id": "msg_01",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-haiku-4-5",
-                "content": [
-                    {"type": "tool_use", "id": "toolu_01", "name": body["tools"][0]["name"], "input": chain}
-                ],
-                "stop_reason": "tool_use",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 100, "output_tokens": 40},
-            },
-        )
+        return httpx2.Response(200, json=anthropic_tool_message(body["tools"][0]["name"], chain))
 
     previous = set_http_client_factory(lambda spec: httpx2.Client(transport=httpx2.MockTransport(handler)))
     try:
