@@ -1081,3 +1081,38 @@ class Consequence(models.Model):
 
     def __str__(self):
         return f"{self.outcome}: {self.action[:40]}"
+
+
+class AdminKey(models.Model):
+    """An operator's key for /api/v1/admin/: `Authorization: Bearer mwa_<prefix>_<secret>`.
+    Apart from the apps' keys (an app key never reaches an admin route, nor this key an app's
+    endpoint); only a SHA-256 of the secret is stored, the key is shown once."""
+
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"admin:{self.prefix}"
+
+    @staticmethod
+    def hash_secret(raw_key: str) -> str:
+        return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+class MetricSnapshot(models.Model):
+    """One computation of the service's metrics (per App, or of every App when `app` is empty):
+    what `POST /api/v1/admin/metrics` computed, kept for `latest` and `history`."""
+
+    app = models.ForeignKey(App, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    computed_at = models.DateTimeField(default=timezone.now)
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        indexes = [models.Index(fields=["app", "-computed_at"], name="metric_recent")]
+
+    def __str__(self):
+        return f"metrics {self.computed_at:%Y-%m-%d %H:%M}"

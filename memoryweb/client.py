@@ -504,6 +504,21 @@ class MemoryWeb:
         """Drop a pending memory; the same content is not asked about again."""
         return self._request("POST", f"/subjects/{_seg(subject)}/pending/{int(id)}/reject")
 
+    # --- memory tools for models -------------------------------------------------------------
+    def tools(self, format: str = "openai") -> list[dict]:
+        """The memory tools as the SDK takes them (`format` "openai" or "anthropic"): pass as `tools=`."""
+        return self._request("GET", "/tools", params={"format": format})["tools"]
+
+    def tool_call(self, conversation_id: int, call: Any, format: str = "openai") -> dict:
+        """Run a model's tool call in the conversation; `call` is the SDK's object (OpenAI
+        `message.tool_calls[i]`, Anthropic a `tool_use` block) or its dict. The answer's `result`
+        is what goes back to the SDK (a `role: tool` message, or a `tool_result` block)."""
+        if hasattr(call, "model_dump"):
+            call = call.model_dump(exclude_none=True)
+        return self._request(
+            "POST", "/tools/call", json={"conversation": int(conversation_id), "format": format, "call": call}
+        )
+
     # --- the subject as a whole -------------------------------------------------------------
     def export(self, subject: str) -> dict:
         """Everything held about the subject: facts with history, notes with versions,

@@ -1,10 +1,12 @@
 from django.urls import path
 
-from memory.api import beliefs, consent, contract, documents, evidence, lessons, modes, person, views
+from memory.api import beliefs, consent, contract, documents, evidence, lessons, modes, person, tools, views
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
     path("modes", modes.ModesApi.as_view(), name="api-modes"),
+    path("tools", tools.ToolsApi.as_view(), name="api-tools"),
+    path("tools/call", tools.ToolCallApi.as_view(), name="api-tools-call"),
     path("modes/<str:name>", modes.ModeApi.as_view(), name="api-mode"),
     path("evidence/<int:evidence_id>", evidence.EvidenceApi.as_view(), name="api-evidence"),
     path(

@@ -56,6 +56,21 @@ ENDPOINTS = {
     ),
     "modes-list": ("api-modes", "get", "/modes", None),
     "mode-read": ("api-mode", "get", "/modes/coding_debug", None),
+    "tools-list": ("api-tools", "get", "/tools?format=anthropic", None),
+    "tools-call": (
+        "api-tools-call",
+        "post",
+        "/tools/call",
+        {
+            "conversation": "{conversation}",
+            "format": "openai",
+            "call": {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "memory_profile_list", "arguments": "{}"},
+            },
+        },
+    ),
     "conversations-list": ("api-conversations", "get", "/conversations?subject=alice", None),
     "conversations-open": (
         "api-conversations",
@@ -225,6 +240,19 @@ FOREIGN = {
     "context": ("post", "/context", {"subject": "alice", "message": "cat", "conversation": "{conversation}"}),
     "conversations-list": ("get", "/conversations?subject=alice", None),
     "conversation-read": ("get", "/conversations/{conversation}", None),
+    "tools-call": (
+        "post",
+        "/tools/call",
+        {
+            "conversation": "{conversation}",
+            "format": "openai",
+            "call": {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "memory_profile_list", "arguments": "{}"},
+            },
+        },
+    ),
     "messages-list": ("get", "/conversations/{conversation}/messages", None),
     "messages-post": ("post", "/conversations/{conversation}/messages", {"text": "hello"}),
     "responses-post": ("post", "/conversations/{conversation}/responses", {"text": "hi!"}),
