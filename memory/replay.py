@@ -78,10 +78,21 @@ def context_diff(baseline: dict, ablated: dict) -> dict:
 
 def replay_turn(*, subject, conversation, message: str, mode: str, profile: str, ablation: str) -> dict:
     config = get_config(subject.app)
-    kwargs = {"subject": subject, "conversation": conversation, "query": message, "mode": mode, "profile": profile}
+    kwargs = {
+        "subject": subject,
+        "conversation": conversation,
+        "query": message,
+        "mode": mode,
+        "profile": profile,
+    }
     baseline = _view(_build(config=config, **kwargs))
     ablated = _view(_build(config=config.with_overrides(ABLATIONS[ablation]), **kwargs))
-    return {"message": message, "baseline": baseline, "ablated": ablated, "diff": context_diff(baseline, ablated)}
+    return {
+        "message": message,
+        "baseline": baseline,
+        "ablated": ablated,
+        "diff": context_diff(baseline, ablated),
+    }
 
 
 def replay_event(*, event: RetrievalEvent, ablation: str) -> dict:
@@ -106,5 +117,7 @@ def replay_conversation(*, conversation: Conversation, ablation: str) -> list[di
             profile="normal",
             ablation=ablation,
         )
-        for text in conversation.messages.filter(role=Role.USER).order_by("occurred_at", "pk").values_list("text", flat=True)
+        for text in conversation.messages.filter(role=Role.USER)
+        .order_by("occurred_at", "pk")
+        .values_list("text", flat=True)
     ]

@@ -5,8 +5,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-import chat.documents_views
 import chat.admin_api
+import chat.documents_views
 import chat.urls
 import chat.views
 import consolidation.views

@@ -130,7 +130,9 @@ class RetrievalEventApi(AdminAPIView):
 class SectionDiffOut(serializers.Serializer):
     section = serializers.CharField()
     added = serializers.ListField(child=serializers.CharField(), help_text="item ids only the ablation chose")
-    removed = serializers.ListField(child=serializers.CharField(), help_text="item ids only the normal build chose")
+    removed = serializers.ListField(
+        child=serializers.CharField(), help_text="item ids only the normal build chose"
+    )
     reordered = serializers.BooleanField(help_text="the items both chose, in another order")
 
 
@@ -216,11 +218,16 @@ class MetricSnapshotOut(serializers.Serializer):
     id = serializers.IntegerField()
     app = serializers.IntegerField(allow_null=True, help_text="null: every App")
     computed_at = serializers.DateTimeField()
-    data = serializers.DictField(help_text="docs/admin-api.md#metrics")
+    data = serializers.DictField(help_text="docs/admin-api.md#metrics")  # type: ignore[assignment]  # the field, not .data
 
 
 def snapshot_data(snapshot) -> dict:
-    return {"id": snapshot.pk, "app": snapshot.app_id, "computed_at": snapshot.computed_at, "data": snapshot.data}
+    return {
+        "id": snapshot.pk,
+        "app": snapshot.app_id,
+        "computed_at": snapshot.computed_at,
+        "data": snapshot.data,
+    }
 
 
 class MetricsApi(AdminAPIView):
@@ -233,7 +240,12 @@ class MetricsApi(AdminAPIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: MetricSnapshotOut, 400: error_response(400), 404: error_response(404), **ADMIN_ERRORS},
+        responses={
+            201: MetricSnapshotOut,
+            400: error_response(400),
+            404: error_response(404),
+            **ADMIN_ERRORS,
+        },
         summary="Compute the metrics now and keep them as a snapshot",
     )
     def post(self, request):
@@ -243,7 +255,12 @@ class MetricsApi(AdminAPIView):
 
     @extend_schema(
         parameters=[QuerySerializer],
-        responses={200: MetricSnapshotOut, 400: error_response(400), 404: error_response(404), **ADMIN_ERRORS},
+        responses={
+            200: MetricSnapshotOut,
+            400: error_response(400),
+            404: error_response(404),
+            **ADMIN_ERRORS,
+        },
         summary="The latest metrics snapshot (of one App, or of every App)",
     )
     def get(self, request):

@@ -41,7 +41,9 @@ def retrieval_summary(*, app: App | None, since) -> dict:
     latencies, tokens, hits = [], 0, 0
     sections: Counter = Counter()
     kinds: Counter = Counter()
-    for latency, from_cache, spent, items in events.values_list("latency_ms", "from_cache", "tokens", "items"):
+    for latency, from_cache, spent, items in events.values_list(
+        "latency_ms", "from_cache", "tokens", "items"
+    ):
         latencies.append(latency)
         hits += bool(from_cache)
         tokens += int((spent or {}).get("total", 0))
@@ -85,7 +87,10 @@ def metrics_compute(*, app: App | None, window_hours: int = 24) -> MetricSnapsho
             "procedures": scoped(Procedure.objects.all()).count(),
         },
         "evidence": dict(
-            scoped(Evidence.objects.all()).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+            scoped(Evidence.objects.all())
+            .values_list("status")
+            .annotate(n=Count("id"))
+            .values_list("status", "n")
         ),
         "pending": {status: pending.get(status, 0) for status in PendingStatus.values},
         "retrievals": retrieval_summary(app=app, since=now - timedelta(hours=window_hours)),

@@ -7,7 +7,6 @@ from django.apps import apps
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from memory.config import get_config
 from memory.context import context_build
 from memory.models import AdminKey, AuditEvent, MetricSnapshot, Note, RetrievalEvent
 from memory.services import note_store
@@ -35,16 +34,26 @@ def admin(admin_raw):
 @pytest.fixture
 def world(subject, actor, config):
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c1", actor=actor)
-    message_add(conversation=conversation, role="user", text="we deploy the billing api on fridays", actor=actor)
-    message_add(conversation=conversation, role="assistant", text="noted: billing api deploys on fridays", actor=actor)
+    message_add(
+        conversation=conversation, role="user", text="we deploy the billing api on fridays", actor=actor
+    )
+    message_add(
+        conversation=conversation, role="assistant", text="noted: billing api deploys on fridays", actor=actor
+    )
     message_add(conversation=conversation, role="user", text="what about it?", actor=actor)
     first = note_store(
-        subject=subject, content="The billing api deploy runs on fridays after the staging checklist.", tags=["ops"], actor=actor, config=config
+        subject=subject,
+        content="The billing api deploy runs on fridays after the staging checklist.",
+        tags=["ops"],
+        actor=actor,
+        config=config,
     )[0]
     second = note_store(subject=subject, content=LINKED, tags=["ops"], actor=actor, config=config)[0]
     note_link(note_id=first.pk, config=config)
     note_link(note_id=second.pk, config=config)
-    context = context_build(subject=subject, message="what about it?", config=config, conversation=conversation)
+    context = context_build(
+        subject=subject, message="what about it?", config=config, conversation=conversation
+    )
     return {"conversation": conversation, "event": context.retrieval_event_id, "subject": subject}
 
 
@@ -63,7 +72,12 @@ def _routes(world) -> list[tuple[str, str, str, dict | None]]:
     c = world["conversation"].pk
     return [
         ("api-admin-retrieval", "get", f"/api/v1/admin/retrievals/{world['event']}", None),
-        ("api-admin-replay", "post", "/api/v1/admin/replay", {"event": world["event"], "ablation": "no_links"}),
+        (
+            "api-admin-replay",
+            "post",
+            "/api/v1/admin/replay",
+            {"event": world["event"], "ablation": "no_links"},
+        ),
         ("api-admin-metrics", "post", "/api/v1/admin/metrics", {}),
         ("api-admin-metrics", "get", "/api/v1/admin/metrics", None),
         ("api-admin-metrics-history", "get", "/api/v1/admin/metrics/history", None),
@@ -193,9 +207,7 @@ def test_replay_of_a_conversation_without_links_drops_the_linked_note(admin, wor
 
     assert _rows() == before
     assert [t["message"] for t in data["turns"]] == ["we deploy the billing api on fridays", "what about it?"]
-    expanded = {
-        i["id"] for t in data["turns"] for i in t["baseline"]["items"] if i["expanded"]
-    }
+    expanded = {i["id"] for t in data["turns"] for i in t["baseline"]["items"] if i["expanded"]}
     assert f"n:{linked.pk}" in expanded
     removed = {r for t in data["turns"] for s in t["diff"]["sections"] for r in s["removed"]}
     assert f"n:{linked.pk}" in removed
@@ -243,4 +255,7 @@ def test_manage_admin_key_create_prints_it_once_and_revoke_refuses_it(capsys, db
     call_command("admin_key", "revoke", key.prefix)
 
     assert c.get("/api/v1/admin/metrics/history").status_code == 401
-    assert set(AuditEvent.objects.values_list("action", flat=True)) == {"admin_key.created", "admin_key.revoked"}
+    assert set(AuditEvent.objects.values_list("action", flat=True)) == {
+        "admin_key.created",
+        "admin_key.revoked",
+    }
