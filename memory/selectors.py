@@ -15,6 +15,7 @@ from memory.models import (
     JobStatus,
     Lesson,
     Message,
+    MetricSnapshot,
     Note,
     NoteLink,
     NoteVersion,
@@ -626,3 +627,16 @@ def consent_denied_categories(*, subject) -> frozenset[str]:
         .values_list("slug", flat=True)
     )
     return frozenset(slugs)
+
+
+def metric_latest(*, app: App | None) -> MetricSnapshot | None:
+    """The newest metrics snapshot of `app` (None: the snapshot of every App)."""
+    return MetricSnapshot.objects.filter(app=app).order_by("-computed_at", "-pk").first()
+
+
+def metric_history(*, app: App | None, limit: int, before: int | None = None) -> list[MetricSnapshot]:
+    """Snapshots of `app` (None: of every App), newest first; `before`: older than that id."""
+    queryset = MetricSnapshot.objects.filter(app=app)
+    if before is not None:
+        queryset = queryset.filter(pk__lt=before)
+    return list(queryset.order_by("-pk")[:limit])

@@ -164,3 +164,19 @@ class JobRunAdmin(HistoryAdmin):
     search_fields = ["key", "lease_owner", "subject__external_id", "error"]
     list_select_related = ["subject__app"]
     date_hierarchy = "started_at"
+
+
+@admin.register(models.AdminKey)
+class AdminKeyAdmin(HistoryAdmin):
+    """Operators' keys for /api/v1/admin/: minted and revoked with `manage.py admin_key`."""
+
+    list_display = ["prefix", "name", "created_at", "last_used_at", "revoked_at"]
+    search_fields = ["prefix", "name"]
+    exclude = ["key_hash"]
+
+
+@admin.register(models.MetricSnapshot)
+class MetricSnapshotAdmin(HistoryAdmin):
+    list_display = ["id", "app", "computed_at"]
+    list_filter = ["app"]
+    date_hierarchy = "computed_at"

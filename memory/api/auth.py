@@ -1,4 +1,5 @@
-"""API keys: `Authorization: Bearer mw_<prefix>_<secret>`, scoped to their App."""
+"""API keys: `Authorization: Bearer mw_<prefix>_<secret>`, scoped to their App; and the operators'
+admin keys, `Bearer mwa_<prefix>_<secret>`, which reach /api/v1/admin/ only."""
 
 import hmac
 
@@ -7,7 +8,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from rest_framework import authentication, exceptions, permissions
 
-from memory.models import ApiKey
+from memory.models import AdminKey, ApiKey
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -24,6 +25,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_key(self, raw_key):
         parts = raw_key.split("_")
+        if parts[0] == "mwa":
+            raise exceptions.AuthenticationFailed(
+                "an admin key reaches /api/v1/admin/ only: send an app's API key here"
+            )
         if len(parts) != 3 or parts[0] != "mw":
             raise exceptions.AuthenticationFailed("invalid API key")
         key = ApiKey.objects.select_related("app").filter(prefix=parts[1], revoked_at=None).first()
@@ -63,4 +68,40 @@ class HasAppKey(permissions.BasePermission):
             raise exceptions.NotAuthenticated("missing API key: send 'Authorization: Bearer <api key>'")
         if key.app.paused:
             raise exceptions.PermissionDenied("this app is paused")
+        return True
+
+
+class AdminKeyAuthentication(ApiKeyAuthentication):
+    """`Authorization: Bearer mwa_<prefix>_<secret>`: an operator's key (memory.models.AdminKey),
+    apart from the apps' keys: an app key is refused here, as this key is on an app's routes."""
+
+    def authenticate_key(self, raw_key):
+        parts = raw_key.split("_")
+        if parts[0] == "mw":
+            raise exceptions.AuthenticationFailed(
+                "an app's API key cannot reach /api/v1/admin/: send an admin key (mwa_…)"
+            )
+        if len(parts) != 3 or parts[0] != "mwa":
+            raise exceptions.AuthenticationFailed("invalid admin key")
+        key = AdminKey.objects.filter(prefix=parts[1], revoked_at=None).first()
+        if key is None or not hmac.compare_digest(key.key_hash, AdminKey.hash_secret(raw_key)):
+            raise exceptions.AuthenticationFailed("invalid admin key")
+        now = timezone.now()
+        if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+            AdminKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        return (None, key)
+
+
+class AdminKeyScheme(OpenApiAuthenticationExtension):
+    target_class = AdminKeyAuthentication
+    name = "AdminKey"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(header_name="Authorization", token_prefix="Bearer")
+
+
+class IsAdminKey(permissions.BasePermission):
+    def has_permission(self, request, view):
+        if not isinstance(request.auth, AdminKey):
+            raise exceptions.NotAuthenticated("missing admin key: send 'Authorization: Bearer <admin key>'")
         return True

@@ -50,10 +50,12 @@ from memory.services import (
     subject_get_or_create,
     vote_cast,
 )
+from memory.services.admin_keys import admin_key_create
 from memory.services.beliefs import revision_apply
 from memory.services.consent import consent_policy_set
 from memory.services.distillation import lesson_distilled_store
 from memory.services.links import note_link
+from memory.services.metrics import metrics_compute
 from memoryweb.demo import DEMO_APP_CONFIG, demo_memory_seed
 from memoryweb.models import LiveEvent
 from tests.factories import ConversationFactory, MessageFactory
@@ -146,6 +148,8 @@ def world(app, subject, api_key):
         tendency="fragile to sweeping changes",
     )
     LiveEvent.objects.create(subject_id=subject.pk, event="note.stored", payload={"id": note.pk})
+    admin_key_create(name="alice's operator", actor=actor)
+    metrics_compute(app=app)
     return subject
 
 
