@@ -46,16 +46,19 @@ def _maybe_when(**kwargs):
     return StrictDateTimeField(allow_null=True, **kwargs)
 
 
+MAX_ID = 2**63 - 1
+
+
 def _id(**kwargs):
-    return StrictIntegerField(min_value=1, **kwargs)
+    return StrictIntegerField(min_value=1, max_value=MAX_ID, **kwargs)
 
 
 def _ref(**kwargs):
-    return StrictIntegerField(min_value=1, allow_null=True, **kwargs)
+    return StrictIntegerField(min_value=1, max_value=MAX_ID, allow_null=True, **kwargs)
 
 
 def _count():
-    return StrictIntegerField(min_value=0)
+    return StrictIntegerField(min_value=0, max_value=2**31 - 1)
 
 
 def _origin():
@@ -64,18 +67,18 @@ def _origin():
 
 class ExportFactSerializer(StrictSerializer):
     id = _id()
-    key = _text(allow_blank=False)
+    key = _text(max_length=100, allow_blank=False)
     value = _text()
     pinned = StrictBooleanField()
     keywords = _texts()
-    mode = _text()
-    scope = _text()
-    category = _text()
+    mode = _text(max_length=50)
+    scope = _text(max_length=200)
+    category = _text(max_length=40)
     origin = _origin()
     confidence = StrictFloatField()
     confirmations = _count()
     vote_score = StrictFloatField()
-    exceptions = StrictListField(child=serializers.JSONField(), help_text="where the fact does not hold")
+    exceptions = StrictListField(child=serializers.JSONField(allow_null=True), help_text="where the fact does not hold")
     source_message = _ref(help_text="the message (its export id) it was learned from")
     valid_from = _when()
     valid_to = _maybe_when(help_text="null while it holds")
@@ -84,7 +87,7 @@ class ExportFactSerializer(StrictSerializer):
 
 
 class ExportNoteVersionSerializer(StrictSerializer):
-    version = StrictIntegerField(min_value=1)
+    version = StrictIntegerField(min_value=1, max_value=2**31 - 1)
     content = _text()
     tags = _texts()
     origin = _origin()
@@ -101,13 +104,13 @@ class ExportNoteSerializer(StrictSerializer):
     id = _id()
     content = _text(allow_blank=False)
     tags = _texts()
-    mode = _text()
-    scope = _text()
-    working_dir = _text()
-    category = _text()
+    mode = _text(max_length=50)
+    scope = _text(max_length=200)
+    working_dir = _text(max_length=500)
+    category = _text(max_length=40)
     origin = _origin()
     confidence = StrictFloatField()
-    version = StrictIntegerField(min_value=1)
+    version = StrictIntegerField(min_value=1, max_value=2**31 - 1)
     conversation = _ref()
     source_message = _ref()
     occurred_at = _maybe_when()
@@ -132,7 +135,7 @@ class ExportLinkSerializer(StrictSerializer):
 
 
 class ExportLessonVersionSerializer(StrictSerializer):
-    version = StrictIntegerField(min_value=1)
+    version = StrictIntegerField(min_value=1, max_value=2**31 - 1)
     text = _text()
     tags = _texts()
     origin = _origin()
@@ -147,16 +150,16 @@ class ExportLessonSerializer(StrictSerializer):
     recall_count = _count()
     last_recalled_at = _maybe_when()
     origin = _origin()
-    distiller = _text()
-    version = StrictIntegerField(min_value=1)
+    distiller = _text(max_length=120)
+    version = StrictIntegerField(min_value=1, max_value=2**31 - 1)
     created_at = _when()
     updated_at = _when()
     versions = StrictListField(child=ExportLessonVersionSerializer())
 
 
 class ExportProcedureVersionSerializer(StrictSerializer):
-    version = StrictIntegerField(min_value=1)
-    title = _text()
+    version = StrictIntegerField(min_value=1, max_value=2**31 - 1)
+    title = _text(max_length=200)
     steps = _texts()
     tags = _texts()
     origin = _origin()
@@ -166,15 +169,15 @@ class ExportProcedureVersionSerializer(StrictSerializer):
 class ExportProcedureSerializer(StrictSerializer):
     id = _id()
     lesson = _ref()
-    title = _text(allow_blank=False)
+    title = _text(max_length=200, allow_blank=False)
     steps = _texts()
     tags = _texts()
     vote_score = StrictFloatField()
     recall_count = _count()
     last_recalled_at = _maybe_when()
     origin = _origin()
-    distiller = _text()
-    version = StrictIntegerField(min_value=1)
+    distiller = _text(max_length=120)
+    version = StrictIntegerField(min_value=1, max_value=2**31 - 1)
     created_at = _when()
     updated_at = _when()
     versions = StrictListField(child=ExportProcedureVersionSerializer())
@@ -185,8 +188,8 @@ class ExportVoteSerializer(StrictSerializer):
     item_id = _id(help_text="the voted item's export id")
     signal = StrictChoiceField(choices=Signal.choices)
     delta = StrictFloatField()
-    mode = _text()
-    actor = _text()
+    mode = _text(max_length=50)
+    actor = _text(max_length=200)
     created_at = _when()
 
 
@@ -197,10 +200,10 @@ class ExportEvidenceSerializer(StrictSerializer):
     message = _id()
     role = StrictChoiceField(choices=Role.choices)
     text = _text()
-    scope = _text()
+    scope = _text(max_length=200)
     vote_score = StrictFloatField()
     occurred_at = _when()
-    category = _text()
+    category = _text(max_length=40)
     status = StrictChoiceField(choices=EvidenceStatus.choices)
     retrievable = StrictBooleanField()
     recall_count = _count()
@@ -214,16 +217,16 @@ class ExportMessageSerializer(StrictSerializer):
     role = StrictChoiceField(choices=Role.choices)
     text = _text()
     occurred_at = _when()
-    external_id = _text()
+    external_id = _text(max_length=200)
     created_at = _when()
 
 
 class ExportConversationSerializer(StrictSerializer):
     id = _id()
-    external_id = _text()
-    mode = _text()
-    scope = _text()
-    working_dir = _text()
+    external_id = _text(max_length=200)
+    mode = _text(max_length=50)
+    scope = _text(max_length=200)
+    working_dir = _text(max_length=500)
     created_at = _when()
     updated_at = _when()
     messages = StrictListField(child=ExportMessageSerializer())
@@ -233,12 +236,12 @@ class ExportPendingSerializer(StrictSerializer):
     id = _id()
     kind = StrictChoiceField(choices=ItemKind.choices)
     payload = serializers.DictField(help_text="what would be stored")
-    category = _text(allow_blank=False)
+    category = _text(max_length=40, allow_blank=False)
     status = StrictChoiceField(choices=PendingStatus.choices)
-    content_hash = _text()
+    content_hash = _text(max_length=64)
     source_message = _ref()
     decided_at = _maybe_when()
-    decided_by = _text()
+    decided_by = _text(max_length=200)
     result_id = _ref(help_text="the item an approval wrote (this server's id, not remapped)")
     created_at = _when()
 
@@ -249,7 +252,7 @@ class SubjectExportSerializer(StrictSerializer):
     format = StrictChoiceField(choices=[EXPORT_FORMAT])
     version = StrictIntegerField(min_value=EXPORT_VERSION, max_value=EXPORT_VERSION)
     subject = _text(help_text="the subject's external id where it was exported")
-    display_name = _text()
+    display_name = _text(max_length=200)
     app = _text(help_text="the App it was exported from")
     exported_at = _when()
     facts = StrictListField(child=ExportFactSerializer(), help_text="every version, closed ones too")

@@ -8,11 +8,11 @@ the rows as for any write, and notes and evidence units are queued for embedding
 """
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from jsonschema import Draft202012Validator, FormatChecker
@@ -49,7 +49,7 @@ from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
 from memory.services.embeddings import embeddings_enabled
 from memory.services.scrub import scrub
-from memoryweb.errors import Conflict, InvalidInput
+from memoryweb.errors import Conflict, InvalidInput, NotFound
 from memoryweb.outbox import enqueue
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "subject-export.v1.json"
@@ -99,7 +99,10 @@ def _when(value) -> datetime | None:
     assert parsed is not None  # export_validate checked it
     if timezone.is_naive(parsed):
         parsed = timezone.make_aware(parsed, timezone.get_current_timezone())
-    return parsed
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput(f"{value!r} is out of range", field="body") from None
 
 
 def subject_has_memory(subject: Subject) -> bool:
@@ -118,7 +121,8 @@ def subject_has_memory(subject: Subject) -> bool:
 
 
 class _Ids:
-    """Export id → new id, per kind; a reference to an id the document does not hold is a 400."""
+    """Export id → new id, per kind. An id given twice is a 409 (it collides with the first), a
+    reference to an id the document does not hold a 404 (an unknown item), each naming the field."""
 
     def __init__(self):
         self.maps: dict[str, dict[int, int]] = {}
@@ -126,7 +130,7 @@ class _Ids:
     def put(self, kind: str, old: int, new: int, field: str) -> None:
         ids = self.maps.setdefault(kind, {})
         if old in ids:
-            raise InvalidInput(f"{kind} id {old} appears twice", field=field)
+            raise Conflict(f"{kind} id {old} appears twice", field=field)
         ids[old] = new
 
     def get(self, kind: str, old: int | None, field: str) -> int | None:
@@ -134,7 +138,7 @@ class _Ids:
             return None
         new = self.maps.get(kind, {}).get(old)
         if new is None:
-            raise InvalidInput(f"no {kind} {old} in the document", field=field)
+            raise NotFound(f"no {kind} {old} in the document", field=field)
         return new
 
 
@@ -142,14 +146,23 @@ def _texts(values: list[str], where: str) -> list[str]:
     return [scrub(v, where=where) for v in values]
 
 
-@transaction.atomic
 def subject_import(
     *, app: App, external_id: str, document, actor: Actor, config: MemoryConfig
 ) -> dict[str, int]:
     """Write the exported subject `document` as the App's subject `external_id`; returns the rows
     written per kind. Refuses (409) a subject that already holds memory: merging two histories of
-    facts and notes is not something an import can decide. All or nothing."""
+    facts and notes is not something an import can decide. All or nothing: a malformed document
+    is a 400, a reference to an item it does not hold a 404, two items that collide (the same id,
+    two active versions of a fact, a note linked to itself) a 409, and nothing is written."""
     export_validate(document)
+    try:
+        return _import(app=app, external_id=external_id, document=document, actor=actor, config=config)
+    except IntegrityError as exc:
+        raise Conflict("the document holds items that collide (two rows with the same unique fields)", field="body") from exc
+
+
+@transaction.atomic
+def _import(*, app: App, external_id: str, document, actor: Actor, config: MemoryConfig) -> dict[str, int]:
     subject = subject_get_or_create(app=app, external_id=external_id)
     if subject_has_memory(subject):
         raise Conflict(f"subject {external_id!r} already holds memory; delete it first", field="subject")
@@ -193,7 +206,9 @@ def subject_import(
         conversation_id = ids.get("conversation", e["conversation"], f"{at}.conversation")
         message_id = ids.get("message", e["message"], f"{at}.message")
         if not Message.objects.filter(pk=message_id, conversation_id=conversation_id).exists():
-            raise InvalidInput(f"message {e['message']} is not in conversation {e['conversation']}", field=f"{at}.message")
+            raise NotFound(
+                f"no message {e['message']} in conversation {e['conversation']}", field=f"{at}.message"
+            )
         unit = Evidence.objects.create(
             subject=subject,
             conversation_id=conversation_id,
@@ -386,16 +401,16 @@ def subject_import(
     categories = {c.slug: c for c in ConsentCategory.objects.all()}
     for slug, policy in document["consent"].items():
         if slug not in categories:
-            raise InvalidInput(f"no consent category {slug!r} on this server", field=f"consent.{slug}")
+            raise NotFound(f"no consent category {slug!r} on this server", field=f"consent.{slug}")
         SubjectConsent.objects.create(subject=subject, category=categories[slug], policy=policy)
         count("consent")
 
     for i, p in enumerate(document["pending"]):
         at = f"pending[{i}]"
         if p["category"] not in categories:
-            raise InvalidInput(f"no consent category {p['category']!r} on this server", field=f"{at}.category")
+            raise NotFound(f"no consent category {p['category']!r} on this server", field=f"{at}.category")
         payload = redact_data(p["payload"])
-        if p["kind"] == ItemKind.EVIDENCE and "evidence_id" in payload:
+        if p["kind"] == ItemKind.EVIDENCE and isinstance(payload.get("evidence_id"), int):
             payload["evidence_id"] = ids.get("evidence", payload["evidence_id"], f"{at}.payload.evidence_id")
         result = p["result_id"]
         PendingMemory.objects.create(

@@ -13,7 +13,7 @@ from memory.models import Note, Origin, ProfileFact, Subject
 from memory.selectors import subject_export
 from memory.services import subject_delete
 from memory.services.portable import SCHEMA_PATH, subject_import
-from memoryweb.errors import Conflict, InvalidInput
+from memoryweb.errors import Conflict, InvalidInput, NotFound
 from tests.memory.portable_world import MARKER, portable_world
 
 QUERIES = [
@@ -103,7 +103,6 @@ def test_a_subject_that_holds_memory_is_refused_and_left_as_it_was(subject, worl
         (lambda d: d["notes"][0].pop("content"), "notes[0]"),
         (lambda d: d["notes"][0].update(content=12), "notes[0].content"),
         (lambda d: d["facts"][1].update(valid_from="last tuesday"), "facts[1].valid_from"),
-        (lambda d: d["links"][0].update(dst=999999), "links[0].dst"),
         (lambda d: d["notes"][0].update(colour="red"), "notes[0]"),
     ],
 )
@@ -129,3 +128,27 @@ def test_an_imported_secret_is_redacted(subject, world, actor, config, app):
     subject_import(app=app, external_id="alice", document=document, actor=actor, config=config)
 
     assert not Note.objects.filter(content__contains="AKIAIOSFODNN7EXAMPLE").exists()
+
+
+@pytest.mark.parametrize(
+    "change,error,field",
+    [
+        (lambda d: d["links"][0].update(dst=999999), NotFound, "links[0].dst"),
+        (lambda d: d["notes"][1].update(consolidated_into=424242), NotFound, "notes[1].consolidated_into"),
+        (lambda d: d.update(consent={"astrology": "allow"}), NotFound, "consent.astrology"),
+        (lambda d: d["notes"][1].update(id=d["notes"][0]["id"]), Conflict, "notes[1].id"),
+        (lambda d: d["links"][0].update(dst=d["links"][0]["src"]), Conflict, "body"),  # linked to itself
+    ],
+)
+def test_an_inconsistent_document_names_the_field_and_writes_nothing(
+    subject, world, actor, config, app, change, error, field
+):
+    document = json.loads(json.dumps(subject_export(subject=subject)))
+    change(document)
+    subject_delete(subject=subject, actor=actor)
+
+    with pytest.raises(error) as raised:
+        subject_import(app=app, external_id="alice", document=document, actor=actor, config=config)
+
+    assert raised.value.field == field
+    assert not Note.objects.exists() and not Subject.objects.filter(external_id="alice").exists()
