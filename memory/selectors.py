@@ -238,7 +238,11 @@ def subject_export(*, subject: Subject) -> dict:
                     for v in n.versions.all()
                 ],
                 "sources": [
-                    {"conversation": s.conversation_id, "message": s.message_id, "created_at": dt(s.created_at)}
+                    {
+                        "conversation": s.conversation_id,
+                        "message": s.message_id,
+                        "created_at": dt(s.created_at),
+                    }
                     for s in n.sources.all()
                 ],
             }

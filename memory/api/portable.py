@@ -78,7 +78,9 @@ class ExportFactSerializer(StrictSerializer):
     confidence = StrictFloatField()
     confirmations = _count()
     vote_score = StrictFloatField()
-    exceptions = StrictListField(child=serializers.JSONField(allow_null=True), help_text="where the fact does not hold")
+    exceptions = StrictListField(
+        child=serializers.JSONField(allow_null=True), help_text="where the fact does not hold"
+    )
     source_message = _ref(help_text="the message (its export id) it was learned from")
     valid_from = _when()
     valid_to = _maybe_when(help_text="null while it holds")

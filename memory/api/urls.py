@@ -1,6 +1,18 @@
 from django.urls import path
 
-from memory.api import beliefs, consent, contract, documents, evidence, lessons, modes, person, portable, tools, views
+from memory.api import (
+    beliefs,
+    consent,
+    contract,
+    documents,
+    evidence,
+    lessons,
+    modes,
+    person,
+    portable,
+    tools,
+    views,
+)
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),

@@ -85,7 +85,9 @@ def export_validate(document) -> None:
     if isinstance(document, dict) and document.get("format") == EXPORT_FORMAT:
         version = document.get("version")
         if version != EXPORT_VERSION:
-            raise InvalidInput(f"unsupported export version {version!r} (this server reads 1)", field="version")
+            raise InvalidInput(
+                f"unsupported export version {version!r} (this server reads 1)", field="version"
+            )
     validator = Draft202012Validator(export_schema(), format_checker=_formats)
     error = best_match(validator.iter_errors(document))
     if error is not None:
@@ -93,8 +95,10 @@ def export_validate(document) -> None:
 
 
 def _when(value) -> datetime | None:
-    if value is None:
-        return None
+    return None if value is None else _at(value)
+
+
+def _at(value: str) -> datetime:
     parsed = parse_datetime(value)
     assert parsed is not None  # export_validate checked it
     if timezone.is_naive(parsed):
@@ -134,8 +138,9 @@ class _Ids:
         ids[old] = new
 
     def get(self, kind: str, old: int | None, field: str) -> int | None:
-        if old is None:
-            return None
+        return None if old is None else self.need(kind, old, field)
+
+    def need(self, kind: str, old: int, field: str) -> int:
         new = self.maps.get(kind, {}).get(old)
         if new is None:
             raise NotFound(f"no {kind} {old} in the document", field=field)
@@ -158,7 +163,9 @@ def subject_import(
     try:
         return _import(app=app, external_id=external_id, document=document, actor=actor, config=config)
     except IntegrityError as exc:
-        raise Conflict("the document holds items that collide (two rows with the same unique fields)", field="body") from exc
+        raise Conflict(
+            "the document holds items that collide (two rows with the same unique fields)", field="body"
+        ) from exc
 
 
 @transaction.atomic
@@ -183,8 +190,8 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             mode=c["mode"],
             scope=c["scope"],
             working_dir=c["working_dir"],
-            created_at=_when(c["created_at"]),
-            updated_at=_when(c["updated_at"]),
+            created_at=_at(c["created_at"]),
+            updated_at=_at(c["updated_at"]),
         )
         ids.put("conversation", c["id"], conversation.pk, f"{at}.id")
         count("conversations")
@@ -193,9 +200,9 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
                 conversation=conversation,
                 role=m["role"],
                 text=scrub(m["text"], where="message"),
-                occurred_at=_when(m["occurred_at"]),
+                occurred_at=_at(m["occurred_at"]),
                 external_id=m["external_id"],
-                created_at=_when(m["created_at"]),
+                created_at=_at(m["created_at"]),
             )
             ids.put("message", m["id"], message.pk, f"{at}.messages[{j}].id")
             count("messages")
@@ -203,8 +210,8 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
     evidence_to_embed: list[int] = []
     for i, e in enumerate(document["evidence"]):
         at = f"evidence[{i}]"
-        conversation_id = ids.get("conversation", e["conversation"], f"{at}.conversation")
-        message_id = ids.get("message", e["message"], f"{at}.message")
+        conversation_id = ids.need("conversation", e["conversation"], f"{at}.conversation")
+        message_id = ids.need("message", e["message"], f"{at}.message")
         if not Message.objects.filter(pk=message_id, conversation_id=conversation_id).exists():
             raise NotFound(
                 f"no message {e['message']} in conversation {e['conversation']}", field=f"{at}.message"
@@ -216,14 +223,14 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             role=e["role"],
             text=scrub(e["text"], where="evidence"),
             scope=e["scope"],
-            occurred_at=_when(e["occurred_at"]),
+            occurred_at=_at(e["occurred_at"]),
             category=e["category"],
             status=e["status"],
             vote_score=e["vote_score"],
             recall_count=e["recall_count"],
             last_recalled_at=_when(e["last_recalled_at"]),
             archived_at=_when(e["archived_at"]),
-            created_at=_when(e["created_at"]),
+            created_at=_at(e["created_at"]),
         )
         ids.put("evidence", e["id"], unit.pk, f"{at}.id")
         count("evidence")
@@ -241,8 +248,8 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             origin=Origin.IMPORT,
             distiller=item["distiller"],
             version=item["version"],
-            created_at=_when(item["created_at"]),
-            updated_at=_when(item["updated_at"]),
+            created_at=_at(item["created_at"]),
+            updated_at=_at(item["updated_at"]),
         )
         ids.put("lesson", item["id"], lesson.pk, f"lessons[{i}].id")
         LessonVersion.objects.bulk_create(
@@ -252,7 +259,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
                 text=scrub(v["text"], where="lesson"),
                 tags=v["tags"],
                 origin=v["origin"],
-                created_at=_when(v["created_at"]),
+                created_at=_at(v["created_at"]),
             )
             for v in item["versions"]
         )
@@ -272,8 +279,8 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             origin=Origin.IMPORT,
             distiller=item["distiller"],
             version=item["version"],
-            created_at=_when(item["created_at"]),
-            updated_at=_when(item["updated_at"]),
+            created_at=_at(item["created_at"]),
+            updated_at=_at(item["updated_at"]),
         )
         ids.put("procedure", item["id"], procedure.pk, f"procedures[{i}].id")
         ProcedureVersion.objects.bulk_create(
@@ -284,7 +291,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
                 steps=_texts(v["steps"], "procedure"),
                 tags=v["tags"],
                 origin=v["origin"],
-                created_at=_when(v["created_at"]),
+                created_at=_at(v["created_at"]),
             )
             for v in item["versions"]
         )
@@ -313,8 +320,8 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             origin=Origin.IMPORT,
             confidence=n["confidence"],
             version=n["version"],
-            created_at=_when(n["created_at"]),
-            updated_at=_when(n["updated_at"]),
+            created_at=_at(n["created_at"]),
+            updated_at=_at(n["updated_at"]),
         )
         ids.put("note", n["id"], note.pk, f"{at}.id")
         notes.append(note)
@@ -325,7 +332,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
                 content=scrub(v["content"], where="note"),
                 tags=v["tags"],
                 origin=v["origin"],
-                created_at=_when(v["created_at"]),
+                created_at=_at(v["created_at"]),
             )
             for v in n["versions"]
         )
@@ -334,7 +341,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
                 note=note,
                 conversation_id=ids.get("conversation", s["conversation"], f"{at}.sources[{j}].conversation"),
                 message_id=ids.get("message", s["message"], f"{at}.sources[{j}].message"),
-                created_at=_when(s["created_at"]),
+                created_at=_at(s["created_at"]),
             )
             for j, s in enumerate(n["sources"])
         )
@@ -344,12 +351,12 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
 
     for i, link in enumerate(document["links"]):
         NoteLink.objects.create(
-            src_id=ids.get("note", link["src"], f"links[{i}].src"),
-            dst_id=ids.get("note", link["dst"], f"links[{i}].dst"),
+            src_id=ids.need("note", link["src"], f"links[{i}].src"),
+            dst_id=ids.need("note", link["dst"], f"links[{i}].dst"),
             kind=link["kind"],
             weight=link["weight"],
             origin=Origin.IMPORT,
-            created_at=_when(link["created_at"]),
+            created_at=_at(link["created_at"]),
         )
         count("links")
 
@@ -370,10 +377,10 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             category=f["category"],
             origin=Origin.IMPORT,
             source_message_id=ids.get("message", f["source_message"], f"{at}.source_message"),
-            valid_from=_when(f["valid_from"]),
+            valid_from=_at(f["valid_from"]),
             valid_to=_when(f["valid_to"]),
             exceptions=redact_data(f["exceptions"]),
-            created_at=_when(f["recorded_at"]),
+            created_at=_at(f["recorded_at"]),
         )
         ids.put("fact", f["id"], fact.pk, f"{at}.id")
         facts.append((fact, f["superseded_by"], i))
@@ -387,12 +394,12 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
         VoteEvent(
             subject=subject,
             item_kind=v["item_kind"],
-            item_id=ids.get(v["item_kind"], v["item_id"], f"votes[{i}].item_id"),
+            item_id=ids.need(v["item_kind"], v["item_id"], f"votes[{i}].item_id"),
             signal=v["signal"],
             delta=v["delta"],
             mode=v["mode"],
             actor=v["actor"],
-            created_at=_when(v["created_at"]),
+            created_at=_at(v["created_at"]),
         )
         for i, v in enumerate(document["votes"])
     )
@@ -411,7 +418,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             raise NotFound(f"no consent category {p['category']!r} on this server", field=f"{at}.category")
         payload = redact_data(p["payload"])
         if p["kind"] == ItemKind.EVIDENCE and isinstance(payload.get("evidence_id"), int):
-            payload["evidence_id"] = ids.get("evidence", payload["evidence_id"], f"{at}.payload.evidence_id")
+            payload["evidence_id"] = ids.need("evidence", payload["evidence_id"], f"{at}.payload.evidence_id")
         result = p["result_id"]
         PendingMemory.objects.create(
             subject=subject,
@@ -424,7 +431,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             decided_at=_when(p["decided_at"]),
             decided_by=p["decided_by"],
             result_id=ids.maps.get(p["kind"], {}).get(result) if result is not None else None,
-            created_at=_when(p["created_at"]),
+            created_at=_at(p["created_at"]),
         )
         count("pending")
 

@@ -57,7 +57,10 @@ def portable_world(subject, actor, config) -> SimpleNamespace:
         config=config,
     )
     cat, _ = note_store(
-        subject=subject, content=f"Alice's cat Miso hates the vacuum cleaner {MARKER}", actor=actor, config=config
+        subject=subject,
+        content=f"Alice's cat Miso hates the vacuum cleaner {MARKER}",
+        actor=actor,
+        config=config,
     )
     flight, _ = note_store(
         subject=subject,
@@ -85,13 +88,19 @@ def portable_world(subject, actor, config) -> SimpleNamespace:
         actor=actor,
     )
     assert lesson is not None
-    lesson_edit(lesson=lesson, text=f"Always run database migrations before the app restarts {MARKER}", actor=actor)
+    lesson_edit(
+        lesson=lesson, text=f"Always run database migrations before the app restarts {MARKER}", actor=actor
+    )
     procedure = lesson.procedures.get()
     procedure_edit(
-        procedure=procedure, steps=["Run the migrations.", "Check them.", f"Restart the app {MARKER}."], actor=actor
+        procedure=procedure,
+        steps=["Run the migrations.", "Check them.", f"Restart the app {MARKER}."],
+        actor=actor,
     )
     vote_cast(subject=subject, item_kind="note", item_id=cat.pk, signal="up", actor=actor, config=config)
-    vote_cast(subject=subject, item_kind="lesson", item_id=lesson.pk, signal="useful", actor=actor, config=config)
+    vote_cast(
+        subject=subject, item_kind="lesson", item_id=lesson.pk, signal="useful", actor=actor, config=config
+    )
 
     consent_policy_set(subject=subject, category="health", policy="ask", actor=actor)
     pending = memory_candidate_route(

@@ -75,13 +75,18 @@ def test_export_delete_import_gives_the_same_context(subject, world, actor, conf
     for kind in ("facts", "notes", "lessons", "procedures", "conversations", "evidence", "pending"):
         assert len(again[kind]) == len(document[kind]), kind
     assert {n["origin"] for n in again["notes"]} == {Origin.IMPORT}
-    assert [f["value"] for f in again["facts"] if f["key"] == "city"] == [f"Porto {MARKER}", f"Lisbon {MARKER}"]
+    assert [f["value"] for f in again["facts"] if f["key"] == "city"] == [
+        f"Porto {MARKER}",
+        f"Lisbon {MARKER}",
+    ]
     assert [f["superseded_by"] is not None for f in again["facts"] if f["key"] == "city"] == [True, False]
     assert again["consent"] == {"health": "ask"}
 
     # into another App: the same context there too
     other_config = get_config(other_app)
-    subject_import(app=other_app, external_id="alice-copy", document=document, actor=actor, config=other_config)
+    subject_import(
+        app=other_app, external_id="alice-copy", document=document, actor=actor, config=other_config
+    )
     copy = Subject.objects.get(app=other_app, external_id="alice-copy")
     assert rendered(copy, other_config) == before
 

@@ -14,9 +14,9 @@ from memory.search.vectors.index import int8_copy
 from memory.services import subject_delete
 from memory.services.consequences import consequence_record
 from memory.services.contract import contract_set
+from memory.services.conversations import message_add
 from memory.services.documents import document_write
 from memory.services.embeddings import embeddings_write
-from memory.services.conversations import message_add
 from tests.memory.portable_world import MARKER, portable_world
 
 pytestmark = pytest.mark.postgres
@@ -34,7 +34,9 @@ def _virtual_tables() -> set[str]:
     if connection.vendor != "sqlite":
         return set()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'")
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        )
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -50,7 +52,11 @@ def scan(
     with connection.cursor() as cursor:
         tables = connection.introspection.table_names(cursor)
         for table in tables:
-            select = f'SELECT rowid AS "rowid", * FROM "{table}"' if table in virtual else f'SELECT * FROM "{table}"'
+            select = (
+                f'SELECT rowid AS "rowid", * FROM "{table}"'
+                if table in virtual
+                else f'SELECT * FROM "{table}"'
+            )
             cursor.execute(select)
             columns = [c[0] for c in cursor.description]
             for row in cursor.fetchall():
@@ -78,8 +84,12 @@ def scan(
 def filled(subject, actor, config):
     world = portable_world(subject, actor, config)
     conversation = world.conversation
-    advice, _ = message_add(conversation=conversation, role="assistant", text=f"Run black {MARKER}", actor=actor)
-    report, _ = message_add(conversation=conversation, role="user", text=f"that broke it {MARKER}", actor=actor)
+    advice, _ = message_add(
+        conversation=conversation, role="assistant", text=f"Run black {MARKER}", actor=actor
+    )
+    report, _ = message_add(
+        conversation=conversation, role="user", text=f"that broke it {MARKER}", actor=actor
+    )
     consequence_record(
         subject=subject,
         advice_message=advice,
@@ -90,8 +100,12 @@ def filled(subject, actor, config):
         actor=actor,
     )
     document_write(subject=subject, path="MEMORY.md", content=f"# Memory\n- {MARKER}", actor=actor)
-    contract_set(subject=subject, mode="coding_debug", values={"directness": "blunt"}, actor=actor, config=config)
-    context_build(subject=subject, message=f"restaurant in Lisbon {MARKER}", config=config, conversation=conversation)
+    contract_set(
+        subject=subject, mode="coding_debug", values={"directness": "blunt"}, actor=actor, config=config
+    )
+    context_build(
+        subject=subject, message=f"restaurant in Lisbon {MARKER}", config=config, conversation=conversation
+    )
     notes = list(Note.objects.filter(subject=subject).order_by("id"))
     units = list(Evidence.objects.filter(subject=subject).order_by("id"))
     embeddings_write(
@@ -126,7 +140,9 @@ def test_deleting_a_subject_leaves_no_row_index_entry_or_vector_of_it(subject, f
         assert "memory_note_fts_data" in tables_before or "memory_note_fts_idx" in tables_before
     if vectors.backend() != "numpy":
         assert any(t.startswith("memory_vec") for t in tables_before), tables_before
-    assert Embedding.objects.filter(subject=subject).count() == Note.objects.count() + Evidence.objects.count()
+    assert (
+        Embedding.objects.filter(subject=subject).count() == Note.objects.count() + Evidence.objects.count()
+    )
 
     subject_delete(subject=subject, actor=actor)
 

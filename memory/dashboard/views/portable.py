@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.urls import path
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
@@ -61,11 +61,12 @@ def subject_data_delete(request: HttpRequest, subject) -> HttpResponse:
     label = subject.display_name or subject.external_id
     subject_delete(subject=subject, actor=dashboard_actor(request))
     messages.success(request, f"Everything memoryweb held about {label} is deleted.")
-    response = redirect("dashboard:home")
+    home = reverse("dashboard:home")
     if is_htmx(request):
         response = HttpResponse(status=204)
-        response["HX-Redirect"] = redirect("dashboard:home")["Location"]
-    return response
+        response["HX-Redirect"] = home
+        return response
+    return redirect(home)
 
 
 S = "s/<int:subject_id>/"

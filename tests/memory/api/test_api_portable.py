@@ -68,7 +68,9 @@ def test_a_dangling_reference_is_404_naming_it_and_writes_nothing(client, export
     assert not Subject.objects.filter(external_id="alice-2").exists()
 
 
-def test_another_app_imports_into_its_own_subject_and_ours_is_untouched(client, other_client, other_app, exported):
+def test_another_app_imports_into_its_own_subject_and_ours_is_untouched(
+    client, other_client, other_app, exported
+):
     ours = sorted(Note.objects.values_list("pk", "content"))
 
     response = other_client.post(f"{API}/subjects/alice/import", exported, format="json")

@@ -54,7 +54,9 @@ def test_the_owner_deletes_their_subject_and_lands_home(owned_subject, owner_cli
     _fill(owned_subject)
     subject_id = owned_subject.pk
 
-    response = owner_client.post(reverse("dashboard:subject_data_delete", args=[subject_id]), {"confirm": "alice"})
+    response = owner_client.post(
+        reverse("dashboard:subject_data_delete", args=[subject_id]), {"confirm": "alice"}
+    )
 
     assert response.status_code == 302 and response["Location"] == reverse("dashboard:home")
     assert not Subject.objects.filter(pk=subject_id).exists() and not Note.objects.exists()
