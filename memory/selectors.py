@@ -156,17 +156,31 @@ def consent_policies(*, subject: Subject) -> list[dict]:
     ]
 
 
+def _dt(value):
+    return value.isoformat() if value else None
+
+
+EXPORT_FORMAT = "memoryweb.subject"  # the export document (docs/export.md)
+EXPORT_VERSION = 1
+
+
 def subject_export(*, subject: Subject) -> dict:
-    """Everything held about the subject, as plain JSON (facts with history, notes with versions,
-    evidence units, conversations with messages, consent, pending items). Categories are included."""
-
-    def dt(value):
-        return value.isoformat() if value else None
-
+    """Everything held about the subject, as plain JSON in the documented, versioned format
+    (docs/export.md, memory/schemas/subject-export.v1.json): facts with history, notes with
+    versions, sources and links, lessons and procedures with versions, votes, evidence units,
+    conversations with messages, consent policies and pending items. Ids are this server's;
+    references inside the document use them, and an import maps them to new ones."""
+    dt = _dt
     facts = ProfileFact.objects.filter(subject=subject).order_by("key", "valid_from", "id")
     notes = Note.objects.filter(subject=subject).prefetch_related("versions", "sources").order_by("id")
+    links = NoteLink.objects.filter(src__subject=subject).order_by("id")
+    lessons = Lesson.objects.filter(subject=subject).prefetch_related("versions").order_by("id")
+    procedures = Procedure.objects.filter(subject=subject).prefetch_related("versions").order_by("id")
     return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
         "subject": subject.external_id,
+        "display_name": subject.display_name,
         "app": subject.app.name,
         "exported_at": dt(timezone.now()),
         "facts": [
@@ -182,6 +196,9 @@ def subject_export(*, subject: Subject) -> dict:
                 "origin": f.origin,
                 "confidence": f.confidence,
                 "confirmations": f.confirmations,
+                "vote_score": f.vote_score,
+                "exceptions": f.exceptions,
+                "source_message": f.source_message_id,
                 "valid_from": dt(f.valid_from),
                 "valid_to": dt(f.valid_to),
                 "recorded_at": dt(f.created_at),
@@ -199,28 +216,119 @@ def subject_export(*, subject: Subject) -> dict:
                 "working_dir": n.working_dir,
                 "category": n.category,
                 "origin": n.origin,
+                "confidence": n.confidence,
+                "version": n.version,
+                "conversation": n.conversation_id,
+                "source_message": n.source_message_id,
                 "occurred_at": dt(n.occurred_at),
                 "vote_score": n.vote_score,
                 "recall_count": n.recall_count,
+                "last_recalled_at": dt(n.last_recalled_at),
                 "archived_at": dt(n.archived_at),
+                "consolidated_into": n.consolidated_into_id,
                 "created_at": dt(n.created_at),
+                "updated_at": dt(n.updated_at),
                 "versions": [
                     {
                         "version": v.version,
                         "content": v.content,
                         "tags": v.tags,
+                        "origin": v.origin,
                         "created_at": dt(v.created_at),
                     }
                     for v in n.versions.all()
                 ],
                 "sources": [
-                    {"conversation": s.conversation_id, "message": s.message_id} for s in n.sources.all()
+                    {
+                        "conversation": s.conversation_id,
+                        "message": s.message_id,
+                        "created_at": dt(s.created_at),
+                    }
+                    for s in n.sources.all()
                 ],
             }
             for n in notes
         ],
+        "links": [
+            {
+                "src": link.src_id,
+                "dst": link.dst_id,
+                "kind": link.kind,
+                "weight": link.weight,
+                "origin": link.origin,
+                "created_at": dt(link.created_at),
+            }
+            for link in links
+        ],
+        "lessons": [
+            {
+                "id": lesson.pk,
+                "text": lesson.text,
+                "tags": lesson.tags,
+                "vote_score": lesson.vote_score,
+                "recall_count": lesson.recall_count,
+                "last_recalled_at": dt(lesson.last_recalled_at),
+                "origin": lesson.origin,
+                "distiller": lesson.distiller,
+                "version": lesson.version,
+                "created_at": dt(lesson.created_at),
+                "updated_at": dt(lesson.updated_at),
+                "versions": [
+                    {
+                        "version": v.version,
+                        "text": v.text,
+                        "tags": v.tags,
+                        "origin": v.origin,
+                        "created_at": dt(v.created_at),
+                    }
+                    for v in lesson.versions.all()
+                ],
+            }
+            for lesson in lessons
+        ],
+        "procedures": [
+            {
+                "id": p.pk,
+                "lesson": p.lesson_id,
+                "title": p.title,
+                "steps": p.steps,
+                "tags": p.tags,
+                "vote_score": p.vote_score,
+                "recall_count": p.recall_count,
+                "last_recalled_at": dt(p.last_recalled_at),
+                "origin": p.origin,
+                "distiller": p.distiller,
+                "version": p.version,
+                "created_at": dt(p.created_at),
+                "updated_at": dt(p.updated_at),
+                "versions": [
+                    {
+                        "version": v.version,
+                        "title": v.title,
+                        "steps": v.steps,
+                        "tags": v.tags,
+                        "origin": v.origin,
+                        "created_at": dt(v.created_at),
+                    }
+                    for v in p.versions.all()
+                ],
+            }
+            for p in procedures
+        ],
+        "votes": [
+            {
+                "item_kind": v.item_kind,
+                "item_id": v.item_id,
+                "signal": v.signal,
+                "delta": v.delta,
+                "mode": v.mode,
+                "actor": v.actor,
+                "created_at": dt(v.created_at),
+            }
+            for v in VoteEvent.objects.filter(subject=subject).order_by("id")
+        ],
         "evidence": [
-            evidence_dict(unit)
+            {**evidence_dict(unit), "scope": unit.scope, "vote_score": unit.vote_score}
             for unit in Evidence.objects.filter(subject=subject).select_related("subject").order_by("id")
         ],
         "conversations": [
@@ -231,6 +339,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "scope": c.scope,
                 "working_dir": c.working_dir,
                 "created_at": dt(c.created_at),
+                "updated_at": dt(c.updated_at),
                 "messages": [
                     {
                         "id": m.pk,
@@ -238,15 +347,16 @@ def subject_export(*, subject: Subject) -> dict:
                         "text": m.text,
                         "occurred_at": dt(m.occurred_at),
                         "external_id": m.external_id,
+                        "created_at": dt(m.created_at),
                     }
-                    for m in c.messages.all()
+                    for m in c.messages.order_by("occurred_at", "id")
                 ],
             }
-            for c in Conversation.objects.filter(subject=subject).prefetch_related("messages").order_by("id")
+            for c in Conversation.objects.filter(subject=subject).order_by("id")
         ],
         "consent": {
             c.category.slug: c.policy
-            for c in SubjectConsent.objects.filter(subject=subject).select_related("category")
+            for c in SubjectConsent.objects.filter(subject=subject).select_related("category").order_by("id")
         },
         "pending": [
             {
@@ -255,6 +365,11 @@ def subject_export(*, subject: Subject) -> dict:
                 "payload": p.payload,
                 "category": p.category.slug,
                 "status": p.status,
+                "content_hash": p.content_hash,
+                "source_message": p.source_message_id,
+                "decided_at": dt(p.decided_at),
+                "decided_by": p.decided_by,
+                "result_id": p.result_id,
                 "created_at": dt(p.created_at),
             }
             for p in PendingMemory.objects.filter(subject=subject).select_related("category").order_by("id")

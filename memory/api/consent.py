@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
 from memory.api.fields import ConsentCategoryField, StrictChoiceField, StrictIntegerField
+from memory.api.portable import SubjectExportSerializer
 from memory.models import ConsentCategory, PendingMemory, PendingStatus, Policy
 from memory.selectors import consent_policies, subject_export
 from memory.services import subject_delete
@@ -55,21 +56,6 @@ class PolicyListOut(serializers.Serializer):
 
 class PendingListOut(serializers.Serializer):
     pending = PendingOut(many=True)
-
-
-class SubjectExportOut(serializers.Serializer):
-    subject = serializers.CharField()
-    app = serializers.CharField()
-    exported_at = serializers.DateTimeField()
-    facts = serializers.ListField(child=serializers.DictField(), help_text="every version, closed ones too")
-    notes = serializers.ListField(child=serializers.DictField(), help_text="with their versions and sources")
-    evidence = serializers.ListField(child=serializers.DictField(), help_text="the turns as memories")
-    conversations = serializers.ListField(child=serializers.DictField(), help_text="with their messages")
-    consent = serializers.DictField(
-        child=serializers.ChoiceField(choices=Policy.choices),
-        help_text="the subject's own policy per category",
-    )
-    pending = serializers.ListField(child=serializers.DictField())
 
 
 class ConsentCategoriesApi(AppAPIView):
@@ -144,7 +130,7 @@ class PendingDecisionApi(AppAPIView):
 
 class SubjectApi(AppAPIView):
     @extend_schema(
-        responses={200: SubjectExportOut}, summary="Export everything memoryweb holds about a subject"
+        responses={200: SubjectExportSerializer}, summary="Export everything memoryweb holds about a subject"
     )
     def get(self, request, subject):
         return Response(subject_export(subject=self.subject(subject)))

@@ -1,6 +1,18 @@
 from django.urls import path
 
-from memory.api import beliefs, consent, contract, documents, evidence, lessons, modes, person, tools, views
+from memory.api import (
+    beliefs,
+    consent,
+    contract,
+    documents,
+    evidence,
+    lessons,
+    modes,
+    person,
+    portable,
+    tools,
+    views,
+)
 
 urlpatterns = [
     path("context", views.ContextApi.as_view(), name="api-context"),
@@ -16,6 +28,7 @@ urlpatterns = [
     ),
     path("consent/categories", consent.ConsentCategoriesApi.as_view(), name="api-consent-categories"),
     path("subjects/<str:subject>", consent.SubjectApi.as_view(), name="api-subject"),
+    path("subjects/<str:subject>/import", portable.SubjectImportApi.as_view(), name="api-subject-import"),
     path("subjects/<str:subject>/consent", consent.ConsentPoliciesApi.as_view(), name="api-consent"),
     path("subjects/<str:subject>/pending", consent.PendingListApi.as_view(), name="api-pending"),
     path(

@@ -2,7 +2,7 @@
 in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
 Pages built in their own module (lessons, evidence, graph, consent, contract, preview, jobs, audit,
-modes, beliefs, consequences) declare a module-level
+modes, beliefs, consequences, portable) declare a module-level
 `urlpatterns` list there, added below.
 """
 
@@ -22,6 +22,7 @@ from memory.dashboard.views import (
     modes,
     notes,
     overview,
+    portable,
     preview,
     profile,
 )
@@ -63,5 +64,6 @@ for _module in (
     modes,
     beliefs,
     consequences,
+    portable,
 ):
     urlpatterns += _module.urlpatterns

@@ -4,14 +4,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory.config import validate_app_config
-from memory.models import ApiKey, App, Conversation, Note, Subject
+from memory.models import ApiKey, App, AuditEvent, Conversation, Note, Subject
+from memory.search import schema as search_schema
 from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
 from memoryweb.errors import InvalidInput
+from memoryweb.models import LiveEvent
 from memoryweb.ratelimit import parse_rate
 
 
@@ -217,15 +219,21 @@ def subject_update(
 
 @transaction.atomic
 def subject_delete(*, subject: Subject, actor: Actor) -> None:
-    """Delete the subject and everything held about it (facts, notes, conversations, events).
-    The audit trail keeps one record of the deletion, without content."""
+    """Delete the subject and everything held about it (facts, notes, conversations, events,
+    vectors, its audit trail, its live events) and purge the full-text indexes of its terms.
+    The audit trail keeps one record of the deletion, without content.
+    tests/memory/test_subject_delete_scan.py reads every table afterwards."""
 
     app, external_id, subject_id = subject.app, subject.external_id, subject.pk
     # notes first: their versions, sources and links go with them, before the messages they cite
     memory_changed(subject_id=subject_id)  # a concurrent build must not serve a cached context
     Note.objects.filter(subject=subject).delete()
     Conversation.objects.filter(subject=subject).delete()
+    # the audit rows of the subject name its items and carry what they said (set null otherwise)
+    AuditEvent.objects.filter(subject=subject).delete()
+    LiveEvent.objects.filter(subject_id=subject_id).delete()
     subject.delete()
+    search_schema.purge(connection)
     audit_record(
         actor=actor,
         action="subject.deleted",

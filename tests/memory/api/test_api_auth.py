@@ -45,6 +45,50 @@ from tests.factories import SubjectFactory
 
 API = "/api/v1"
 
+IMPORT_DOCUMENT = {
+    "format": "memoryweb.subject",
+    "version": 1,
+    "subject": "bob",
+    "display_name": "",
+    "app": "elsewhere",
+    "exported_at": "2026-01-02T03:04:05+00:00",
+    "facts": [],
+    "notes": [
+        {
+            "id": 7,
+            "content": "Bob keeps bees",
+            "tags": [],
+            "mode": "",
+            "scope": "",
+            "working_dir": "",
+            "category": "",
+            "origin": "api",
+            "confidence": 1.0,
+            "version": 1,
+            "conversation": None,
+            "source_message": None,
+            "occurred_at": None,
+            "vote_score": 0.0,
+            "recall_count": 0,
+            "last_recalled_at": None,
+            "archived_at": None,
+            "consolidated_into": None,
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "updated_at": "2026-01-01T00:00:00+00:00",
+            "versions": [],
+            "sources": [],
+        }
+    ],
+    "links": [],
+    "lessons": [],
+    "procedures": [],
+    "votes": [],
+    "evidence": [],
+    "conversations": [],
+    "consent": {},
+    "pending": [],
+}
+
 # name → (url name, method, path, body); "{conversation}", "{note}", "{fact}", "{message}"
 # and "{key}" are filled with the ids of the `world` fixture.
 ENDPOINTS = {
@@ -129,6 +173,9 @@ ENDPOINTS = {
     "consent-categories": ("api-consent-categories", "get", "/consent/categories", None),
     "subject-export": ("api-subject", "get", "/subjects/alice", None),
     "subject-delete": ("api-subject", "delete", "/subjects/alice", None),
+    # into a subject without memory ("alice" has some: 409); no FOREIGN row, as the document
+    # names no object of the server, and another app's "bob" is its own (test_api_portable.py)
+    "subject-import": ("api-subject-import", "post", "/subjects/bob/import", IMPORT_DOCUMENT),
     "consent-list": ("api-consent", "get", "/subjects/alice/consent", None),
     "consent-set": (
         "api-consent",

@@ -216,6 +216,10 @@ ROUTES = [
     Route("dashboard:pending_approve", "POST", make=_pending),
     Route("dashboard:pending_reject", "POST", make=_pending),
     Route("dashboard:consent_policy", "POST", data={"category": "health", "policy": "allow"}),
+    # your data: download and delete (memory/dashboard/views/portable.py)
+    Route("dashboard:subject_data"),
+    Route("dashboard:subject_data_export"),
+    Route("dashboard:subject_data_delete", "POST", data={"confirm": "alice"}),
     # the interaction contract (memory/dashboard/views/contract.py)
     Route("dashboard:contract"),
     Route("dashboard:contract_edit", "POST", data={"mode": "coding_debug", "depth": "brief", "reason": ""}),
