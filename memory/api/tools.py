@@ -80,7 +80,7 @@ class ToolCallOut(serializers.Serializer):
         "Anthropic a `tool_result` block of the next user message."
     )
     output = serializers.DictField(help_text='The tool\'s result as JSON (on failure: {"error": …})')
-    error = ToolErrorOut(required=False, allow_null=True)
+    error = ToolErrorOut(allow_null=True, help_text="null when the call succeeded")
 
     @extend_schema_field(
         PolymorphicProxySerializer(
@@ -126,6 +126,17 @@ class AnthropicToolUseIn(StrictSerializer):
     )
 
 
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="ToolCall",
+        serializers=[OpenAIToolCallIn, AnthropicToolUseIn],
+        resource_type_field_name=None,
+    )
+)
+class ToolCallField(serializers.DictField):
+    """The SDK's tool call as a JSON object; the view checks it against the shape `format` names."""
+
+
 class FormatIsNotARenderer(DefaultContentNegotiation):
     """`?format=` names the SDK's shape here, not DRF's renderer (which would 404 on "openai")."""
 
@@ -154,7 +165,7 @@ class ToolCallApi(AppAPIView):
             min_value=1, help_text="The call runs in its subject, scope and working_dir"
         )
         format = StrictChoiceField(choices=FORMATS)
-        call = serializers.DictField(
+        call = ToolCallField(
             help_text="The SDK's tool call: OpenAI `tool_calls[i]` ({id, type: function, function: "
             "{name, arguments}}), Anthropic a `tool_use` block ({id, type: tool_use, name, input})."
         )

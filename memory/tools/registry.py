@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import jsonschema
+from django.db import transaction
 
 from memory.models import App, Conversation, Subject
 from memory.services import Actor
@@ -156,7 +157,10 @@ def tool_execute(*, name: str, arguments, context: ToolContext, kind: str = MODE
             where = str(first.message).split("'")[1] if "'" in first.message else where
         return _error(tool.name, "invalid", first.message, where or "arguments")
     try:
-        result = tool.run(context, arguments)
+        # a savepoint: a tool that fails half-way leaves none of its writes behind, and a
+        # database error inside it does not break the caller's transaction
+        with transaction.atomic():
+            result = tool.run(context, arguments)
     except MemorywebError as exc:
         return _error(tool.name, exc.code, exc.message, exc.field)
     except Exception:
