@@ -50,7 +50,11 @@ def test_profile_set_project_only_takes_the_conversations_scope(call, subject):
 def test_profile_set_project_only_in_a_conversation_without_a_project_is_refused(call, subject):
     plain = ConversationFactory(subject=subject)
 
-    answer = call("memory_profile_set", {"key": "editor", "value": "vim", "project_only": True}, conversation_id=plain.pk)
+    answer = call(
+        "memory_profile_set",
+        {"key": "editor", "value": "vim", "project_only": True},
+        conversation_id=plain.pk,
+    )
 
     assert answer["ok"] is False and answer["error"]["field"] == "project_only"
     assert not ProfileFact.objects.filter(subject=subject).exists()
@@ -108,7 +112,9 @@ def test_profile_history_lists_every_version_oldest_first(call, subject, actor):
 
 # --- consent ----------------------------------------------------------------------------------
 def test_a_sensitive_fact_under_ask_waits_for_the_person_and_is_not_stored(call, subject):
-    result = output(call("memory_profile_set", {"key": "medication", "value": "insulin", "category": "health"}))
+    result = output(
+        call("memory_profile_set", {"key": "medication", "value": "insulin", "category": "health"})
+    )
 
     pending = PendingMemory.objects.get(subject=subject)
     assert result["status"] == "pending" and result["pending"]["id"] == pending.pk
@@ -127,7 +133,11 @@ def test_a_sensitive_note_under_ask_is_pending_and_keeps_the_conversations_proje
     assert result["status"] == "pending" and not Note.objects.filter(subject=subject).exists()
     pending = PendingMemory.objects.get(pk=result["pending"]["id"])
     note = pending_approve(pending=pending, actor=actor, config=config)
-    assert (note.scope, note.working_dir, note.conversation_id) == ("billing-api", "/src/billing", conversation.pk)
+    assert (note.scope, note.working_dir, note.conversation_id) == (
+        "billing-api",
+        "/src/billing",
+        conversation.pk,
+    )
     assert note.category == "health"
 
 
@@ -174,12 +184,20 @@ def test_notes_store_gives_the_note_the_conversation_and_its_scope(call, subject
     result = output(
         call(
             "memory_notes_store",
-            {"content": "Webhook retries back off exponentially", "tags": ["Webhooks"], "occurred_at": "2026-05-01T10:00:00Z"},
+            {
+                "content": "Webhook retries back off exponentially",
+                "tags": ["Webhooks"],
+                "occurred_at": "2026-05-01T10:00:00Z",
+            },
         )
     )
 
     note = Note.objects.get(subject=subject)
-    assert (note.conversation_id, note.scope, note.working_dir) == (conversation.pk, "billing-api", "/src/billing")
+    assert (note.conversation_id, note.scope, note.working_dir) == (
+        conversation.pk,
+        "billing-api",
+        "/src/billing",
+    )
     assert note.tags == ["webhooks"] and note.occurred_at.isoformat().startswith("2026-05-01T10:00")
     assert result["id"] == note.pk and result["merged"] is False and result["scope"] == "billing-api"
     again = output(call("memory_notes_store", {"content": "Webhook retries back off exponentially"}))
@@ -195,9 +213,19 @@ def test_notes_store_refuses_a_malformed_date_naming_it(call):
 def test_notes_recall_reaches_unscoped_notes_and_this_project_only(call, subject, actor, config):
     here = ConversationFactory(subject=subject, scope="billing-api")
     elsewhere = ConversationFactory(subject=subject, scope="website")
-    own = note_store(subject=subject, content="Invoices retry three times", conversation=here, actor=actor, config=config)[0]
-    general = note_store(subject=subject, content="Alice prefers invoices in euros", actor=actor, config=config)[0]
-    note_store(subject=subject, content="Website invoices page is slow", conversation=elsewhere, actor=actor, config=config)
+    own = note_store(
+        subject=subject, content="Invoices retry three times", conversation=here, actor=actor, config=config
+    )[0]
+    general = note_store(
+        subject=subject, content="Alice prefers invoices in euros", actor=actor, config=config
+    )[0]
+    note_store(
+        subject=subject,
+        content="Website invoices page is slow",
+        conversation=elsewhere,
+        actor=actor,
+        config=config,
+    )
 
     notes = output(call("memory_notes_recall", {"query": "invoices"}))["notes"]
 
@@ -208,7 +236,9 @@ def test_notes_recall_reaches_unscoped_notes_and_this_project_only(call, subject
 
 
 def test_notes_recall_filters_by_tags(call, subject, actor, config, conversation):
-    tagged = note_store(subject=subject, content="Deploy on Tuesdays", tags=["ops"], actor=actor, config=config)[0]
+    tagged = note_store(
+        subject=subject, content="Deploy on Tuesdays", tags=["ops"], actor=actor, config=config
+    )[0]
     note_store(subject=subject, content="Deploy notes are in the wiki", actor=actor, config=config)
 
     notes = output(call("memory_notes_recall", {"query": "deploy", "tags": ["ops"], "k": 5}))["notes"]
@@ -226,13 +256,19 @@ def test_notes_forget_deletes_a_note_this_conversation_can_see(call, subject, ac
 
 def test_notes_forget_of_another_projects_or_subjects_note_looks_missing(call, subject, app, actor, config):
     elsewhere = ConversationFactory(subject=subject, scope="website")
-    theirs = note_store(subject=subject, content="Website uses Hugo", conversation=elsewhere, actor=actor, config=config)[0]
+    theirs = note_store(
+        subject=subject, content="Website uses Hugo", conversation=elsewhere, actor=actor, config=config
+    )[0]
     bob = SubjectFactory(app=app, external_id="bob")
     bobs = note_store(subject=bob, content="Bob likes tea", actor=actor, config=config)[0]
 
     for note in (theirs, bobs):
         answer = call("memory_notes_forget", {"id": note.pk})
-        assert answer["ok"] is False and answer["error"]["code"] == "not_found" and answer["error"]["field"] == "id"
+        assert (
+            answer["ok"] is False
+            and answer["error"]["code"] == "not_found"
+            and answer["error"]["field"] == "id"
+        )
     assert Note.objects.filter(pk__in=[theirs.pk, bobs.pk]).count() == 2
 
 
@@ -269,7 +305,13 @@ def test_procedures_recall_finds_the_subjects_procedures(call, subject):
 # --- memory:// --------------------------------------------------------------------------------
 def test_memory_read_returns_a_subject_wide_document_and_the_projects_own(call, subject, actor):
     document_write(subject=subject, path="MEMORY.md", content="# Memory\n- Alice likes tea.", actor=actor)
-    document_write(subject=subject, path="MEMORY.md", content="# Billing\n- Retries back off.", scope="billing-api", actor=actor)
+    document_write(
+        subject=subject,
+        path="MEMORY.md",
+        content="# Billing\n- Retries back off.",
+        scope="billing-api",
+        actor=actor,
+    )
 
     root = output(call("memory_read", {"url": "memory://root/MEMORY.md"}))
     project = output(call("memory_read", {"url": "memory://scope/billing-api/MEMORY.md"}))
@@ -279,7 +321,9 @@ def test_memory_read_returns_a_subject_wide_document_and_the_projects_own(call, 
 
 
 def test_memory_read_of_another_projects_document_or_a_bad_address_looks_missing(call, subject, actor):
-    document_write(subject=subject, path="MEMORY.md", content="# Website\n- Hugo.", scope="website", actor=actor)
+    document_write(
+        subject=subject, path="MEMORY.md", content="# Website\n- Hugo.", scope="website", actor=actor
+    )
 
     for url in ("memory://scope/website/MEMORY.md", "memory://root/nothing.md", "memory://root/MEMORY.md"):
         answer = call("memory_read", {"url": url})
