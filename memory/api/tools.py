@@ -31,11 +31,6 @@ class AnthropicToolOut(serializers.Serializer):
     input_schema = serializers.DictField(help_text="JSON schema of the arguments")
 
 
-TOOL_SHAPES = PolymorphicProxySerializer(
-    component_name="ToolDefinition",
-    serializers=[OpenAIToolOut, AnthropicToolOut],
-    resource_type_field_name=None,
-)
 
 
 class ToolListOut(serializers.Serializer):
@@ -44,9 +39,10 @@ class ToolListOut(serializers.Serializer):
 
     @extend_schema_field(
         PolymorphicProxySerializer(
-            component_name="ToolDefinitionList",
-            serializers=[OpenAIToolOut(many=True), AnthropicToolOut(many=True)],
+            component_name="ToolDefinition",
+            serializers=[OpenAIToolOut, AnthropicToolOut],
             resource_type_field_name=None,
+            many=True,  # every item in the one shape `format` names
         )
     )
     def get_tools(self, obj) -> list:
