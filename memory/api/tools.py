@@ -31,8 +31,6 @@ class AnthropicToolOut(serializers.Serializer):
     input_schema = serializers.DictField(help_text="JSON schema of the arguments")
 
 
-
-
 class ToolListOut(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     tools = serializers.SerializerMethodField(help_text="Pass as `tools=` to the SDK.")
@@ -136,7 +134,7 @@ class ToolCallField(serializers.DictField):
 class FormatIsNotARenderer(DefaultContentNegotiation):
     """`?format=` names the SDK's shape here, not DRF's renderer (which would 404 on "openai")."""
 
-    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)  # type: ignore[assignment]  # the one setting it reads
 
 
 class ToolsApi(AppAPIView):
@@ -165,6 +163,20 @@ class ToolCallApi(AppAPIView):
             help_text="The SDK's tool call: OpenAI `tool_calls[i]` ({id, type: function, function: "
             "{name, arguments}}), Anthropic a `tool_use` block ({id, type: tool_use, name, input})."
         )
+
+        # the shape of `call` is the one `format` names ("not the other": the enum hook would
+        # turn a one-value enum into a reference to the whole FormatEnum)
+        schema_rules = {
+            "oneOf": [
+                {
+                    "properties": {
+                        "format": {"not": {"enum": [other]}},
+                        "call": {"$ref": f"#/components/schemas/{component}Request"},
+                    }
+                }
+                for other, component in (("anthropic", "OpenAIToolCallIn"), ("openai", "AnthropicToolUseIn"))
+            ]
+        }
 
     @extend_schema(
         request=InputSerializer,

@@ -264,7 +264,7 @@ def _distilled(model, search, out, key: str):
             query=arguments.get("query", ""),
             k=arguments.get("k", 5),
         )
-        recalls_count(model=model, ids=[item.pk for item, _ in results])
+        recalls_count(model=model, ids=[item.pk for item, _ in results])  # type: ignore[attr-defined]
         items = []
         for item, score in results:
             data = out(item).data

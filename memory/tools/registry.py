@@ -75,7 +75,7 @@ class ToolOutcome:
     error: dict | None = None  # {"code", "message", "field"?}
 
     def payload(self) -> dict:
-        return self.result if self.ok else {"error": self.error}
+        return (self.result or {}) if self.ok else {"error": self.error}
 
     def text(self) -> str:
         return json.dumps(self.payload(), ensure_ascii=False, sort_keys=True, default=str)
@@ -176,7 +176,7 @@ def tool_result_message(outcome: ToolOutcome, *, format: str, call_id: str) -> d
     if format == "openai":
         return {"role": "tool", "tool_call_id": call_id, "content": outcome.text()}
     if format == "anthropic":
-        block = {"type": "tool_result", "tool_use_id": call_id, "content": outcome.text()}
+        block: dict[str, object] = {"type": "tool_result", "tool_use_id": call_id, "content": outcome.text()}
         if not outcome.ok:
             block["is_error"] = True
         return block
