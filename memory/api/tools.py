@@ -10,7 +10,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
-from memory.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField
+from memory.api.fields import StrictCharField, StrictChoiceField, StrictDictField, StrictIntegerField
 from memory.tools import FORMATS, ToolContext, definitions, tool_execute, tool_result_message
 
 
@@ -89,7 +89,7 @@ class ToolCallOut(serializers.Serializer):
 
 class OpenAIFunctionCallIn(StrictSerializer):
     name = StrictCharField(max_length=200)
-    arguments = serializers.CharField(
+    arguments = StrictCharField(
         allow_blank=True, trim_whitespace=False, help_text="JSON text, as the model wrote it"
     )
 
@@ -113,11 +113,9 @@ class AnthropicToolUseIn(StrictSerializer):
     id = StrictCharField(max_length=200)
     type = StrictChoiceField(choices=["tool_use"])
     name = StrictCharField(max_length=200)
-    input = serializers.DictField()
-    caller = serializers.DictField(required=False, allow_null=True, help_text="ignored")
-    toolset_name = serializers.CharField(
-        required=False, allow_null=True, allow_blank=True, help_text="ignored"
-    )
+    input = StrictDictField()
+    caller = StrictDictField(required=False, allow_null=True, help_text="ignored")
+    toolset_name = StrictCharField(required=False, allow_null=True, allow_blank=True, help_text="ignored")
 
 
 @extend_schema_field(
@@ -127,7 +125,7 @@ class AnthropicToolUseIn(StrictSerializer):
         resource_type_field_name=None,
     )
 )
-class ToolCallField(serializers.DictField):
+class ToolCallField(StrictDictField):
     """The SDK's tool call as a JSON object; the view checks it against the shape `format` names."""
 
 
