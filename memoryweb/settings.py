@@ -265,6 +265,8 @@ SPECTACULAR_SETTINGS = {
         "ContractDirectnessEnum": ["diplomatic", "balanced", "blunt"],
         "ContractPushbackEnum": ["avoid", "moderate", "welcome"],
         "ContractPaceEnum": ["slow", "steady", "fast"],
+        # the `type` of an OpenAI tool and tool call (memory/api/tools.py)
+        "ToolTypeEnum": ["function"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

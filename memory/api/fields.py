@@ -167,8 +167,14 @@ class ModeNameField(StrictCharField):
         super().__init__(max_length=50, allow_blank=True, **kwargs)
 
 
+class StrictDictField(serializers.DictField):
+    """A JSON object (DRF's DictField already refuses anything else); its values are taken as
+    they are, for the view to check (a tool call's `input`, checked against the tool's schema)."""
+
+
 STRICT_FIELDS = (
     StrictCharField,
+    StrictDictField,
     StrictChoiceField,
     StrictIntegerField,
     StrictFloatField,

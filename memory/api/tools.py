@@ -10,7 +10,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
-from memory.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField
+from memory.api.fields import StrictCharField, StrictChoiceField, StrictDictField, StrictIntegerField
 from memory.tools import FORMATS, ToolContext, definitions, tool_execute, tool_result_message
 
 
@@ -31,22 +31,16 @@ class AnthropicToolOut(serializers.Serializer):
     input_schema = serializers.DictField(help_text="JSON schema of the arguments")
 
 
-TOOL_SHAPES = PolymorphicProxySerializer(
-    component_name="ToolDefinition",
-    serializers=[OpenAIToolOut, AnthropicToolOut],
-    resource_type_field_name=None,
-)
-
-
 class ToolListOut(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     tools = serializers.SerializerMethodField(help_text="Pass as `tools=` to the SDK.")
 
     @extend_schema_field(
         PolymorphicProxySerializer(
-            component_name="ToolDefinitionList",
-            serializers=[OpenAIToolOut(many=True), AnthropicToolOut(many=True)],
+            component_name="ToolDefinition",
+            serializers=[OpenAIToolOut, AnthropicToolOut],
             resource_type_field_name=None,
+            many=True,  # every item in the one shape `format` names
         )
     )
     def get_tools(self, obj) -> list:
@@ -80,7 +74,7 @@ class ToolCallOut(serializers.Serializer):
         "Anthropic a `tool_result` block of the next user message."
     )
     output = serializers.DictField(help_text='The tool\'s result as JSON (on failure: {"error": …})')
-    error = ToolErrorOut(required=False, allow_null=True)
+    error = ToolErrorOut(allow_null=True, help_text="null when the call succeeded")
 
     @extend_schema_field(
         PolymorphicProxySerializer(
@@ -95,7 +89,7 @@ class ToolCallOut(serializers.Serializer):
 
 class OpenAIFunctionCallIn(StrictSerializer):
     name = StrictCharField(max_length=200)
-    arguments = serializers.CharField(
+    arguments = StrictCharField(
         allow_blank=True, trim_whitespace=False, help_text="JSON text, as the model wrote it"
     )
 
@@ -119,17 +113,26 @@ class AnthropicToolUseIn(StrictSerializer):
     id = StrictCharField(max_length=200)
     type = StrictChoiceField(choices=["tool_use"])
     name = StrictCharField(max_length=200)
-    input = serializers.DictField()
-    caller = serializers.DictField(required=False, allow_null=True, help_text="ignored")
-    toolset_name = serializers.CharField(
-        required=False, allow_null=True, allow_blank=True, help_text="ignored"
+    input = StrictDictField()
+    caller = StrictDictField(required=False, allow_null=True, help_text="ignored")
+    toolset_name = StrictCharField(required=False, allow_null=True, allow_blank=True, help_text="ignored")
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="ToolCall",
+        serializers=[OpenAIToolCallIn, AnthropicToolUseIn],
+        resource_type_field_name=None,
     )
+)
+class ToolCallField(StrictDictField):
+    """The SDK's tool call as a JSON object; the view checks it against the shape `format` names."""
 
 
 class FormatIsNotARenderer(DefaultContentNegotiation):
     """`?format=` names the SDK's shape here, not DRF's renderer (which would 404 on "openai")."""
 
-    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)  # type: ignore[assignment]  # the one setting it reads
 
 
 class ToolsApi(AppAPIView):
@@ -154,10 +157,24 @@ class ToolCallApi(AppAPIView):
             min_value=1, help_text="The call runs in its subject, scope and working_dir"
         )
         format = StrictChoiceField(choices=FORMATS)
-        call = serializers.DictField(
+        call = ToolCallField(
             help_text="The SDK's tool call: OpenAI `tool_calls[i]` ({id, type: function, function: "
             "{name, arguments}}), Anthropic a `tool_use` block ({id, type: tool_use, name, input})."
         )
+
+        # the shape of `call` is the one `format` names ("not the other": the enum hook would
+        # turn a one-value enum into a reference to the whole FormatEnum)
+        schema_rules = {
+            "oneOf": [
+                {
+                    "properties": {
+                        "format": {"not": {"enum": [other]}},
+                        "call": {"$ref": f"#/components/schemas/{component}Request"},
+                    }
+                }
+                for other, component in (("anthropic", "OpenAIToolCallIn"), ("openai", "AnthropicToolUseIn"))
+            ]
+        }
 
     @extend_schema(
         request=InputSerializer,

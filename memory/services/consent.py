@@ -18,6 +18,7 @@ from django.utils.dateparse import parse_datetime
 from memory.config import MemoryConfig
 from memory.models import (
     ConsentCategory,
+    Conversation,
     ItemKind,
     Origin,
     PendingMemory,
@@ -141,6 +142,7 @@ def _write(*, subject, kind, payload, category, source_message, actor, config, o
             value=payload["value"],
             pinned=payload.get("pinned", True),
             keywords=payload.get("keywords"),
+            scope=payload.get("scope", ""),
             confidence=payload.get("confidence", 1.0),
             category=category,
             origin=origin,
@@ -149,10 +151,17 @@ def _write(*, subject, kind, payload, category, source_message, actor, config, o
         )
         return fact
     occurred_at = payload.get("occurred_at")
+    # a note stored from a conversation (a model's tool call) keeps its scope and working_dir
+    conversation = (
+        Conversation.objects.filter(pk=payload["conversation"], subject=subject).first()
+        if payload.get("conversation")
+        else None
+    )
     note, _ = note_store(
         subject=subject,
         content=payload["content"],
         tags=payload.get("tags"),
+        conversation=conversation,
         source_message=source_message,
         occurred_at=parse_datetime(occurred_at) if isinstance(occurred_at, str) else occurred_at,
         category=category,
@@ -187,6 +196,9 @@ def memory_candidate_route(
     `revise`: a candidate the policy lets through is new evidence against what the subject
     believes (memory.services.beliefs.belief_revise) instead of a plain store; the consent
     decision comes first either way.
+    `payload`: a fact's key, value, pinned, keywords, confidence and scope; a note's content,
+    tags, occurred_at and conversation (an id: the note gets that conversation's scope and
+    working_dir, now or when the person approves it).
     """
     policy = consent_policy(subject=subject, category=category)
     if policy == Policy.DENY:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import jsonschema
+from django.db import transaction
 
 from memory.models import App, Conversation, Subject
 from memory.services import Actor
@@ -74,7 +75,7 @@ class ToolOutcome:
     error: dict | None = None  # {"code", "message", "field"?}
 
     def payload(self) -> dict:
-        return self.result if self.ok else {"error": self.error}
+        return (self.result or {}) if self.ok else {"error": self.error}
 
     def text(self) -> str:
         return json.dumps(self.payload(), ensure_ascii=False, sort_keys=True, default=str)
@@ -156,7 +157,10 @@ def tool_execute(*, name: str, arguments, context: ToolContext, kind: str = MODE
             where = str(first.message).split("'")[1] if "'" in first.message else where
         return _error(tool.name, "invalid", first.message, where or "arguments")
     try:
-        result = tool.run(context, arguments)
+        # a savepoint: a tool that fails half-way leaves none of its writes behind, and a
+        # database error inside it does not break the caller's transaction
+        with transaction.atomic():
+            result = tool.run(context, arguments)
     except MemorywebError as exc:
         return _error(tool.name, exc.code, exc.message, exc.field)
     except Exception:
@@ -172,7 +176,7 @@ def tool_result_message(outcome: ToolOutcome, *, format: str, call_id: str) -> d
     if format == "openai":
         return {"role": "tool", "tool_call_id": call_id, "content": outcome.text()}
     if format == "anthropic":
-        block = {"type": "tool_result", "tool_use_id": call_id, "content": outcome.text()}
+        block: dict[str, object] = {"type": "tool_result", "tool_use_id": call_id, "content": outcome.text()}
         if not outcome.ok:
             block["is_error"] = True
         return block
