@@ -94,7 +94,12 @@ register(
         input_schema={
             "properties": {
                 "message": {"type": "string", "minLength": 1, "maxLength": 20000},
-                "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "how many items at most"},
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "description": "how many items at most",
+                },
             },
             "required": ["message"],
         },

@@ -61,7 +61,9 @@ class McpApp:
     """ASGI app for /mcp: authenticates, then hands the request to the SDK's session manager."""
 
     def __init__(self) -> None:
-        self.manager = StreamableHTTPSessionManager(server_build(_session_of), json_response=True, stateless=True)
+        self.manager = StreamableHTTPSessionManager(
+            server_build(_session_of), json_response=True, stateless=True
+        )
         self._ready: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
 

@@ -162,7 +162,9 @@ def _read(session: McpSession, uri: str) -> types.ReadResourceResult:
 
 
 def _tool_list() -> list[types.Tool]:
-    return [types.Tool(name=t.wire_name, description=t.description, input_schema=t.schema) for t in tools(MCP)]
+    return [
+        types.Tool(name=t.wire_name, description=t.description, input_schema=t.schema) for t in tools(MCP)
+    ]
 
 
 # --- the server -----------------------------------------------------------------------------
@@ -176,7 +178,9 @@ def server_build(session_of: SessionOf) -> Server:
         session_of(ctx)
         return types.ListToolsResult(tools=await _db(_tool_list))
 
-    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         return await _db(_call, session_of(ctx), params.name, params.arguments)
 
     async def list_resources(ctx: ServerRequestContext, params) -> types.ListResourcesResult:

@@ -217,7 +217,9 @@ def test_streamable_http_refuses_a_request_without_a_good_key_or_a_subject(web):
     assert missing.status_code == 401
     assert missing.headers["www-authenticate"] == "Bearer"
     assert missing.json()["error"]["message"].startswith("missing API key")
-    bad = httpx.post(url, json=hello, headers=accept | {"Authorization": "Bearer mw_x_y", "X-Memoryweb-Subject": "a"})
+    bad = httpx.post(
+        url, json=hello, headers=accept | {"Authorization": "Bearer mw_x_y", "X-Memoryweb-Subject": "a"}
+    )
     assert bad.status_code == 401 and bad.json()["error"]["message"] == "invalid API key"
     no_subject = httpx.post(url, json=hello, headers=accept | {"Authorization": f"Bearer {key}"})
     assert no_subject.status_code == 400 and no_subject.json()["error"]["field"] == "subject"
