@@ -42,7 +42,23 @@ class SyncChainASGIHandler(ASGIHandler):
 
 django_asgi_app = SyncChainASGIHandler()
 
+from memoryweb.mcp.http import PATHS as MCP_PATHS  # noqa: E402
+from memoryweb.mcp.http import McpApp  # noqa: E402
 from memoryweb.routing import websocket_urlpatterns  # noqa: E402  (needs the apps loaded above)
+
+
+class McpMount:
+    """/mcp is the MCP server over streamable HTTP (memoryweb/mcp/http.py); the rest is Django."""
+
+    def __init__(self, app, mcp_app):
+        self.app = app
+        self.mcp_app = mcp_app
+
+    async def __call__(self, scope, receive, send):
+        if scope.get("path") in MCP_PATHS:
+            return await self.mcp_app(scope, receive, send)
+        return await self.app(scope, receive, send)
+
 
 # The embedded default has no separate web server for static files (admin CSS, API docs
 # assets); a production deployment may serve STATIC_ROOT from its proxy instead.
@@ -50,7 +66,7 @@ from memoryweb.routing import websocket_urlpatterns  # noqa: E402  (needs the ap
 # another site is refused by the origin check, which is CSRF's counterpart for websockets.
 application = ProtocolTypeRouter(
     {
-        "http": ASGIStaticFilesHandler(django_asgi_app),
+        "http": McpMount(ASGIStaticFilesHandler(django_asgi_app), McpApp()),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

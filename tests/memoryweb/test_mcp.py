@@ -1,0 +1,225 @@
+"""The MCP server with the official MCP client: `manage.py mcp` over stdio, and streamable HTTP
+at /mcp of a real daphne serving memoryweb.asgi, each against a migrated SQLite database."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from django.conf import settings
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.memoryweb.stack import free_port, stack_env
+from tests.support import wait_until
+
+pytestmark = pytest.mark.slow
+
+MCP_TOOLS = {"get_context", "add_memory", "search_memories", "list_memories", "delete_memory"}
+
+
+def manage(var_dir, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=settings.BASE_DIR,
+        env=stack_env(var_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def create_app(var_dir, name: str) -> str:
+    return re.search(r"(mw_\S+)", manage(var_dir, "createapp", name)).group(1)
+
+
+def seed(var_dir, app: str, subject: str, code: str) -> str:
+    """Run `code` in a Django shell with `subject` (of `app`) and `actor` bound; its stdout."""
+    prelude = (
+        "from memory.models import App\n"
+        "from memory.services import Actor\n"
+        "from memory.services.apps import subject_get_or_create\n"
+        f"subject = subject_get_or_create(app=App.objects.get(name={app!r}), external_id={subject!r})\n"
+        "actor = Actor.system('test')\n"
+    )
+    return manage(var_dir, "shell", "-c", prelude + code)
+
+
+def result_of(call) -> dict:
+    return json.loads(call.content[0].text)
+
+
+async def exercise(session: ClientSession, *, other_note: int) -> None:
+    """What both transports must do: the tools, a memory.* tool, a resource, tenant checks."""
+    await session.initialize()
+    listed = {tool.name for tool in (await session.list_tools()).tools}
+    assert MCP_TOOLS <= listed
+    assert "memory_profile_list" in listed  # the memory.* tools, under their wire names
+
+    added = await session.call_tool("add_memory", {"content": "The deploy target is Hetzner in Falkenstein"})
+    assert not added.is_error, added.content
+    note_id = result_of(added)["id"]
+    found = result_of(await session.call_tool("search_memories", {"query": "Falkenstein deploy"}))
+    assert [note["id"] for note in found["notes"]] == [note_id]
+    assert "Falkenstein" in found["notes"][0]["content"]
+
+    context = result_of(await session.call_tool("get_context", {"message": "where do we deploy?"}))
+    assert "Falkenstein" in context["context"]
+    listed_memories = result_of(await session.call_tool("list_memories", {"kind": "all"}))
+    assert [note["id"] for note in listed_memories["notes"]] == [note_id]
+    assert [fact["key"] for fact in listed_memories["facts"]] == ["editor"]
+    profile = result_of(await session.call_tool("memory.profile.list", {}))
+    assert [(fact["key"], fact["value"]) for fact in profile["facts"]] == [("editor", "helix")]
+
+    # arguments the schema does not name (a subject, say) are refused as a result, not obeyed
+    widened = await session.call_tool("list_memories", {"subject": "someone-else"})
+    assert widened.is_error and result_of(widened)["error"]["field"] == "subject"
+
+    resources = (await session.list_resources()).resources
+    assert [str(resource.uri) for resource in resources] == ["memory://root/MEMORY.md"]
+    read = await session.read_resource("memory://root/MEMORY.md")
+    assert "prefers small commits" in read.contents[0].text
+
+    # another App's note is not this session's to delete: refused, and still there
+    refused = await session.call_tool("delete_memory", {"id": other_note})
+    assert refused.is_error and result_of(refused)["error"]["code"] == "not_found"
+    deleted = await session.call_tool("delete_memory", {"id": note_id})
+    assert not deleted.is_error
+    after = result_of(await session.call_tool("search_memories", {"query": "Falkenstein"}))
+    assert after["notes"] == []
+
+
+@pytest.fixture
+def stack(migrated_var_dir):
+    """Two Apps; ours has a fact and a MEMORY.md for subject "ada", the other a note."""
+    key = create_app(migrated_var_dir, "mcp-app")
+    create_app(migrated_var_dir, "other-app")
+    seed(
+        migrated_var_dir,
+        "mcp-app",
+        "ada",
+        "from memory.services.facts import fact_set\n"
+        "from memory.services.documents import document_write\n"
+        "from memory.config import get_config\n"
+        "fact_set(subject=subject, key='editor', value='helix', actor=actor)\n"
+        "document_write(subject=subject, path='MEMORY.md', content='# Ada\\nprefers small commits', actor=actor)\n",
+    )
+    other_note = seed(
+        migrated_var_dir,
+        "other-app",
+        "ada",
+        "from memory.services import note_store\n"
+        "from memory.config import get_config\n"
+        "note, _ = note_store(subject=subject, content='the other app keeps this', actor=actor, "
+        "config=get_config(subject.app))\n"
+        "print(note.pk)\n",
+    )
+    return migrated_var_dir, key, int(other_note.split()[-1])
+
+
+def stdio_params(var_dir, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp"],
+        cwd=str(settings.BASE_DIR),
+        env={**stack_env(var_dir), **env},
+    )
+
+
+def test_stdio_serves_the_tools_and_resources_of_its_subject(stack):
+    var_dir, key, other_note = stack
+
+    async def run():
+        params = stdio_params(var_dir, MEMORYWEB_API_KEY=key, MEMORYWEB_SUBJECT="ada")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await exercise(session, other_note=other_note)
+
+    anyio.run(run)
+
+
+def test_stdio_refuses_a_bad_or_missing_key_and_a_missing_subject(stack):
+    var_dir, key, _ = stack
+    for env, expected in (
+        ({"MEMORYWEB_SUBJECT": "ada"}, "missing API key"),
+        ({"MEMORYWEB_API_KEY": "mw_nope_nope", "MEMORYWEB_SUBJECT": "ada"}, "invalid API key"),
+        ({"MEMORYWEB_API_KEY": key}, "MEMORYWEB_SUBJECT"),
+    ):
+        environment = {k: v for k, v in stack_env(var_dir).items() if not k.startswith("MEMORYWEB_API_KEY")}
+        done = subprocess.run(
+            [sys.executable, "manage.py", "mcp"],
+            cwd=settings.BASE_DIR,
+            env={**environment, **env},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode != 0
+        assert expected in done.stderr, done.stderr
+
+
+@pytest.fixture
+def web(stack, tmp_path):
+    var_dir, key, other_note = stack
+    port = free_port()
+    log_path = tmp_path / "daphne.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-p", str(port), "memoryweb.asgi:application"],
+            cwd=settings.BASE_DIR,
+            env=stack_env(var_dir),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+
+        def up() -> bool:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/api/v1/live", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        assert wait_until(up, timeout=60, interval=0.2), log_path.read_text()
+        yield f"http://127.0.0.1:{port}/mcp", key, other_note, log_path
+    finally:
+        os.killpg(process.pid, 9)
+        process.wait()
+
+
+def test_streamable_http_serves_the_tools_and_resources_of_its_subject(web):
+    url, key, other_note, log_path = web
+
+    async def run():
+        headers = {"Authorization": f"Bearer {key}", "X-Memoryweb-Subject": "ada"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await exercise(session, other_note=other_note)
+
+    anyio.run(run)
+
+
+def test_streamable_http_refuses_a_request_without_a_good_key_or_a_subject(web):
+    url, key, _, _ = web
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    missing = httpx.post(url, json=hello, headers=accept | {"X-Memoryweb-Subject": "ada"})
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert missing.json()["error"]["message"].startswith("missing API key")
+    bad = httpx.post(
+        url, json=hello, headers=accept | {"Authorization": "Bearer mw_x_y", "X-Memoryweb-Subject": "a"}
+    )
+    assert bad.status_code == 401 and bad.json()["error"]["message"] == "invalid API key"
+    no_subject = httpx.post(url, json=hello, headers=accept | {"Authorization": f"Bearer {key}"})
+    assert no_subject.status_code == 400 and no_subject.json()["error"]["field"] == "subject"
