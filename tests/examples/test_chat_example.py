@@ -17,9 +17,8 @@ from memory.models import Message
 from memoryweb.client import MemoryWeb
 from tests.llm_wire import openai_completion
 
-# The tool the fake model calls, its arguments, and what its result must hold. Switch to
-# ("memory_profile_set", {"key": "city", "value": "Lisbon"}, "Lisbon") once that tool exists.
-TOOL, ARGUMENTS, RESULT_HOLDS = "memory_profile_list", {}, "Alice"
+# The tool the fake model calls, its arguments, and what its result must hold.
+TOOL, ARGUMENTS, RESULT_HOLDS = "memory_profile_set", {"key": "city", "value": "Lisbon"}, "Lisbon"
 
 
 def tool_call_completion(name: str, arguments: dict) -> dict:
