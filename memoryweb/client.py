@@ -35,6 +35,7 @@ Only httpx here: a chat app installs this file without Django.
 from __future__ import annotations
 
 import datetime
+import os
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -42,7 +43,7 @@ from urllib.parse import quote
 
 import httpx
 
-__all__ = ["Context", "MemoryWeb", "MemoryWebError"]
+__all__ = ["Context", "MemoryWeb", "MemoryWebError", "connect"]
 
 API_PREFIX = "/api/v1"
 # Conversations whose block texts are kept; the oldest is dropped beyond this. A dropped
@@ -528,3 +529,35 @@ class MemoryWeb:
     def subject_delete(self, subject: str) -> None:
         """Delete the subject and everything held about it. Cannot be undone."""
         self._request("DELETE", f"/subjects/{_seg(subject)}")
+
+    def subject_import(self, subject: str, document: dict) -> dict:
+        """Load an `export()` document into the subject (POST /subjects/{subject}/import): the counts."""
+        return self._request("POST", f"/subjects/{_seg(subject)}/import", json=document)
+
+
+def connect(
+    transport: str = "auto", base_url: str | None = None, api_key: str | None = None, *, timeout: float = 10.0
+) -> MemoryWeb:
+    """A client over `transport`: "http" (to `base_url` or MEMORYWEB_BASE_URL), "local" (in this
+    process, through Django's own WSGI stack against the configured database; DJANGO_SETTINGS_MODULE
+    defaults to memoryweb.settings), or "auto" (http when MEMORYWEB_BASE_URL is set, else local).
+    The key is `api_key` or MEMORYWEB_API_KEY (mint one with `manage.py createapp`)."""
+    base_url = base_url or os.environ.get("MEMORYWEB_BASE_URL")
+    api_key = api_key or os.environ.get("MEMORYWEB_API_KEY")
+    if transport == "auto":
+        transport = "http" if base_url else "local"
+    if not api_key:
+        raise MemoryWebError(0, "no_api_key", "pass api_key or set MEMORYWEB_API_KEY", "api_key")
+    if transport == "http":
+        if not base_url:
+            raise MemoryWebError(0, "no_base_url", "pass base_url or set MEMORYWEB_BASE_URL", "base_url")
+        return MemoryWeb(base_url, api_key, timeout=timeout)
+    if transport == "local":
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryweb.settings")
+        import django
+        from django.core.wsgi import get_wsgi_application
+
+        django.setup()
+        wsgi = httpx.WSGITransport(app=get_wsgi_application())
+        return MemoryWeb("http://localhost", api_key, timeout=timeout, transport=wsgi)
+    raise ValueError(f"transport must be 'auto', 'local' or 'http', not {transport!r}")

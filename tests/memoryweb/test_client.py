@@ -23,7 +23,7 @@ from memory.models import (
 )
 from memory.services import api_key_create
 from memory.services.consent import memory_candidate_route
-from memoryweb.client import Context, MemoryWeb, MemoryWebError
+from memoryweb.client import Context, MemoryWeb, MemoryWebError, connect
 
 
 class RecordingTransport(httpx.BaseTransport):
@@ -450,3 +450,20 @@ def test_the_client_names_the_mode_and_the_profile_and_reads_what_the_cache_did(
     with pytest.raises(MemoryWebError) as refused:
         memory.context("alice", "hi", mode="no_such_mode")
     assert refused.value.status == 400 and refused.value.field == "mode"
+
+
+def test_connect_auto_picks_http_when_a_base_url_is_set_else_local(monkeypatch, api_key, wsgi):
+    monkeypatch.setenv("MEMORYWEB_BASE_URL", "http://memory.example:9")
+    monkeypatch.setenv("MEMORYWEB_API_KEY", api_key)
+    with connect() as remote:
+        assert str(remote._http.base_url) == "http://memory.example:9/api/v1/"
+    monkeypatch.delenv("MEMORYWEB_BASE_URL")
+    with connect() as local:
+        assert local.conversation("alice", external_id="c-1")["id"] == Conversation.objects.get().id
+
+
+def test_connect_without_a_key_raises_naming_the_field(monkeypatch):
+    monkeypatch.delenv("MEMORYWEB_API_KEY", raising=False)
+    with pytest.raises(MemoryWebError) as raised:
+        connect("local")
+    assert raised.value.field == "api_key"
