@@ -138,8 +138,9 @@ def test_stdio_serves_the_tools_and_resources_of_its_subject(stack):
 
     async def run():
         params = stdio_params(var_dir, MEMORYWEB_API_KEY=key, MEMORYWEB_SUBJECT="ada")
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await exercise(session, other_note=other_note)
+        with anyio.fail_after(120):  # a hang fails the test instead of stalling the suite
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await exercise(session, other_note=other_note)
 
     anyio.run(run)
 
@@ -199,12 +200,13 @@ def test_streamable_http_serves_the_tools_and_resources_of_its_subject(web):
 
     async def run():
         headers = {"Authorization": f"Bearer {key}", "X-Memoryweb-Subject": "ada"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as client,
-            streamable_http_client(url, http_client=client) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await exercise(session, other_note=other_note)
+        with anyio.fail_after(120):  # a hang fails the test instead of stalling the suite
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=30) as client,
+                streamable_http_client(url, http_client=client) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await exercise(session, other_note=other_note)
 
     anyio.run(run)
 
