@@ -267,6 +267,10 @@ SPECTACULAR_SETTINGS = {
         "ContractPaceEnum": ["slow", "steady", "fast"],
         # the `type` of an OpenAI tool and tool call (memory/api/tools.py)
         "ToolTypeEnum": ["function"],
+        "ToolFormatEnum": ["openai", "anthropic"],
+        # an item's kind and an evidence unit's status, in the context and in the export (issue 14)
+        "ItemKindEnum": "memory.models.ItemKind",
+        "EvidenceStatusEnum": "memory.models.EvidenceStatus",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
