@@ -19,6 +19,7 @@ from memory.api.fields import (
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
+    StrictDictField,
     StrictFloatField,
     StrictIntegerField,
     StrictListField,
@@ -79,7 +80,7 @@ class ExportFactSerializer(StrictSerializer):
     confirmations = _count()
     vote_score = StrictFloatField()
     exceptions = StrictListField(
-        child=serializers.JSONField(allow_null=True), help_text="where the fact does not hold"
+        child=StrictDictField(), help_text='where the fact does not hold: {"text", "message_id", "at"}'
     )
     source_message = _ref(help_text="the message (its export id) it was learned from")
     valid_from = _when()
@@ -237,7 +238,7 @@ class ExportConversationSerializer(StrictSerializer):
 class ExportPendingSerializer(StrictSerializer):
     id = _id()
     kind = StrictChoiceField(choices=ItemKind.choices)
-    payload = serializers.DictField(help_text="what would be stored")
+    payload = StrictDictField(help_text="what would be stored")
     category = _text(max_length=40, allow_blank=False)
     status = StrictChoiceField(choices=PendingStatus.choices)
     content_hash = _text(max_length=64)
@@ -265,7 +266,7 @@ class SubjectExportSerializer(StrictSerializer):
     votes = StrictListField(child=ExportVoteSerializer(), help_text="every vote event")
     evidence = StrictListField(child=ExportEvidenceSerializer(), help_text="the turns as memories")
     conversations = StrictListField(child=ExportConversationSerializer(), help_text="with their messages")
-    consent = serializers.DictField(
+    consent = StrictDictField(
         child=StrictChoiceField(choices=Policy.choices), help_text="the subject's own policy per category"
     )
     pending = StrictListField(child=ExportPendingSerializer(), help_text="the consent queue")
