@@ -3,7 +3,7 @@ at /mcp of a real daphne serving memoryweb.asgi, each against a migrated SQLite 
 
 import json
 import os
-import re
+import shutil
 import subprocess
 import sys
 
@@ -36,20 +36,27 @@ def manage(var_dir, *args: str) -> str:
     return done.stdout
 
 
-def create_app(var_dir, name: str) -> str:
-    return re.search(r"(mw_\S+)", manage(var_dir, "createapp", name)).group(1)
+# One Django shell seeds the whole stack (each process start costs seconds): two Apps, ours with
+# a key, a fact and a MEMORY.md for subject "ada", the other with a note; prints the key and the
+# other App's note id.
+SEED = """
+from memory.config import get_config
+from memory.services import Actor, api_key_create, app_create, note_store
+from memory.services.apps import subject_get_or_create
+from memory.services.documents import document_write
+from memory.services.facts import fact_set
 
-
-def seed(var_dir, app: str, subject: str, code: str) -> str:
-    """Run `code` in a Django shell with `subject` (of `app`) and `actor` bound; its stdout."""
-    prelude = (
-        "from memory.models import App\n"
-        "from memory.services import Actor\n"
-        "from memory.services.apps import subject_get_or_create\n"
-        f"subject = subject_get_or_create(app=App.objects.get(name={app!r}), external_id={subject!r})\n"
-        "actor = Actor.system('test')\n"
-    )
-    return manage(var_dir, "shell", "-c", prelude + code)
+actor = Actor.system("test")
+ours = app_create(name="mcp-app", actor=actor)
+_, key = api_key_create(app=ours, name="", rate_limit="", actor=actor)
+ada = subject_get_or_create(app=ours, external_id="ada")
+fact_set(subject=ada, key="editor", value="helix", actor=actor)
+document_write(subject=ada, path="MEMORY.md", content="# Ada\\nprefers small commits", actor=actor)
+other = app_create(name="other-app", actor=actor)
+theirs = subject_get_or_create(app=other, external_id="ada")
+note, _ = note_store(subject=theirs, content="the other app keeps this", actor=actor, config=get_config(other))
+print(key, note.pk)
+"""
 
 
 def result_of(call) -> dict:
@@ -96,32 +103,15 @@ async def exercise(session: ClientSession, *, other_note: int) -> None:
     assert after["notes"] == []
 
 
-@pytest.fixture
-def stack(migrated_var_dir):
-    """Two Apps; ours has a fact and a MEMORY.md for subject "ada", the other a note."""
-    key = create_app(migrated_var_dir, "mcp-app")
-    create_app(migrated_var_dir, "other-app")
-    seed(
-        migrated_var_dir,
-        "mcp-app",
-        "ada",
-        "from memory.services.facts import fact_set\n"
-        "from memory.services.documents import document_write\n"
-        "from memory.config import get_config\n"
-        "fact_set(subject=subject, key='editor', value='helix', actor=actor)\n"
-        "document_write(subject=subject, path='MEMORY.md', content='# Ada\\nprefers small commits', actor=actor)\n",
-    )
-    other_note = seed(
-        migrated_var_dir,
-        "other-app",
-        "ada",
-        "from memory.services import note_store\n"
-        "from memory.config import get_config\n"
-        "note, _ = note_store(subject=subject, content='the other app keeps this', actor=actor, "
-        "config=get_config(subject.app))\n"
-        "print(note.pk)\n",
-    )
-    return migrated_var_dir, key, int(other_note.split()[-1])
+@pytest.fixture(scope="module")
+def stack(_migrated_template, tmp_path_factory):
+    """The seeded var dir, shared by this module's tests: `exercise` deletes what it adds."""
+    var_dir = tmp_path_factory.mktemp("mcp") / "var"
+    var_dir.mkdir()
+    for name in ("memoryweb.sqlite3", "secret_key"):
+        shutil.copy(_migrated_template / name, var_dir / name)
+    key, other_note = manage(var_dir, "shell", "-c", SEED).split()[-2:]
+    return var_dir, key, int(other_note)
 
 
 def stdio_params(var_dir, **env: str) -> StdioServerParameters:
@@ -166,11 +156,11 @@ def test_stdio_refuses_a_bad_or_missing_key_and_a_missing_subject(stack):
         assert expected in done.stderr, done.stderr
 
 
-@pytest.fixture
-def web(stack, tmp_path):
+@pytest.fixture(scope="module")
+def web(stack, tmp_path_factory):
     var_dir, key, other_note = stack
     port = free_port()
-    log_path = tmp_path / "daphne.log"
+    log_path = tmp_path_factory.mktemp("daphne") / "daphne.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-p", str(port), "memoryweb.asgi:application"],
