@@ -30,12 +30,12 @@ from django.utils import timezone
 from chat.models import ReflectionRun, RunStatus
 from chat.observe import observe_turn
 from chat.reflection.accumulator import NAME_KEYS, ChunkedMessage, extraction_operations
-from chat.reflection.categories import classify_category, item_category
 from chat.reflection.chunking import Chunking, message_chunks
 from chat.reflection.heuristics import extract
 from chat.reflection.llm import llm_operations
 from chat.reflection.ops import LIST_KEYS, Operation
 from memory.beliefs.detect import Claim
+from memory.categories import classify_category, item_category
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
 from memory.models import Conversation, EvidenceStatus, ItemKind, Message, Note, Origin, ProfileFact, Role

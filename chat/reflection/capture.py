@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from chat.reflection.categories import fact_category
 from chat.reflection.ops import FactOp
 from chat.reflection.topics import DOMAIN_KEYWORDS
+from memory.categories import fact_category
 from memory.text import FILLER_WORDS
 
 # Adverbs allowed between the subject and the verb: "I really love", "I currently live".

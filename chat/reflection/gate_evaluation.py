@@ -15,14 +15,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from chat.reflection.categories import (
+from chat.reflection.evaluation import DEFAULT_DATA as EXTRACTION_DATA
+from chat.reflection.heuristics import extract
+from memory.categories import (
     CATEGORY_PRIORITY,
     categories,
     classify_category,
     with_source_categories,
 )
-from chat.reflection.evaluation import DEFAULT_DATA as EXTRACTION_DATA
-from chat.reflection.heuristics import extract
 
 CONSENT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "consent_labelled.json"
 CONSENT_DEVELOPMENT = ("dev",)

@@ -33,7 +33,6 @@ from functools import partial
 
 from chat.reflection import identity, personal
 from chat.reflection.capture import make_fact
-from chat.reflection.categories import classify_category, with_source_categories
 from chat.reflection.changes import changes, without_retracted
 from chat.reflection.identity import Context, Found
 from chat.reflection.notes import (
@@ -47,6 +46,7 @@ from chat.reflection.notes import (
 )
 from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction
 from chat.reflection.text import Sentence, is_all_lowercase, is_sarcastic, normalise, read_sentence
+from memory.categories import classify_category, with_source_categories
 from memory.temporal import Tense, sentence_tense
 from memory.text import split_sentences
 

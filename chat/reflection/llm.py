@@ -9,7 +9,7 @@ from datetime import datetime, time
 from django.utils import timezone
 from django.utils.dateparse import parse_date
 
-from chat.reflection.categories import CATEGORY_PRIORITY
+from memory.categories import CATEGORY_PRIORITY
 from memory.models import Note, ProfileFact
 from memory.search.lexical import note_search
 from memory.text import query_terms

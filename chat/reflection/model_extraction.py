@@ -20,10 +20,10 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from chat.reflection.categories import classify_category
 from chat.reflection.heuristics import extract
 from chat.reflection.llm import model_operations
 from chat.reflection.ops import Extraction, FactOp, FactRetraction, NoteOp, Operation
+from memory.categories import classify_category
 from memoryweb.counters import counter_values
 
 FALLBACK_COUNTERS = "llm.fallback.reflection."

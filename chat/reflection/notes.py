@@ -7,12 +7,12 @@ import re
 from dataclasses import replace
 from datetime import date, datetime, time
 
-from chat.reflection.categories import classify_category
 from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence
 from chat.reflection.topics import TOPIC_TAGS
 from chat.reflection.words import is_past_form
+from memory.categories import classify_category
 from memory.temporal import DateMention, ground, lemmas, resolve_dates, sentence_tense
 
 I = re.IGNORECASE  # noqa: E741

@@ -24,10 +24,10 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from chat.reflection.categories import classify_category
 from chat.summaries import compose, extract
 from chat.summaries.blocks import Composition, Extraction
 from chat.summaries.mental_models import mental_models_refresh
+from memory.categories import classify_category
 from memory.config import MemoryConfig, get_config
 from memory.documents import MEMORY_MD, SUMMARY_MD, document_get, project_of, skill_path
 from memory.leases import LeaseLost, lease_heartbeat, lease_owner_id, lease_queue, run_under_lease
@@ -108,7 +108,7 @@ def conversations_due(*, subject: Subject, config: MemoryConfig, now=None, force
 def _consented(messages: list[Message], subject: Subject) -> list[Message]:
     """The messages the person lets memory keep: a turn whose evidence unit is pending, denied
     or forgotten is left out, and so is one never reflected on whose consent category
-    (chat.reflection.categories) is not `allow` — a summary must not keep what the consent
+    (memory.categories) is not `allow` — a summary must not keep what the consent
     gate holds back (health `ask` by default, say)."""
     status = dict(
         Evidence.objects.filter(message__in=[m.pk for m in messages]).values_list("message_id", "status")

@@ -10,7 +10,8 @@ from memory.api.views import FactOut, NoteOut
 from memory.config import get_config
 from memory.context import context_build
 from memory.selectors import fact_list, note_get, note_recall
-from memory.services import note_forget, note_store, notes_mark_recalled
+from memory.services import note_forget, notes_mark_recalled
+from memory.tools.memory_tools.notes import notes_store
 from memory.tools.registry import MCP, Tool, ToolContext, register
 
 ONLY_MCP = frozenset({MCP})
@@ -39,17 +40,10 @@ def _get_context(context: ToolContext, arguments: dict) -> dict:
 
 
 def _add_memory(context: ToolContext, arguments: dict) -> dict:
-    """POST /api/v1/subjects/<subject>/notes: note_store (redaction, near-duplicate merge,
-    eviction); scope and working_dir come from the session's conversation, if it has one."""
-    note, created = note_store(
-        subject=context.subject,
-        content=arguments["content"],
-        tags=arguments.get("tags"),
-        conversation=context.conversation,
-        actor=context.actor,
-        config=get_config(context.app),
-    )
-    return {**NoteOut(note).data, "merged": not created}
+    """POST /api/v1/subjects/<subject>/notes as memory.notes.store does it: redaction,
+    near-duplicate merge, eviction, and the consent routing of a sensitive note (the classifier
+    reads its content); scope and working_dir come from the session's conversation, if any."""
+    return notes_store(context, arguments)
 
 
 def _recalled(results) -> list[dict]:

@@ -8,14 +8,6 @@ from datetime import UTC, datetime
 import pytest
 from django.core.management import CommandError, call_command
 
-from chat.reflection.categories import (
-    CATEGORY_PRIORITY,
-    categories,
-    classify_category,
-    fact_category,
-    item_category,
-    with_source_categories,
-)
 from chat.reflection.evaluation import DEVELOPMENT
 from chat.reflection.gate_evaluation import (
     CONSENT_DATA,
@@ -25,6 +17,14 @@ from chat.reflection.gate_evaluation import (
     evaluate_messages,
 )
 from chat.reflection.heuristics import extract
+from memory.categories import (
+    CATEGORY_PRIORITY,
+    categories,
+    classify_category,
+    fact_category,
+    item_category,
+    with_source_categories,
+)
 from tests.chat.test_labelled_set_stays_out_of_the_code import ROOT, SOURCES, shingles
 
 PHRASINGS = {

@@ -155,6 +155,6 @@ def test_old_pending_items_expire(subject, actor, config):
 
 
 def test_the_extractor_knows_exactly_the_seeded_categories(db):
-    from chat.reflection.categories import CATEGORY_PRIORITY
+    from memory.categories import CATEGORY_PRIORITY
 
     assert set(CATEGORY_PRIORITY) == set(ConsentCategory.objects.values_list("slug", flat=True))

@@ -4,6 +4,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memory.api.views import NoteOut
+from memory.categories import classify_category
 from memory.models import ItemKind, Note
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_get, note_recall
@@ -33,9 +34,11 @@ def _occurred_at(value: str | None):
     return timezone.make_aware(parsed) if timezone.is_naive(parsed) else parsed
 
 
-def _notes_store(context: ToolContext, arguments: dict) -> dict:
+def notes_store(context: ToolContext, arguments: dict) -> dict:
     occurred_at = _occurred_at(arguments.get("occurred_at"))
-    category = arguments.get("category", "").strip()
+    # what the model declares, else what the consent classifier reads in the content: a model
+    # that stores "the user has diabetes" without naming health is still asked about
+    category = arguments.get("category", "").strip() or classify_category(arguments["content"])
     config = config_of(context)
     if category:
         content = arguments["content"].strip()
@@ -120,7 +123,7 @@ register(
             },
             "required": ["content"],
         },
-        run=_notes_store,
+        run=notes_store,
     )
 )
 register(

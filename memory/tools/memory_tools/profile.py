@@ -1,6 +1,7 @@
 """memory.profile.*: the facts held about the person."""
 
 from memory.api.views import FactOut
+from memory.categories import fact_category
 from memory.models import ItemKind, ProfileFact
 from memory.selectors import fact_history, fact_list
 from memory.services import fact_remove
@@ -42,7 +43,10 @@ def _profile_set(context: ToolContext, arguments: dict) -> dict:
     scope = _fact_scope(context, arguments)
     pinned = arguments.get("pinned", True)
     keywords = arguments.get("keywords") or []
-    category = arguments.get("category", "").strip()
+    # declared by the model, else read from the key and value by the consent classifier
+    category = arguments.get("category", "").strip() or fact_category(
+        arguments["key"].strip(), arguments["value"]
+    )
     if category:
         payload = {
             "key": arguments["key"].strip(),

@@ -218,7 +218,7 @@ def test_a_turn_approved_later_brings_its_conversation_back_for_extraction(subje
         ],
         last_at=NOW - timedelta(days=1),
     )
-    from chat.reflection.categories import classify_category
+    from memory.categories import classify_category
 
     for message in conversation.messages.all():
         evidence_record(message=message, category=classify_category(message.text), actor=actor, config=config)

@@ -161,6 +161,29 @@ def test_a_sensitive_memory_in_a_denied_category_is_dropped(call, subject, actor
     assert not Note.objects.exists() and not PendingMemory.objects.exists()
 
 
+def test_a_sensitive_note_without_a_declared_category_is_classified_and_waits_for_consent(call, subject):
+    # the model stored it without naming health: the consent classifier reads the content
+    result = output(call("memory_notes_store", {"content": "Alice was diagnosed with type 2 diabetes"}))
+
+    assert result["status"] == "pending" and result["category"] == "health"
+    assert not Note.objects.filter(subject=subject).exists()
+    assert PendingMemory.objects.get(subject=subject).category.slug == "health"
+
+
+def test_a_sensitive_fact_without_a_declared_category_is_classified_and_waits_for_consent(call, subject):
+    result = output(call("memory_profile_set", {"key": "medication", "value": "insulin twice a day"}))
+
+    assert result["status"] == "pending" and result["category"] == "health"
+    assert not ProfileFact.objects.filter(subject=subject).exists()
+
+
+def test_an_ordinary_note_without_a_category_is_stored_with_none(call, subject):
+    result = output(call("memory_notes_store", {"content": "Alice prefers tabs over spaces in Go code"}))
+
+    assert result["status"] == "stored"
+    assert Note.objects.get(subject=subject).category == ""
+
+
 def test_an_unknown_category_is_refused_naming_the_field(call):
     answer = call("memory_notes_store", {"content": "something", "category": "astrology"})
 
