@@ -50,6 +50,8 @@ run: install
 # database is created when missing (pytest-django then makes its own test_ copy). With CI set, a
 # PostgreSQL server that does not answer fails the run instead of skipping the pass.
 # `make test PYTEST_ARGS='-m postgres'` runs only the storage tests marked `postgres`, on both.
+# The tests marked `own_stack` start processes on a database of their own whatever DATABASE_URL
+# says (tests/conftest.py): the PostgreSQL pass skips them, as the SQLite pass ran them already.
 PG_ENSURE_DB := import psycopg; c = psycopg.connect(host='$(PG_HOST)', port=$(PG_PORT), user='postgres', dbname='postgres', connect_timeout=3, autocommit=True); \
 	c.execute('SELECT 1 FROM pg_database WHERE datname = %s', ['test']).fetchone() or (c.execute('CREATE DATABASE test'), print('== created the PostgreSQL database test')); c.close()
 

@@ -889,6 +889,7 @@ def held_llm():
         server.close()
 
 
+@pytest.mark.own_stack
 def test_two_consolidators_started_together_one_does_the_work_the_other_skips(var_dir, held_llm):
     llm = held_llm(hold_from=1)  # the winner waits on its first answer until the loser is gone
     seed(var_dir, llm, ["alpha", "beta", "gamma"])
@@ -913,6 +914,7 @@ def test_two_consolidators_started_together_one_does_the_work_the_other_skips(va
     assert llm.count == 3
 
 
+@pytest.mark.own_stack
 def test_a_consolidator_killed_mid_run_leaves_whole_clusters_and_the_rerun_finishes_them(var_dir, held_llm):
     llm = held_llm(hold_from=3)  # two clusters are written, the third is in flight
     seed(var_dir, llm, ["alpha", "beta", "gamma", "delta"])

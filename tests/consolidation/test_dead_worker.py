@@ -14,7 +14,7 @@ from django.conf import settings
 from tests.consolidation.test_consolidation import _env, held_llm, migrated_db, query, seed, var_dir  # noqa: F401
 from tests.support import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.own_stack]
 
 REQUEST = """
 import django

@@ -34,6 +34,7 @@ def _insert(db, table: str, **values) -> int:
 
 
 @pytest.mark.slow  # two `migrate` runs in subprocesses
+@pytest.mark.own_stack
 def test_rows_written_before_the_models_moved_are_all_there_after_migrate(tmp_path):
     for app, migration in BEFORE:
         _manage(tmp_path, "migrate", app, migration, "--noinput", "-v", "0")

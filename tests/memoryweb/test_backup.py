@@ -18,6 +18,9 @@ from memoryweb.backup import BackupError, sqlite_check, sqlite_in_use, sqlite_re
 from memoryweb.db.sqlite.base import Database
 from tests.support import in_ci, wait_until
 
+# each test makes the databases it backs up and restores (SQLite files, or PostgreSQL ones)
+pytestmark = pytest.mark.own_stack
+
 ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = r"""

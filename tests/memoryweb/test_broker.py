@@ -21,6 +21,9 @@ from memoryweb.celery import app as celery_app
 from memoryweb.tasks import ping
 from tests.support import wait_until
 
+# the filesystem broker and workers on an embedded SQLite stack: no test here reads DATABASE_URL
+pytestmark = pytest.mark.own_stack
+
 TRANSPORT = "memoryweb.broker:AtomicFilesystemTransport"
 
 

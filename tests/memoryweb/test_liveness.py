@@ -47,6 +47,7 @@ def live(port: int) -> httpx.Response | None:
 
 
 @pytest.mark.slow
+@pytest.mark.own_stack
 def test_live_answers_503_while_the_database_is_locked_and_200_once_it_is_free(migrated_var_dir, tmp_path):
     env = stack_env(migrated_var_dir)
     env["MEMORYWEB_LIVENESS_TIMEOUT"] = "1"

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.memoryweb.stack import free_port, stack_env
 from tests.support import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.own_stack]
 
 MCP_TOOLS = {"get_context", "add_memory", "search_memories", "list_memories", "delete_memory"}
 

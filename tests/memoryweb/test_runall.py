@@ -105,7 +105,10 @@ def kill_leftovers(pgids) -> None:
             pass
 
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process groups from /proc")
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process groups from /proc"),
+    pytest.mark.own_stack,
+]
 
 
 def test_restart_delay_doubles_from_one_second_and_stops_at_thirty():
