@@ -1,12 +1,47 @@
 """Which profile facts a message gets: every pinned fact, then the contextual facts whose
-keywords the message hits (with `profile.contextualKeywordGate` false, then the other
-contextual facts too, newest first)."""
+keywords the message hits — by the words themselves, and with embeddings on by meaning too
+("dinner" is near the keyword "food": the peanut allergy comes up for "any dinner ideas?") —
+and with `profile.contextualKeywordGate` false, then the other contextual facts too, newest
+first."""
 
+import numpy as np
 from django.db.models import Q
 
 from memory.config import MemoryConfig
 from memory.models import ProfileFact, Subject
 from memory.search.lexical import fact_keyword_search
+from memory.search.vectors.query import word_vectors
+
+
+def _by_meaning(
+    facts: list[ProfileFact], terms: list[str], config: MemoryConfig
+) -> list[tuple[ProfileFact, float, str]]:
+    """The facts one of whose keywords a word of the message is near (cosine of the two word
+    vectors ≥ `profile.keywordSimilarity`), best first, with the pair that matched. Nothing
+    when embeddings are off or the provider failed."""
+    threshold = config["profile.keywordSimilarity"]
+    words = [t for t in terms if t.isalpha() and len(t) >= 3]
+    if not facts or not words or threshold >= 1.0:
+        return []
+    keywords = sorted({k for fact in facts for k in fact.keywords})
+    vectors = word_vectors(config, words + keywords)
+    if not vectors:
+        return []
+    message = np.stack([vectors[w] for w in words])
+    hits = []
+    for fact in facts:
+        best, pair = -1.0, ("", "")
+        for keyword in fact.keywords:
+            vector = vectors.get(keyword)
+            if vector is None:
+                continue
+            similarities = message @ vector
+            i = int(np.argmax(similarities))
+            if float(similarities[i]) > best:
+                best, pair = float(similarities[i]), (words[i], keyword)
+        if best >= threshold:
+            hits.append((fact, round(best, 4), f"keyword by meaning: {pair[0]} ~ {pair[1]}"))
+    return sorted(hits, key=lambda hit: -hit[1])
 
 
 def rank_facts(
@@ -29,11 +64,23 @@ def rank_facts(
         if fact is not None:
             matched = [k for k in fact.keywords if set(k.split()) & terms_set] or fact.keywords[:1]
             chosen.append((fact, hit.score, f"keyword: {', '.join(matched)}"))
-    if not config["profile.contextualKeywordGate"]:
-        ungated = ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=False).exclude(
-            pk__in=list(contextual)
-        )
-        chosen.extend(
-            (f, 0.0, "contextual (keyword gate off)") for f in ungated.order_by("-valid_from", "-id")
-        )
+    by_meaning = (
+        config["profile.keywordSimilarity"] < 1.0
+        and config["embeddings.enabled"]
+        and config["embeddings.provider"] != "none"
+    )
+    gated = config["profile.contextualKeywordGate"]
+    if not (by_meaning or not gated):
+        return chosen
+    others = list(
+        ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=False)
+        .exclude(pk__in=list(contextual))
+        .order_by("-valid_from", "-id")
+    )
+    near = _by_meaning(others, terms, config) if by_meaning else []
+    chosen.extend(near)
+    if not gated:
+        placed = {fact.pk for fact, _, _ in near}
+        ungated = [f for f in others if f.pk not in placed]
+        chosen.extend((f, 0.0, "contextual (keyword gate off)") for f in ungated)
     return chosen
