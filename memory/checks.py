@@ -4,7 +4,7 @@ assistant-mode manifest."""
 from django.core import checks
 from django.db import connection
 
-from memory.config import MemoryConfig, base_config, get_config, reset_cache
+from memory.config import MemoryConfig, base_config, get_config, local_embeddings_installed, reset_cache
 from memory.modes import mode_get, modes_all, reset_modes_cache
 from memoryweb.db.sqlite.base import EXTENSION_STATUS
 from memoryweb.errors import ConfigError, InvalidInput
@@ -55,6 +55,14 @@ def memory_config(app_configs=None, **kwargs):
         return [checks.Error(str(exc), id="memoryweb.E001")]
 
     messages: list[checks.CheckMessage] = []
+    if not local_embeddings_installed():
+        messages.append(
+            checks.Info(
+                "embeddings: the local model is not installed, so embeddings.provider defaults to "
+                "none and recall is full text only; install it with pip install 'memoryweb[embeddings]'",
+                id="memoryweb.I004",
+            )
+        )
     for row in provider_status(get_config()):
         if not row["problem"]:
             continue

