@@ -37,7 +37,7 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 
 from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, evidence_filter_sql
 from memory.search.vectors.cache import (
@@ -225,13 +225,28 @@ def _pgvector_search(subject_id, query, model_id, limit, target: _Target) -> lis
         return _cached_search(subject_id, query, model_id, limit, target)
     extra = "".join(f" AND {w}" for w in target.where)
     literal = _pg_literal(query.astype("<f4").tobytes())
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT e.item_id, 1 - (v.embedding <=> %s::vector) AS score FROM {table} v "
-            "JOIN memory_embedding e ON e.id = v.embedding_id "
-            f"JOIN {target.table} n ON n.id = e.item_id "
-            f"WHERE v.subject_id = %s AND e.kind = %s AND n.subject_id = %s{extra} "
-            "ORDER BY v.embedding <=> %s::vector LIMIT %s",
-            [literal, subject_id, target.kind, subject_id, *target.params, literal, limit],
-        )
-        return [Hit(id=int(row[0]), score=float(row[1])) for row in cursor.fetchall() if row[1] > 0]
+    # First the subject's `k` nearest vectors: the planner orders them with the HNSW index
+    # (vectors.index._pg_table_ensure) when the subject holds many, else through the subject's
+    # btree and an exact sort; the index's iterative scan goes on past its first candidates
+    # until `k` of this subject's are found (in a relaxed order: sorted again below). Then the
+    # ones the target's filters pass; too few, and `k` widens, as in brute force.
+    nearest = (
+        f"SELECT embedding_id, 1 - (embedding <=> %s::vector) FROM {table} "
+        "WHERE subject_id = %s ORDER BY embedding <=> %s::vector LIMIT %s"
+    )
+    passing = (
+        f"SELECT e.id, e.item_id FROM memory_embedding e JOIN {target.table} n ON n.id = e.item_id "
+        f"WHERE e.id = ANY(%s) AND e.kind = %s AND n.subject_id = %s{extra}"
+    )
+    k = _candidate_count(limit)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        while True:
+            cursor.execute(nearest, [literal, subject_id, literal, k])
+            scores = {int(embedding_id): float(score) for embedding_id, score in cursor.fetchall()}
+            cursor.execute(passing, [list(scores), target.kind, subject_id, *target.params])
+            found = {int(item_id): scores[int(embedding_id)] for embedding_id, item_id in cursor.fetchall()}
+            if len(found) >= limit or len(scores) < k:
+                break
+            k *= 4
+    return _best(found, limit)

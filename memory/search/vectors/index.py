@@ -12,8 +12,6 @@ from memoryweb.db.sqlite.base import EXTENSION_STATUS
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
-
 VEC0_CHUNK_SIZE = 32  # 32 × (48 B bits + 384 B int8 + 8 B rowid) ≈ 14 KB reserved per subject
 
 _pgvector_available: dict[str, bool] = {}  # alias -> can the extension be used
@@ -35,22 +33,19 @@ def vec0_loaded() -> bool:
 
 
 def pgvector_available() -> bool:
-    """Whether PostgreSQL has pgvector (tries CREATE EXTENSION once per process)."""
+    """Whether this PostgreSQL database has pgvector (migration 0022 creates it where the
+    server offers it); asked once per process."""
     if connection.vendor != "postgresql":
         return False
     alias = connection.alias
     if alias not in _pgvector_available:
-        ok = False
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
-                ok = cursor.fetchone() is not None
-            if not ok:
-                with transaction.atomic(), connection.cursor() as cursor:
-                    cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
-                ok = True
-        except Exception as exc:  # not installed on the server, or no privilege to create it
-            logger.warning("pgvector is not available (%s); vector search is brute force", exc)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+            ok = cursor.fetchone() is not None
+        if not ok:
+            logger.warning(
+                "pgvector is not in this database (see docs/deployment.md); vector search is brute force"
+            )
         _pgvector_available[alias] = ok
     return _pgvector_available[alias]
 
@@ -100,6 +95,8 @@ def index_ensure(model_id: str, dim: int) -> str | None:
     if kind == "numpy" or (kind == "vec0" and dim % 8):
         return None
     if _table_exists(table) and (kind == "pgvector" or _trigger_exists(f"{table}_ad")):
+        if kind == "pgvector":
+            _pg_table_ensure(table, dim)
         return table
     with connection.cursor() as cursor:
         if kind == "vec0":
@@ -120,13 +117,64 @@ def index_ensure(model_id: str, dim: int) -> str | None:
             _vec0_insert(cursor, table, [row for row in rows if row[0] not in set(present)])
         else:
             cursor.execute(
-                f"CREATE TABLE IF NOT EXISTS {table} ("
-                "embedding_id bigint PRIMARY KEY REFERENCES memory_embedding(id) ON DELETE CASCADE, "
+                f"CREATE TABLE IF NOT EXISTS {table} (embedding_id bigint PRIMARY KEY, "
                 f"subject_id bigint NOT NULL, embedding vector({dim}) NOT NULL)"
             )
             cursor.execute(f"CREATE INDEX IF NOT EXISTS {table}_subject ON {table} (subject_id)")
             _pg_insert(cursor, table, _embedding_rows("e.model_id = %s AND e.dim = %s", [model_id, dim]))
+    if kind == "pgvector":
+        _pg_table_ensure(table, dim)
     return table
+
+
+# pgvector indexes vectors of up to 2,000 dimensions with HNSW; wider ones are searched exactly
+HNSW_MAX_DIM = 2000
+_pg_ensured: set[tuple[str, str]] = set()  # (alias, table) whose triggers and index exist
+
+
+def hnsw_index(table: str) -> str:
+    return f"{table}_hnsw"
+
+
+def _pg_table_ensure(table: str, dim: int) -> None:
+    """What keeps a pgvector table in step with memory_embedding, and its index:
+
+    - a row trigger deletes a vector with its Embedding row, and a statement trigger empties
+      the table when memory_embedding is truncated (`manage.py flush`, a test's teardown) — a
+      foreign key would refuse the TRUNCATE, so there is none (tables made before lose theirs);
+    - an HNSW index over cosine distance (memory.search.vectors._pgvector_search scans it
+      iteratively, so a subject's filters still fill the limit).
+    Once per process and table, after the transaction that made them commits."""
+    key = (connection.alias, table)
+    if key in _pg_ensured:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_embedding_id_fkey")
+        cursor.execute(
+            f"CREATE OR REPLACE FUNCTION {table}_ad() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            f"BEGIN DELETE FROM {table} WHERE embedding_id = OLD.id; RETURN NULL; END $$"
+        )
+        cursor.execute(
+            f"CREATE OR REPLACE FUNCTION {table}_at() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            f"BEGIN TRUNCATE {table}; RETURN NULL; END $$"
+        )
+        cursor.execute(
+            f"CREATE OR REPLACE TRIGGER {table}_ad AFTER DELETE ON memory_embedding "
+            f"FOR EACH ROW EXECUTE FUNCTION {table}_ad()"
+        )
+        cursor.execute(
+            f"CREATE OR REPLACE TRIGGER {table}_at AFTER TRUNCATE ON memory_embedding "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {table}_at()"
+        )
+        if dim <= HNSW_MAX_DIM:
+            cursor.execute(
+                f"CREATE INDEX IF NOT EXISTS {hnsw_index(table)} ON {table} "
+                "USING hnsw (embedding vector_cosine_ops)"
+            )
+    if connection.in_atomic_block:  # rolled back, they would have to be made again
+        transaction.on_commit(lambda: _pg_ensured.add(key))
+    else:
+        _pg_ensured.add(key)
 
 
 def _trigger_exists(name: str) -> bool:
