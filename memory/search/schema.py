@@ -161,6 +161,23 @@ def rebuild(connection) -> None:
                 cursor.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
 
 
+def reindex(connection) -> list[str]:
+    """Rebuild every full-text index from its table (the admin reindex): on SQLite each FTS5
+    index refilled ('rebuild', after recreating missing triggers), on PostgreSQL the GIN
+    indexes of the content tables rebuilt (REINDEX TABLE; the stored tsvector columns are
+    generated, so they are always current). Returns the indexes (SQLite) or tables rebuilt.
+    Safe to repeat."""
+    if connection.vendor == "sqlite":
+        rebuild(connection)
+        return sorted(FTS_TABLES)
+    install(connection)
+    tables = sorted({table for table, _ in FTS_TABLES.values()})
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f"REINDEX TABLE {table}")
+    return tables
+
+
 def purge(connection) -> None:
     """Drop what deleted rows left inside the SQLite indexes: an FTS5 delete only adds a
     tombstone, and the deleted row's terms stay in the older segments until they are merged, so
