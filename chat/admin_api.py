@@ -49,7 +49,10 @@ class RebuildApi(AdminAPIView):
         data = self.validated(self.InputSerializer, request.data)
         if "conversation" in data:
             result = conversation_rebuild(conversation=self.conversation(data["conversation"]))
-            result = {"conversations": 1, **{k: result[k] for k in ("messages", "facts", "notes", "evidence")}}
+            result = {
+                "conversations": 1,
+                **{k: result[k] for k in ("messages", "facts", "notes", "evidence")},
+            }
         else:
             subject = self.subject_in(self.app_or_none(data["app"]), data["subject"])
             result = subject_rebuild(subject=subject)

@@ -38,7 +38,17 @@ from chat.reflection.ops import LIST_KEYS, Operation
 from memory.beliefs.detect import Claim
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
-from memory.models import Conversation, Evidence, EvidenceStatus, ItemKind, Message, Note, Origin, ProfileFact, Role
+from memory.models import (
+    Conversation,
+    Evidence,
+    EvidenceStatus,
+    ItemKind,
+    Message,
+    Note,
+    Origin,
+    ProfileFact,
+    Role,
+)
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
@@ -77,10 +87,14 @@ def reflection_enqueue(
 def _messages(run: ReflectionRun, *, from_start: bool = False) -> list[Message]:
     """The messages the run reads: those after the last finished run (every one when
     `from_start`, a rebuild), up to its `through_message`."""
-    last_done = None if from_start else (
-        ReflectionRun.objects.filter(conversation_id=run.conversation_id, status=RunStatus.DONE)
-        .order_by("-through_message_id")
-        .first()
+    last_done = (
+        None
+        if from_start
+        else (
+            ReflectionRun.objects.filter(conversation_id=run.conversation_id, status=RunStatus.DONE)
+            .order_by("-through_message_id")
+            .first()
+        )
     )
     start = last_done.through_message_id if last_done else 0
     return list(
@@ -354,7 +368,11 @@ def _reflect(run_id: int, *, rebuild: bool = False) -> dict:
                     )
             # the observers (feedback votes, …) saw these turns when they were new: a rebuild
             # re-reads them for memories only, so votes are not cast twice
-            observed = {} if rebuild else observe_turn(messages=messages, subject=subject, actor=actor, config=config)
+            observed = (
+                {}
+                if rebuild
+                else observe_turn(messages=messages, subject=subject, actor=actor, config=config)
+            )
             if any(observed.values()):
                 stats["observed"] = observed
             ReflectionRun.objects.filter(pk=run.pk).update(

@@ -808,7 +808,18 @@ def _select(
 
 
 def _build(
-    *, subject, query, message, config, conversation, record, mode, profile, digest, started, consent_gate=True
+    *,
+    subject,
+    query,
+    message,
+    config,
+    conversation,
+    record,
+    mode,
+    profile,
+    digest,
+    started,
+    consent_gate=True,
 ) -> Context:
     rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)

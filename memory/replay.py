@@ -86,7 +86,9 @@ def _mask_withheld(subject, view: dict) -> list[dict]:
             continue
         item["reason"] = withheld_marker(category)
         item.pop("source", None)
-        withheld.append({"id": item["id"], "kind": item["kind"], "section": item["section"], "category": category})
+        withheld.append(
+            {"id": item["id"], "kind": item["kind"], "section": item["section"], "category": category}
+        )
     return withheld
 
 

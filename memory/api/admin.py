@@ -1,7 +1,8 @@
 """Operators' REST routes under /api/v1/admin/ (docs/admin-api.md), reached with an admin key
 (memory.models.AdminKey, `Bearer mwa_…`) and never with an app's key. This module holds what
 the memory layer can answer by itself: inspecting a retrieval event, replaying one (or a
-conversation) under an ablation preset, and the metrics. Rebuild and export live in
+conversation) under an ablation preset, reindexing full text and vectors, and the metrics.
+Rebuild and export live in
 chat/admin_api.py, the lifecycle in consolidation/admin_api.py; memoryweb/urls.py mounts them."""
 
 from functools import cached_property

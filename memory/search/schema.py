@@ -163,19 +163,23 @@ def rebuild(connection) -> None:
 
 def reindex(connection) -> list[str]:
     """Rebuild every full-text index from its table (the admin reindex): on SQLite each FTS5
-    index refilled ('rebuild', after recreating missing triggers), on PostgreSQL the GIN
-    indexes of the content tables rebuilt (REINDEX TABLE; the stored tsvector columns are
-    generated, so they are always current). Returns the indexes (SQLite) or tables rebuilt.
-    Safe to repeat."""
+    index refilled ('rebuild', after recreating missing triggers), on PostgreSQL each GIN index
+    recreated if missing and rebuilt (REINDEX INDEX; the stored tsvector columns are generated,
+    so they are always current). Returns the indexes rebuilt. Safe to repeat."""
     if connection.vendor == "sqlite":
         rebuild(connection)
         return sorted(FTS_TABLES)
-    install(connection)
-    tables = sorted({table for table, _ in FTS_TABLES.values()})
+    indexes = sorted(f"{table}_fts" for table in PG_VECTORS)
     with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(f"REINDEX TABLE {table}")
-    return tables
+        # DDL refuses a table with deferred constraint checks pending in this transaction
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        # the indexes only: the configuration and the generated columns are the migrations'
+        for sql in postgres_statements():
+            if sql.startswith("CREATE INDEX"):
+                cursor.execute(sql)
+        for index in indexes:
+            cursor.execute(f"REINDEX INDEX {index}")
+    return indexes
 
 
 def purge(connection) -> None:

@@ -236,9 +236,9 @@ def reembed(
         if evidence and subject.app_id not in failed_apps:
             last_id = 0
             while batch := list(
-                Evidence.objects.filter(subject=subject, pk__gt=last_id).exclude(text="").order_by("pk")[
-                    :WRITE_BATCH
-                ]
+                Evidence.objects.filter(subject=subject, pk__gt=last_id)
+                .exclude(text="")
+                .order_by("pk")[:WRITE_BATCH]
             ):
                 last_id = batch[-1].pk
                 try:

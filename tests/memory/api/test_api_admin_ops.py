@@ -11,7 +11,15 @@ from rest_framework.test import APIClient
 
 from chat.reflect import reflection_enqueue, turn_reflect
 from memory.context import context_build
-from memory.models import BeliefRevision, ConsentCategory, Evidence, Note, NoteSource, PendingMemory, ProfileFact
+from memory.models import (
+    BeliefRevision,
+    ConsentCategory,
+    Evidence,
+    Note,
+    NoteSource,
+    PendingMemory,
+    ProfileFact,
+)
 from memory.services import app_config_set, note_store
 from memory.services.admin_keys import admin_key_create
 from memory.services.consent import consent_policy_set
@@ -49,7 +57,9 @@ def _memory_rows(subject) -> dict:
         ),
         "notes": sorted(Note.objects.filter(subject=subject).values_list("pk", "content", "confidence")),
         "sources": sorted(NoteSource.objects.values_list("note_id", "message_id")),
-        "evidence": sorted(Evidence.objects.filter(subject=subject).values_list("pk", "message_id", "status")),
+        "evidence": sorted(
+            Evidence.objects.filter(subject=subject).values_list("pk", "message_id", "status")
+        ),
         "revisions": BeliefRevision.objects.filter(subject=subject).count(),
         "pending": PendingMemory.objects.filter(subject=subject).count(),
     }
@@ -69,11 +79,15 @@ def test_rebuilding_a_conversation_twice_leaves_the_same_memories(admin, convers
 
 
 def test_rebuilding_after_the_turns_were_reflected_writes_nothing(admin, conversation, subject):
-    run = reflection_enqueue(conversation=conversation, through_message=conversation.messages.order_by("-pk")[0])
+    run = reflection_enqueue(
+        conversation=conversation, through_message=conversation.messages.order_by("-pk")[0]
+    )
     turn_reflect(run_id=run.pk)
     reflected = _memory_rows(subject)
 
-    data = admin.post("/api/v1/admin/rebuild", {"subject": "alice", "app": subject.app_id}, format="json").json()
+    data = admin.post(
+        "/api/v1/admin/rebuild", {"subject": "alice", "app": subject.app_id}, format="json"
+    ).json()
 
     assert data["conversations"] == 1 and data["messages"] == 4
     assert (data["facts"], data["notes"], data["evidence"]) == (0, 0, 0)
@@ -101,24 +115,33 @@ def test_rebuild_of_an_unknown_conversation_or_subject_is_404(admin, conversatio
 
 
 def test_reindex_finds_a_note_whose_full_text_row_was_deleted(admin, subject, actor, config):
-    note = note_store(subject=subject, content="The zeppelin hangar opens at dawn.", actor=actor, config=config)[0]
-    table = "memory_note_fts" if connection.vendor == "sqlite" else None
-    if table is None:
-        pytest.skip("PostgreSQL indexes the generated column; nothing to lose by raw SQL")
+    note = note_store(
+        subject=subject, content="The zeppelin hangar opens at dawn.", actor=actor, config=config
+    )[0]
     with connection.cursor() as cursor:
-        cursor.execute("INSERT INTO memory_note_fts(memory_note_fts) VALUES ('delete-all')")
+        if connection.vendor == "sqlite":
+            cursor.execute("INSERT INTO memory_note_fts(memory_note_fts) VALUES ('delete-all')")
+        else:  # the tsvector is a generated column: what can be lost is the index itself
+            cursor.execute("DROP INDEX memory_note_fts")
 
     def found() -> bool:
         context = context_build(subject=subject, message="zeppelin hangar", config=config, record=False)
         return f"n:{note.pk}" in {i.id for i in context.items}
 
-    assert not found()
+    def indexed() -> bool:
+        if connection.vendor == "sqlite":
+            return found()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_note_fts'")
+            return cursor.fetchone() is not None and found()
+
+    assert not indexed()
 
     response = admin.post("/api/v1/admin/reindex", {"vectors": False}, format="json")
 
     assert response.status_code == 200, response.content
     assert "memory_note_fts" in response.json()["fulltext"] and response.json()["vectors"] is None
-    assert found()
+    assert indexed()
 
 
 def test_reindex_input_is_strict(admin, subject):
@@ -134,7 +157,9 @@ def test_lifecycle_decays_expires_and_evicts_now(admin, subject, actor, config, 
     app_config_set(app=app, config={"memory": {"notes": {"maxEntries": 1}}}, actor=actor)  # lowered since
     Note.objects.filter(subject=subject).update(vote_score=1.0)
     old = PendingMemory.objects.create(
-        subject=subject, kind="note", payload={"content": "x"},
+        subject=subject,
+        kind="note",
+        payload={"content": "x"},
         category=ConsentCategory.objects.get(slug="health"),
         content_hash="h1",
     )
@@ -147,7 +172,9 @@ def test_lifecycle_decays_expires_and_evicts_now(admin, subject, actor, config, 
     assert data["evict"]["notes"] >= 1
     assert PendingMemory.objects.get(pk=old.pk).status == "expired"
     assert Note.objects.filter(subject=subject, archived_at__isnull=True).count() <= 1
-    assert all(score < 1.0 for score in Note.objects.filter(subject=subject).values_list("vote_score", flat=True))
+    assert all(
+        score < 1.0 for score in Note.objects.filter(subject=subject).values_list("vote_score", flat=True)
+    )
     again = admin.post("/api/v1/admin/lifecycle", {"app": app.pk, "steps": ["decay"]}, format="json").json()
     assert set(again) == {"decay"} and again["decay"]["skipped"] is False  # forced: no 3-hour gap
 
@@ -159,14 +186,18 @@ def test_lifecycle_input_is_strict(admin, app):
 
 
 def test_no_consent_gate_replay_names_what_was_withheld_without_its_text(admin, subject, actor, config):
-    allowed = note_store(subject=subject, content="Chemotherapy questions go to the nurse line.", actor=actor, config=config)[0]
+    allowed = note_store(
+        subject=subject, content="Chemotherapy questions go to the nurse line.", actor=actor, config=config
+    )[0]
     secret = note_store(subject=subject, content=SECRET, category="health", actor=actor, config=config)[0]
     consent_policy_set(subject=subject, category="health", policy="deny", actor=actor)
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c2", actor=actor)
     message_add(conversation=conversation, role="user", text="when is my chemotherapy now?", actor=actor)
 
     response = admin.post(
-        "/api/v1/admin/replay", {"conversation": conversation.pk, "ablation": "no_consent_gate"}, format="json"
+        "/api/v1/admin/replay",
+        {"conversation": conversation.pk, "ablation": "no_consent_gate"},
+        format="json",
     )
 
     assert response.status_code == 200, response.content
