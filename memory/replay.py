@@ -41,7 +41,11 @@ ABLATIONS: dict[str, dict] = {
     NO_CONSENT_GATE: {},
 }
 
-WITHHELD_MODELS = {"f": ProfileFact, "n": Note, "e": Evidence}
+WITHHELD_MODELS: dict[str, type[ProfileFact] | type[Note] | type[Evidence]] = {
+    "f": ProfileFact,
+    "n": Note,
+    "e": Evidence,
+}
 
 
 def withheld_marker(category: str) -> str:

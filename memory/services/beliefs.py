@@ -438,7 +438,7 @@ def _confirmed_by(belief: ProfileFact | Note, message: Message | None) -> bool:
     elif NoteSource.objects.filter(note=belief, message=message).exists():
         return True
     return BeliefRevision.objects.filter(
-        belief_kind=ItemKind.FACT if isinstance(belief, ProfileFact) else ItemKind.NOTE,
+        belief_kind="fact" if isinstance(belief, ProfileFact) else "note",
         belief_id=belief.pk,
         message=message,
         action=RevisionAction.REINFORCE,

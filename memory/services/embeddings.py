@@ -235,14 +235,14 @@ def reembed(
                 progress(done, total)
         if evidence and subject.app_id not in failed_apps:
             last_id = 0
-            while batch := list(
+            while units := list(
                 Evidence.objects.filter(subject=subject, pk__gt=last_id)
                 .exclude(text="")
                 .order_by("pk")[:WRITE_BATCH]
             ):
-                last_id = batch[-1].pk
+                last_id = units[-1].pk
                 try:
-                    result["evidence_embedded"] += embed_evidence(batch, config=config, embedder=embedder)
+                    result["evidence_embedded"] += embed_evidence(units, config=config, embedder=embedder)
                 except Exception as exc:
                     provider_failed(embedder.model_id, exc, where="reembed", config=config)
                     result["errors"].append(

@@ -282,10 +282,10 @@ def notes_evict_sweep(*, actor: Actor, app: App | None = None) -> int:
     was lowered); returns how many notes went. Safe to repeat: a subject under its cap is left
     alone."""
     evicted = 0
-    for app in [app] if app is not None else list(App.objects.all()):
-        config = get_config(app)
+    for each in [app] if app is not None else list(App.objects.all()):
+        config = get_config(each)
         over = (
-            Subject.objects.filter(app=app)
+            Subject.objects.filter(app=each)
             .annotate(live=Count("notes", filter=Q(notes__archived_at__isnull=True)))
             .filter(live__gt=config["notes.maxEntries"])
         )
