@@ -29,7 +29,16 @@ class RebuildApi(AdminAPIView):
         conversation = StrictIntegerField(required=False, min_value=1)
         subject = SubjectField(required=False, help_text="every conversation of this subject of `app`")
         app = StrictIntegerField(required=False, min_value=1, help_text="the App of `subject`")
-        schema_rules = {"oneOf": [{"required": ["conversation"]}, {"required": ["subject", "app"]}]}
+        min_fields = 1
+        schema_rules = {
+            "oneOf": [
+                {
+                    "required": ["conversation"],
+                    "not": {"anyOf": [{"required": ["subject"]}, {"required": ["app"]}]},
+                },
+                {"required": ["subject", "app"], "not": {"required": ["conversation"]}},
+            ]
+        }
 
         def validate(self, attrs):
             if ("conversation" in attrs) == ("subject" in attrs):

@@ -45,7 +45,7 @@ class LifecycleApi(AdminAPIView):
         steps = StrictListField(
             child=StrictChoiceField(choices=list(LIFECYCLE_STEPS)),
             required=False,
-            allow_empty=False,
+            min_length=1,
             help_text="default: all, run in the order decay, expire, evict",
         )
 

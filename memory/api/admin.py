@@ -267,6 +267,7 @@ class ReindexApi(AdminAPIView):
         subject = SubjectField(required=False, help_text="re-embed this subject of `app` only")
         fulltext = StrictBooleanField(required=False, default=True, help_text="rebuild every full-text index")
         vectors = StrictBooleanField(required=False, default=True, help_text="re-embed notes and evidence")
+        schema_rules = {"anyOf": [{"not": {"required": ["subject"]}}, {"required": ["app"]}]}
 
     @extend_schema(
         request=InputSerializer,
