@@ -1,5 +1,6 @@
-"""Admin routes that need the chat app (docs/admin-api.md): a conversation's export, with its
-reflection runs. Mounted under /api/v1/admin/ by memoryweb/urls.py, with an admin key."""
+"""Admin routes that need the chat app (docs/admin-api.md): rebuilding a conversation's or a
+subject's memories by re-running reflection, and a conversation's export, with its reflection
+runs. Mounted under /api/v1/admin/ by memoryweb/urls.py, with an admin key."""
 
 from django.urls import path
 from drf_spectacular.utils import extend_schema
@@ -7,9 +8,64 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from chat.models import ReflectionRun
+from chat.reflect import conversation_rebuild, subject_rebuild
 from memory.api.admin import ADMIN_ERRORS, AdminAPIView, RetrievalEventOut, retrieval_event_data
+from memory.api.base import StrictSerializer
+from memory.api.fields import StrictIntegerField, SubjectField
 from memory.api.schema import error_response
 from memory.models import Evidence, RetrievalEvent
+
+
+class RebuildOut(serializers.Serializer):
+    conversations = serializers.IntegerField(help_text="conversations re-read")
+    messages = serializers.IntegerField(help_text="messages re-read")
+    facts = serializers.IntegerField(help_text="profile-fact rows written (0 on a repeat)")
+    notes = serializers.IntegerField(help_text="note rows written (0 on a repeat)")
+    evidence = serializers.IntegerField(help_text="evidence units written (0 on a repeat)")
+
+
+class RebuildApi(AdminAPIView):
+    class InputSerializer(StrictSerializer):
+        conversation = StrictIntegerField(required=False, min_value=1)
+        subject = SubjectField(required=False, help_text="every conversation of this subject of `app`")
+        app = StrictIntegerField(required=False, min_value=1, help_text="the App of `subject`")
+        min_fields = 1
+        schema_rules = {
+            "oneOf": [
+                {
+                    "required": ["conversation"],
+                    "not": {"anyOf": [{"required": ["subject"]}, {"required": ["app"]}]},
+                },
+                {"required": ["subject", "app"], "not": {"required": ["conversation"]}},
+            ]
+        }
+
+        def validate(self, attrs):
+            if ("conversation" in attrs) == ("subject" in attrs):
+                raise serializers.ValidationError({"conversation": ["give one of conversation or subject"]})
+            if "subject" in attrs and "app" not in attrs:
+                raise serializers.ValidationError({"app": ["a subject is named with its app"]})
+            if "conversation" in attrs and "app" in attrs:
+                raise serializers.ValidationError({"app": ["a conversation is named by its id alone"]})
+            return attrs
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: RebuildOut, 400: error_response(400), 404: error_response(404), **ADMIN_ERRORS},
+        summary="Re-run reflection over every message of a conversation (or of each of a subject's), now; a repeat writes nothing",
+    )
+    def post(self, request):
+        data = self.validated(self.InputSerializer, request.data)
+        if "conversation" in data:
+            result = conversation_rebuild(conversation=self.conversation(data["conversation"]))
+            result = {
+                "conversations": 1,
+                **{k: result[k] for k in ("messages", "facts", "notes", "evidence")},
+            }
+        else:
+            subject = self.subject_in(self.app_or_none(data["app"]), data["subject"])
+            result = subject_rebuild(subject=subject)
+        return Response(result)
 
 
 class ExportMessageOut(serializers.Serializer):
@@ -110,6 +166,7 @@ class ConversationExportApi(AdminAPIView):
 
 
 urlpatterns = [
+    path("rebuild", RebuildApi.as_view(), name="api-admin-rebuild"),
     path(
         "conversations/<int:conversation_id>/export",
         ConversationExportApi.as_view(),

@@ -38,7 +38,17 @@ from memory.beliefs.detect import Claim
 from memory.categories import classify_category, item_category
 from memory.config import MemoryConfig, get_config
 from memory.leases import heartbeating, lease_owner_id, stale_before
-from memory.models import Conversation, EvidenceStatus, ItemKind, Message, Note, Origin, ProfileFact, Role
+from memory.models import (
+    Conversation,
+    Evidence,
+    EvidenceStatus,
+    ItemKind,
+    Message,
+    Note,
+    Origin,
+    ProfileFact,
+    Role,
+)
 from memory.redaction import redact
 from memory.search.lexical import NoteFilter
 from memory.selectors import note_near_duplicates
@@ -74,11 +84,17 @@ def reflection_enqueue(
     return run
 
 
-def _messages(run: ReflectionRun) -> list[Message]:
+def _messages(run: ReflectionRun, *, from_start: bool = False) -> list[Message]:
+    """The messages the run reads: those after the last finished run (every one when
+    `from_start`, a rebuild), up to its `through_message`."""
     last_done = (
-        ReflectionRun.objects.filter(conversation_id=run.conversation_id, status=RunStatus.DONE)
-        .order_by("-through_message_id")
-        .first()
+        None
+        if from_start
+        else (
+            ReflectionRun.objects.filter(conversation_id=run.conversation_id, status=RunStatus.DONE)
+            .order_by("-through_message_id")
+            .first()
+        )
     )
     start = last_done.through_message_id if last_done else 0
     return list(
@@ -289,7 +305,7 @@ def _alive(run_id: int, owner: str) -> bool:
     )
 
 
-def _reflect(run_id: int) -> dict:
+def _reflect(run_id: int, *, rebuild: bool = False) -> dict:
     run = ReflectionRun.objects.select_related("conversation__subject__app").get(pk=run_id)
     subject = run.conversation.subject
     config = get_config(subject.app)
@@ -306,7 +322,7 @@ def _reflect(run_id: int) -> dict:
         "source": "none",
     }
     try:
-        messages = _messages(run)
+        messages = _messages(run, from_start=rebuild)
         stats["messages"] = len(messages)
         ops = None
         if config["reflection.enabled"] and messages:
@@ -350,7 +366,13 @@ def _reflect(run_id: int) -> dict:
                     logger.warning(
                         "reflection %s: no evidence for message %s (%s)", run.pk, message.pk, exc.field
                     )
-            observed = observe_turn(messages=messages, subject=subject, actor=actor, config=config)
+            # the observers (feedback votes, …) saw these turns when they were new: a rebuild
+            # re-reads them for memories only, so votes are not cast twice
+            observed = (
+                {}
+                if rebuild
+                else observe_turn(messages=messages, subject=subject, actor=actor, config=config)
+            )
             if any(observed.values()):
                 stats["observed"] = observed
             ReflectionRun.objects.filter(pk=run.pk).update(
@@ -363,6 +385,63 @@ def _reflect(run_id: int) -> dict:
         )
         raise
     return {"run": run.pk, **stats}
+
+
+def _subject_rows(subject) -> dict[str, int]:
+    return {
+        "facts": ProfileFact.objects.filter(subject=subject).count(),
+        "notes": Note.objects.filter(subject=subject).count(),
+        "evidence": Evidence.objects.filter(subject=subject).count(),
+    }
+
+
+def conversation_rebuild(*, conversation: Conversation) -> dict:
+    """Re-run reflection over every message of the conversation, now, in this process: one
+    run through its newest message (open runs are superseded: it covers their messages) that
+    reads the conversation from its first message. Safe to repeat, and a repeat writes nothing:
+    evidence is one unit per message, notes are deduplicated by `note_store`, a pending item is
+    queued once, and a fact or note is not reinforced again by a message that already
+    confirmed it (memory.services.beliefs). The observers are not re-run. Returns the messages
+    re-read and the fact, note and evidence rows it added."""
+    newest = conversation.messages.order_by("-pk").first()
+    if newest is None:
+        return {"messages": 0, "facts": 0, "notes": 0, "evidence": 0, "run": None}
+    subject = conversation.subject
+    before = _subject_rows(subject)
+    owner = lease_owner_id()
+    now = timezone.now()
+    with transaction.atomic():
+        ReflectionRun.objects.filter(conversation=conversation, status__in=OPEN).update(
+            status=RunStatus.SUPERSEDED, finished_at=now
+        )
+        run = ReflectionRun.objects.create(
+            conversation=conversation,
+            through_message=newest,
+            status=RunStatus.RUNNING,
+            started_at=now,
+            owner=owner,
+            heartbeat_at=now,
+        )
+    with heartbeating(lambda: _alive(run.pk, owner)), profile_active(DEFAULT_PROFILE):
+        stats = _reflect(run.pk, rebuild=True)
+    after = _subject_rows(subject)
+    return {
+        "messages": stats.get("messages", 0),
+        **{name: after[name] - before[name] for name in after},
+        "run": run.pk,
+    }
+
+
+def subject_rebuild(*, subject) -> dict:
+    """`conversation_rebuild` of each of the subject's conversations, oldest first; the sums.
+    Safe to repeat (see conversation_rebuild)."""
+    totals = {"conversations": 0, "messages": 0, "facts": 0, "notes": 0, "evidence": 0}
+    for conversation in Conversation.objects.filter(subject=subject).order_by("created_at", "pk"):
+        result = conversation_rebuild(conversation=conversation)
+        totals["conversations"] += 1
+        for name in ("messages", "facts", "notes", "evidence"):
+            totals[name] += result[name]
+    return totals
 
 
 def _merged_list_value(subject, op: Operation) -> str:

@@ -699,12 +699,17 @@ def context_build(
     record: bool = True,
     mode: "Mode | str | None" = None,
     profile: str = DEFAULT_PROFILE,
+    consent_gate: bool = True,
 ) -> Context:
     """Build the context for `message` in `mode` (see `context_mode`) under the operational
     `profile` (already checked: memory/profiles.py). With `record`, writes a RetrievalEvent,
     counts recalls and updates which blocks the conversation holds (so `unchanged` is right
     next time); a conversation's follow-up turn may be served from the adaptive context cache
-    (memory/context_cache.py)."""
+    (memory/context_cache.py). `consent_gate=False` (the admin replay's `no_consent_gate`
+    only, which masks what it adds: memory/replay.py) lets items of the categories the person
+    denies through; such a build is never recorded or cached."""
+    if not consent_gate and record:
+        raise ValueError("a build without the consent gate is never recorded")
     started = time.perf_counter()
     query = message.strip()
     if not config["notes.enabled"]:
@@ -728,7 +733,7 @@ def context_build(
     probe = context_cache_probe(
         subject=subject,
         conversation=conversation,
-        record=record and not stuck,
+        record=record and not stuck and consent_gate,
         config=config,
         policy_hash=digest,
         profile=profile,
@@ -748,6 +753,7 @@ def context_build(
             profile=profile,
             digest=digest,
             started=started,
+            consent_gate=consent_gate,
         )
     context_cache_remember(probe=probe, context=context)
     return context
@@ -802,13 +808,24 @@ def _select(
 
 
 def _build(
-    *, subject, query, message, config, conversation, record, mode, profile, digest, started
+    *,
+    subject,
+    query,
+    message,
+    config,
+    conversation,
+    record,
+    mode,
+    profile,
+    digest,
+    started,
+    consent_gate=True,
 ) -> Context:
     rewritten, _ = rewrite_query(message=query, conversation=conversation, config=config)
     terms = query_terms(rewritten)
     now = timezone.now()
     conversation_scope = conversation.scope if conversation is not None else None
-    denied = consent_denied_categories(subject=subject)
+    denied = consent_denied_categories(subject=subject) if consent_gate else frozenset()
 
     def may_render(obj) -> bool:
         return policy_allows(obj, mode=mode, conversation_scope=conversation_scope, denied=denied)

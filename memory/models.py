@@ -9,6 +9,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 
+def key_secret_hash(raw_key: str) -> str:
+    """What an API key or an admin key row stores of the secret: its SHA-256, hex."""
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
 class App(models.Model):
     """A chat app or agent using the sidecar: the tenant boundary."""
 
@@ -60,9 +65,7 @@ class ApiKey(models.Model):
         """Whether the key authenticates at `when`: not revoked, and not past a rotation's end."""
         return self.revoked_at is None and (self.expires_at is None or when < self.expires_at)
 
-    @staticmethod
-    def hash_secret(raw_key: str) -> str:
-        return hashlib.sha256(raw_key.encode()).hexdigest()
+    hash_secret = staticmethod(key_secret_hash)
 
 
 class Subject(models.Model):
@@ -1098,9 +1101,7 @@ class AdminKey(models.Model):
     def __str__(self):
         return f"admin:{self.prefix}"
 
-    @staticmethod
-    def hash_secret(raw_key: str) -> str:
-        return hashlib.sha256(raw_key.encode()).hexdigest()
+    hash_secret = staticmethod(key_secret_hash)
 
 
 class MetricSnapshot(models.Model):

@@ -3,13 +3,23 @@ context rebuilt for the same query, subject, conversation, mode and profile with
 (nothing is written: no event, no recall counts, no cache entry), once under the App's own
 configuration and once with a preset's overlay, and the difference of what each chose.
 
-The presets are overlays of memory/config.py's keys. There is no `no_consent_gate`: consent is
-not a configuration key of the context builder but the boundary of what may be read at all, and
-a replay that lifted it would show the content of denied and pending memories."""
+The presets are overlays of memory/config.py's keys, except `no_consent_gate`: consent is not a
+configuration key but the boundary of what may be read, so that build runs with
+`context_build(consent_gate=False)` — items of the categories the person denies now are let
+through — and every item it adds that the gate would have withheld is masked: its reason
+becomes "[withheld by consent: <category>]", its provenance is dropped, and the diff's
+`withheld` names it (id, kind, section, category) without its text. A replay item carries no
+memory text in any case; the mask also keeps the ranker's reason (matched terms) from
+leaking. Pending memories and pending or denied evidence are not memories the builder can
+read at all (queued apart, or stored without their text) and stay out."""
 
 from memory.config import get_config
 from memory.context import Context, context_build
-from memory.models import Conversation, RetrievalEvent, Role
+from memory.models import Conversation, Evidence, Note, ProfileFact, RetrievalEvent, Role
+from memory.selectors import consent_denied_categories
+
+# the preset that lifts the consent gate instead of overlaying the configuration
+NO_CONSENT_GATE = "no_consent_gate"
 
 ABLATIONS: dict[str, dict] = {
     # ranked by similarity alone: full-text and vectors fused, no signals, links, rewrite or judge
@@ -27,10 +37,24 @@ ABLATIONS: dict[str, dict] = {
     "no_signals": {"retrieve": {"mode": "hybrid"}, "voting": {"enabled": False}},
     # no applicability judgement: retrieval order decides
     "no_applicability": {"applicability": {"enabled": False}},
+    # the denied categories let through, and masked (module docstring)
+    NO_CONSENT_GATE: {},
+}
+
+WITHHELD_MODELS: dict[str, type[ProfileFact] | type[Note] | type[Evidence]] = {
+    "f": ProfileFact,
+    "n": Note,
+    "e": Evidence,
 }
 
 
-def _build(*, subject, conversation, query: str, mode: str, profile: str, config) -> Context:
+def withheld_marker(category: str) -> str:
+    return f"[withheld by consent: {category}]"
+
+
+def _build(
+    *, subject, conversation, query: str, mode: str, profile: str, config, consent_gate: bool = True
+) -> Context:
     return context_build(
         subject=subject,
         message=query,
@@ -39,7 +63,37 @@ def _build(*, subject, conversation, query: str, mode: str, profile: str, config
         record=False,
         mode=mode or None,
         profile=profile or "normal",
+        consent_gate=consent_gate,
     )
+
+
+def _mask_withheld(subject, view: dict) -> list[dict]:
+    """Mask, in place, the items of `view` whose category the subject denies (what the consent
+    gate would have withheld); return them as id, kind, section and category."""
+    denied = consent_denied_categories(subject=subject)
+    ids: dict[str, list[int]] = {}
+    for item in view["items"]:
+        prefix, _, pk = item["id"].partition(":")
+        if prefix in WITHHELD_MODELS and pk.isdigit():
+            ids.setdefault(prefix, []).append(int(pk))
+    categories = {
+        f"{prefix}:{pk}": category
+        for prefix, pks in ids.items()
+        for pk, category in WITHHELD_MODELS[prefix]
+        .objects.filter(subject=subject, pk__in=pks)
+        .values_list("pk", "category")
+    }
+    withheld = []
+    for item in view["items"]:
+        category = categories.get(item["id"], "")
+        if category not in denied:
+            continue
+        item["reason"] = withheld_marker(category)
+        item.pop("source", None)
+        withheld.append(
+            {"id": item["id"], "kind": item["kind"], "section": item["section"], "category": category}
+        )
+    return withheld
 
 
 def _view(context: Context) -> dict:
@@ -86,12 +140,14 @@ def replay_turn(*, subject, conversation, message: str, mode: str, profile: str,
         "profile": profile,
     }
     baseline = _view(_build(config=config, **kwargs))
-    ablated = _view(_build(config=config.with_overrides(ABLATIONS[ablation]), **kwargs))
+    gated = ablation != NO_CONSENT_GATE
+    ablated = _view(_build(config=config.with_overrides(ABLATIONS[ablation]), consent_gate=gated, **kwargs))
+    withheld = [] if gated else _mask_withheld(subject, ablated)
     return {
         "message": message,
         "baseline": baseline,
         "ablated": ablated,
-        "diff": context_diff(baseline, ablated),
+        "diff": {**context_diff(baseline, ablated), "withheld": withheld},
     }
 
 

@@ -9,6 +9,7 @@ import chat.admin_api
 import chat.documents_views
 import chat.urls
 import chat.views
+import consolidation.admin_api
 import consolidation.views
 import memory.api.admin
 import memory.api.urls
@@ -27,6 +28,7 @@ api_patterns = [
 admin_api_patterns = [
     *memory.api.admin.urlpatterns,
     *chat.admin_api.urlpatterns,
+    *consolidation.admin_api.urlpatterns,
 ]
 dashboard_patterns = [
     *memory.dashboard.urls.urlpatterns,

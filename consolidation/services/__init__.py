@@ -11,9 +11,11 @@ from consolidation.services.consolidate import (
     subjects_with_candidates,
 )
 from consolidation.services.decay import votes_decay
+from consolidation.services.lifecycle import LIFECYCLE_STEPS, lifecycle_run
 from consolidation.services.reclaim import runs_reclaim
 
 __all__ = [
+    "LIFECYCLE_STEPS",
     "clusters_find",
     "consolidate_all",
     "consolidate_now",
@@ -21,6 +23,7 @@ __all__ = [
     "consolidation_key",
     "consolidation_request",
     "consolidation_run",
+    "lifecycle_run",
     "runs_reclaim",
     "subjects_with_candidates",
     "votes_decay",

@@ -1,11 +1,13 @@
 """Operators' REST routes under /api/v1/admin/ (docs/admin-api.md), reached with an admin key
 (memory.models.AdminKey, `Bearer mwa_…`) and never with an app's key. This module holds what
 the memory layer can answer by itself: inspecting a retrieval event, replaying one (or a
-conversation) under an ablation preset, and the metrics. Rebuild and export live in
+conversation) under an ablation preset, reindexing full text and vectors, and the metrics.
+Rebuild and export live in
 chat/admin_api.py, the lifecycle in consolidation/admin_api.py; memoryweb/urls.py mounts them."""
 
 from functools import cached_property
 
+from django.db import connection
 from django.urls import path
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -14,15 +16,17 @@ from rest_framework.views import APIView
 
 from memory.api.auth import AdminKeyAuthentication, IsAdminKey
 from memory.api.base import StrictQuerySerializer, StrictSerializer
-from memory.api.fields import StrictChoiceField, StrictIntegerField
+from memory.api.fields import StrictBooleanField, StrictChoiceField, StrictIntegerField, SubjectField
 from memory.api.schema import error_response
 from memory.api.views import ContextItemOut
-from memory.models import AdminKey, App, Conversation, RetrievalEvent
+from memory.models import AdminKey, App, Conversation, RetrievalEvent, Subject
 from memory.replay import ABLATIONS, replay_conversation, replay_event
+from memory.search.schema import reindex
 from memory.selectors import metric_history, metric_latest
 from memory.services.audit import Actor
+from memory.services.embeddings import reembed
 from memory.services.metrics import metrics_compute
-from memoryweb.errors import NotFound
+from memoryweb.errors import InvalidInput, NotFound
 
 ADMIN_ERRORS = {401: error_response(401), 403: error_response(403)}
 
@@ -65,6 +69,16 @@ class AdminAPIView(APIView):
         if app is None:
             raise NotFound(f"no app {app_id}", field="app")
         return app
+
+    @staticmethod
+    def subject_in(app: App | None, external_id: str) -> Subject:
+        """The subject `external_id` of `app`; an admin route naming a subject names its App."""
+        if app is None:
+            raise InvalidInput("a subject is named with its app", field="app")
+        subject = Subject.objects.select_related("app").filter(app=app, external_id=external_id).first()
+        if subject is None:
+            raise NotFound(f"no subject {external_id!r} in app {app.pk}", field="subject")
+        return subject
 
 
 # --- retrieval events ---------------------------------------------------------------------
@@ -136,6 +150,13 @@ class SectionDiffOut(serializers.Serializer):
     reordered = serializers.BooleanField(help_text="the items both chose, in another order")
 
 
+class WithheldItemOut(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.CharField()
+    section = serializers.CharField()
+    category = serializers.CharField(help_text="the consent category the person denies")
+
+
 class ReplayTurnOut(serializers.Serializer):
     message = serializers.CharField(allow_blank=True)
     baseline = inline_serializer(
@@ -163,6 +184,10 @@ class ReplayTurnOut(serializers.Serializer):
                 child=serializers.IntegerField(), help_text="ablated minus baseline, per block and total"
             ),
             "changed": serializers.BooleanField(),
+            "withheld": WithheldItemOut(
+                many=True,
+                help_text="no_consent_gate: the items the consent gate would have withheld (masked in `ablated`)",
+            ),
         },
     )
 
@@ -209,6 +234,58 @@ class ReplayApi(AdminAPIView):
                 "turns": turns,
             }
         )
+
+
+# --- reindex ------------------------------------------------------------------------------
+
+
+class ReindexOut(serializers.Serializer):
+    fulltext = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the full-text indexes (SQLite) or tables (PostgreSQL) rebuilt; empty when not asked",
+    )
+    vectors = inline_serializer(
+        "ReindexVectors",
+        {
+            "subjects": serializers.IntegerField(help_text="subjects of apps with embeddings on"),
+            "notes": serializers.IntegerField(),
+            "embedded": serializers.IntegerField(help_text="note vectors written"),
+            "unchanged": serializers.IntegerField(),
+            "evidence_embedded": serializers.IntegerField(help_text="evidence vectors written"),
+            "orphans_removed": serializers.IntegerField(),
+            "models": serializers.ListField(child=serializers.CharField()),
+            "errors": serializers.ListField(child=serializers.DictField()),
+        },
+        allow_null=True,
+        help_text="null when not asked",
+    )
+
+
+class ReindexApi(AdminAPIView):
+    class InputSerializer(StrictSerializer):
+        app = StrictIntegerField(required=False, min_value=1, help_text="re-embed this App's subjects only")
+        subject = SubjectField(required=False, help_text="re-embed this subject of `app` only")
+        fulltext = StrictBooleanField(required=False, default=True, help_text="rebuild every full-text index")
+        vectors = StrictBooleanField(required=False, default=True, help_text="re-embed notes and evidence")
+        schema_rules = {"anyOf": [{"not": {"required": ["subject"]}}, {"required": ["app"]}]}
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: ReindexOut, 400: error_response(400), 404: error_response(404), **ADMIN_ERRORS},
+        summary="Rebuild the full-text indexes and re-embed the vectors of notes and evidence, now",
+    )
+    def post(self, request):
+        data = self.validated(self.InputSerializer, request.data)
+        app = self.app_or_none(data.get("app"))
+        subjects = None
+        if "subject" in data:
+            subjects = [self.subject_in(app, data["subject"])]
+        elif app is not None:
+            subjects = list(Subject.objects.filter(app=app))
+        # the full-text indexes are whole tables: rebuilt for every App whatever `app` says
+        fulltext = reindex(connection) if data["fulltext"] else []
+        vectors = reembed(subjects=subjects, evidence=True) if data["vectors"] else None
+        return Response({"fulltext": fulltext, "vectors": vectors})
 
 
 # --- metrics ------------------------------------------------------------------------------
@@ -309,6 +386,7 @@ class MetricsHistoryApi(AdminAPIView):
 urlpatterns = [
     path("retrievals/<int:event_id>", RetrievalEventApi.as_view(), name="api-admin-retrieval"),
     path("replay", ReplayApi.as_view(), name="api-admin-replay"),
+    path("reindex", ReindexApi.as_view(), name="api-admin-reindex"),
     path("metrics", MetricsApi.as_view(), name="api-admin-metrics"),
     path("metrics/history", MetricsHistoryApi.as_view(), name="api-admin-metrics-history"),
 ]

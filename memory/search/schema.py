@@ -161,6 +161,27 @@ def rebuild(connection) -> None:
                 cursor.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
 
 
+def reindex(connection) -> list[str]:
+    """Rebuild every full-text index from its table (the admin reindex): on SQLite each FTS5
+    index refilled ('rebuild', after recreating missing triggers), on PostgreSQL each GIN index
+    recreated if missing and rebuilt (REINDEX INDEX; the stored tsvector columns are generated,
+    so they are always current). Returns the indexes rebuilt. Safe to repeat."""
+    if connection.vendor == "sqlite":
+        rebuild(connection)
+        return sorted(FTS_TABLES)
+    indexes = sorted(f"{table}_fts" for table in PG_VECTORS)
+    with connection.cursor() as cursor:
+        # DDL refuses a table with deferred constraint checks pending in this transaction
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        # the indexes only: the configuration and the generated columns are the migrations'
+        for sql in postgres_statements():
+            if sql.startswith("CREATE INDEX"):
+                cursor.execute(sql)
+        for index in indexes:
+            cursor.execute(f"REINDEX INDEX {index}")
+    return indexes
+
+
 def purge(connection) -> None:
     """Drop what deleted rows left inside the SQLite indexes: an FTS5 delete only adds a
     tombstone, and the deleted row's terms stay in the older segments until they are merged, so

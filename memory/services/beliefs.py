@@ -427,6 +427,24 @@ def _note_plain(*, subject, claim, message, actor, config, origin, mode=""):
     return note
 
 
+def _confirmed_by(belief: ProfileFact | Note, message: Message | None) -> bool:
+    """Whether `message` already stands behind the belief: it is its source, or it reinforced
+    it before. The same words read twice (a rebuild, a redelivered turn) are one confirmation."""
+    if message is None:
+        return False
+    if isinstance(belief, ProfileFact):
+        if belief.source_message_id == message.pk:
+            return True
+    elif NoteSource.objects.filter(note=belief, message=message).exists():
+        return True
+    return BeliefRevision.objects.filter(
+        belief_kind="fact" if isinstance(belief, ProfileFact) else "note",
+        belief_id=belief.pk,
+        message=message,
+        action=RevisionAction.REINFORCE,
+    ).exists()
+
+
 def _fact_revise_by(*, subject, claim, message, actor, config, origin, person):
     from memory.beliefs.detect import conflicts_find
 
@@ -452,6 +470,8 @@ def _fact_revise_by(*, subject, claim, message, actor, config, origin, person):
         # the same value placed differently: an edit of how it renders, not of what is believed
         return _fact_plain(subject=subject, claim=claim, message=message, actor=actor, origin=origin), []
     decision = _decide(conflict, claim, config, person)
+    if decision.action == RevisionAction.REINFORCE and _confirmed_by(belief, message):
+        return belief, []  # said in this message before (a rebuild re-reads it): one confirmation
     revision = _decision_apply(
         decision,
         subject=subject,
@@ -491,6 +511,8 @@ def _note_revise_by(*, subject, claim, message, actor, config, origin):
     conflict = sorted(conflicts, key=lambda c: ("contradicts_link" not in c.signals, -c.overlap))[0]
     belief = conflict.belief
     decision = _decide(conflict, claim, config, False)
+    if decision.action == RevisionAction.REINFORCE and _confirmed_by(belief, message):
+        return belief, []  # said in this message before (a rebuild re-reads it): one confirmation
     note = belief
     revised_claim = dict(decision.claim)
     if decision.action in NOTE_STORES:

@@ -17,6 +17,7 @@ from django.utils.dateparse import parse_datetime
 
 from memory.config import MemoryConfig
 from memory.models import (
+    App,
     ConsentCategory,
     Conversation,
     ItemKind,
@@ -337,10 +338,13 @@ def pending_reject(*, pending: PendingMemory, actor: Actor) -> PendingMemory:
     return pending
 
 
-def pending_expire(*, older_than: timedelta) -> int:
-    """Expire items nobody decided on within `older_than`. Safe to repeat."""
+def pending_expire(*, older_than: timedelta, app: App | None = None) -> int:
+    """Expire items nobody decided on within `older_than` (of `app`'s subjects only, when
+    given). Safe to repeat."""
     cutoff = timezone.now() - older_than
     expiring = PendingMemory.objects.filter(status=PendingStatus.PENDING, created_at__lt=cutoff)
+    if app is not None:
+        expiring = expiring.filter(subject__app=app)
     subject_ids = set(expiring.values_list("subject_id", flat=True))
     expired = expiring.update(
         status=PendingStatus.EXPIRED, decided_at=timezone.now(), decided_by="task:pending_expire"

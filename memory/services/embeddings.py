@@ -170,12 +170,15 @@ def evidence_embed(*, evidence_id: int) -> dict:
 Progress = Callable[[int, int], None]
 
 
-def reembed(*, subjects: Iterable[Subject] | None = None, progress: Progress | None = None) -> dict:
+def reembed(
+    *, subjects: Iterable[Subject] | None = None, progress: Progress | None = None, evidence: bool = False
+) -> dict:
     """Backfill vectors for the notes (archived ones too) of `subjects` (default: every
-    subject whose app has embeddings on), under each app's configured provider. Unchanged
-    notes are skipped; vectors of notes that no longer exist are removed; the vector index
+    subject whose app has embeddings on), under each app's configured provider — and with
+    `evidence`, of their evidence units with text too (`evidence_embedded`). Unchanged
+    items are skipped; vectors of items that no longer exist are removed; the vector index
     is created or refilled where it is missing. `progress(done, total)` is called after each
-    batch. Safe to repeat. A provider failure stops that app's subjects and is reported in
+    batch of notes. Safe to repeat. A provider failure stops that app's subjects and is reported in
     `errors` (and counted); other apps go on."""
     queryset = Subject.objects.select_related("app").order_by("app_id", "id")
     if subjects is not None:
@@ -192,6 +195,7 @@ def reembed(*, subjects: Iterable[Subject] | None = None, progress: Progress | N
         "notes": total,
         "embedded": 0,
         "unchanged": 0,
+        **({"evidence_embedded": 0} if evidence else {}),
         "orphans_removed": prune_orphans(),
         "models": [],
         "errors": [],
@@ -229,6 +233,23 @@ def reembed(*, subjects: Iterable[Subject] | None = None, progress: Progress | N
             done += len(batch)
             if progress:
                 progress(done, total)
+        if evidence and subject.app_id not in failed_apps:
+            last_id = 0
+            while units := list(
+                Evidence.objects.filter(subject=subject, pk__gt=last_id)
+                .exclude(text="")
+                .order_by("pk")[:WRITE_BATCH]
+            ):
+                last_id = units[-1].pk
+                try:
+                    result["evidence_embedded"] += embed_evidence(units, config=config, embedder=embedder)
+                except Exception as exc:
+                    provider_failed(embedder.model_id, exc, where="reembed", config=config)
+                    result["errors"].append(
+                        {"app": subject.app.name, "model": embedder.model_id, "error": str(exc)}
+                    )
+                    failed_apps.add(subject.app_id)
+                    break
     for model_id in result["models"]:
         dim = Embedding.objects.filter(model_id=model_id).values_list("dim", flat=True).first()
         if dim:

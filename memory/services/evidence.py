@@ -210,14 +210,14 @@ def evidence_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Ac
     return deleted
 
 
-def evidence_evict_sweep(*, actor: Actor) -> int:
+def evidence_evict_sweep(*, actor: Actor, app: App | None = None) -> int:
     """Evict overflow for every subject over its app's `evidence.maxEntries`; returns how many
     units went. Safe to repeat."""
     evicted = 0
-    for app in App.objects.all():
-        config = get_config(app)
+    for each in [app] if app is not None else list(App.objects.all()):
+        config = get_config(each)
         over = (
-            Subject.objects.filter(app=app)
+            Subject.objects.filter(app=each)
             .annotate(units=Count("evidence"))
             .filter(units__gt=config["evidence.maxEntries"])
         )

@@ -277,15 +277,15 @@ def notes_mark_recalled(*, note_ids: list[int]) -> None:
     recalls_count(model=Note, ids=note_ids)
 
 
-def notes_evict_sweep(*, actor: Actor) -> int:
+def notes_evict_sweep(*, actor: Actor, app: App | None = None) -> int:
     """Evict overflow for every subject over its app's `notes.maxEntries` (e.g. after the cap
     was lowered); returns how many notes went. Safe to repeat: a subject under its cap is left
     alone."""
     evicted = 0
-    for app in App.objects.all():
-        config = get_config(app)
+    for each in [app] if app is not None else list(App.objects.all()):
+        config = get_config(each)
         over = (
-            Subject.objects.filter(app=app)
+            Subject.objects.filter(app=each)
             .annotate(live=Count("notes", filter=Q(notes__archived_at__isnull=True)))
             .filter(live__gt=config["notes.maxEntries"])
         )

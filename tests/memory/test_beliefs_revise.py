@@ -309,3 +309,40 @@ def test_a_fact_qualified_by_the_mode_or_scope_wins_over_the_unqualified_one(sub
     assert "indentation: 2 spaces" in in_webapp and "tabs" not in in_webapp
     general = profile()
     assert "answer_style: detailed" in general and "concise" not in general and "indentation: tabs" in general
+
+
+def test_a_message_read_twice_confirms_a_belief_once(subject, actor, config):
+    learned(subject, actor, "location", "Paris", "I live in Paris.")
+    again = said(subject, actor, "Still in Paris, yes.", days=1)
+
+    first = belief_revise(
+        subject=subject, claim=Claim(key="location", value="Paris"), message=again, actor=actor, config=config
+    )
+    second = belief_revise(
+        subject=subject, claim=Claim(key="location", value="Paris"), message=again, actor=actor, config=config
+    )
+
+    assert [r.action for r in first] == ["REINFORCE"] and second == []
+    (fact,) = ProfileFact.objects.filter(subject=subject, key="location")
+    assert fact.confirmations == 1
+    assert BeliefRevision.objects.filter(subject=subject).count() == 1
+
+
+def test_the_message_a_note_came_from_does_not_reinforce_it(subject, actor, config):
+    message = said(subject, actor, "Our billing api deploys on fridays after the staging checklist.")
+    note = note_store(
+        subject=subject,
+        content="The billing api deploys on fridays after the staging checklist.",
+        source_message=message,
+        actor=actor,
+        config=config,
+    )[0]
+    claim = Claim(kind="note", content="The billing api deploys on fridays after the staging checklist.")
+    before = note.confidence
+
+    belief_revise(subject=subject, claim=claim, message=message, actor=actor, config=config)
+
+    note.refresh_from_db()
+    assert note.confidence == before
+    assert not BeliefRevision.objects.filter(subject=subject, action="REINFORCE").exists()
+    assert Note.objects.filter(subject=subject).count() == 1
