@@ -510,6 +510,7 @@ class ContextCacheEntry(models.Model):
     last_hit_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "context cache entries"
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation", "policy_hash", "profile"], name="context_cache_unique"
@@ -559,6 +560,7 @@ class ContextDelivery(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "context deliveries"
         constraints = [
             models.UniqueConstraint(fields=["conversation", "block"], name="context_delivery_unique")
         ]
@@ -658,6 +660,7 @@ class PendingMemory(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "pending memories"
         indexes = [models.Index(fields=["subject", "status", "created_at"], name="pending_queue")]
         constraints = [
             models.UniqueConstraint(
