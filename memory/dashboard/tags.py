@@ -125,3 +125,12 @@ def key_label(key: object) -> str:
     """A stats key as a label: "linked_candidates" → "Linked candidates"."""
     text = str(key).replace("_", " ").strip()
     return text[:1].upper() + text[1:]
+
+
+@register.filter
+def key_label(key: str) -> str:
+    """A profile key as a person reads it: `job_title` → "Job title", `preference.dark mode` →
+    "Preference: dark mode" (the key itself stays in the page, for whoever needs it)."""
+    head, _, rest = str(key).partition(".")
+    label = head.replace("_", " ").capitalize()
+    return f"{label}: {rest.replace('_', ' ')}" if rest else label

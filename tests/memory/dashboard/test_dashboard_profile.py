@@ -198,3 +198,13 @@ def test_a_persons_edit_is_certain_whatever_the_extractor_thought(owned_subject,
     hx(owner_client, "POST", _url("dashboard:fact_edit", owned_subject, extracted.pk), {"value": "Porto", "pinned": "on"})
     new = ProfileFact.objects.get(subject=owned_subject, key="city", valid_to=None)
     assert (new.value, new.confidence) == ("Porto", 1.0)
+
+
+def test_keys_are_shown_as_a_person_reads_them(owned_subject, owner_client):
+    api = Actor.system("test")
+    fact_set(subject=owned_subject, key="job_title", value="nurse", actor=api)
+    fact_set(subject=owned_subject, key="preference.dark mode", value="likes", actor=api)
+    html = owner_client.get(_url("dashboard:profile", owned_subject)).content.decode()
+
+    assert '<th scope="row" data-label="Key">Job title ' in html
+    assert '<th scope="row" data-label="Key">Preference: dark mode ' in html
