@@ -10,6 +10,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
+from memory.services import Actor, person_vote
+
 register = template.Library()
 
 NBSP = "\xa0"
@@ -134,3 +136,13 @@ def key_label(key: str) -> str:
     head, _, rest = str(key).partition(".")
     label = head.replace("_", " ").capitalize()
     return f"{label}: {rest.replace('_', ' ')}" if rest else label
+
+
+@register.simple_tag(takes_context=True)
+def my_vote(context, item_kind: str, item) -> int:
+    """The signed-in person's own vote on the item (1 up, -1 down, 0 none), for the vote
+    buttons' aria-pressed."""
+    request = context.get("request")
+    if request is None or not request.user.is_authenticated:
+        return 0
+    return person_vote(item_kind=item_kind, item_id=item.pk, actor=Actor.user(request.user))

@@ -195,7 +195,12 @@ def test_a_persons_edit_is_certain_whatever_the_extractor_thought(owned_subject,
     extracted, _ = fact_set(
         subject=owned_subject, key="city", value="Lisbon", confidence=0.9, actor=Actor.system("test")
     )
-    hx(owner_client, "POST", _url("dashboard:fact_edit", owned_subject, extracted.pk), {"value": "Porto", "pinned": "on"})
+    hx(
+        owner_client,
+        "POST",
+        _url("dashboard:fact_edit", owned_subject, extracted.pk),
+        {"value": "Porto", "pinned": "on"},
+    )
     new = ProfileFact.objects.get(subject=owned_subject, key="city", valid_to=None)
     assert (new.value, new.confidence) == ("Porto", 1.0)
 
