@@ -124,18 +124,11 @@ def took(started: datetime | None, finished: datetime | None) -> str:
 
 @register.filter
 def key_label(key: object) -> str:
-    """A stats key as a label: "linked_candidates" → "Linked candidates"."""
-    text = str(key).replace("_", " ").strip()
-    return text[:1].upper() + text[1:]
-
-
-@register.filter
-def key_label(key: str) -> str:
-    """A profile key as a person reads it: `job_title` → "Job title", `preference.dark mode` →
-    "Preference: dark mode" (the key itself stays in the page, for whoever needs it)."""
-    head, _, rest = str(key).partition(".")
-    label = head.replace("_", " ").capitalize()
-    return f"{label}: {rest.replace('_', ' ')}" if rest else label
+    """A stats or profile key as a label: "linked_candidates" → "Linked candidates",
+    "job_title" → "Job title", "preference.dark mode" → "Preference: dark mode"."""
+    head, _, rest = str(key).replace("_", " ").strip().partition(".")
+    label = head[:1].upper() + head[1:]
+    return f"{label}: {rest}" if rest else label
 
 
 @register.simple_tag(takes_context=True)
