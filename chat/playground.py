@@ -31,11 +31,9 @@ SYSTEM = (
     "You are a helpful assistant. You are talking with the user in memoryweb's chat "
     "playground, where the user checks what you remember about them. Answer briefly."
 )
-NO_MODEL = (
-    "No model is configured for the playground (set memory.llm.chat, for example "
-    "openai/gpt-4o-mini, and the provider's API key). The memory context a model would have "
-    "been sent is shown, and this turn was stored, so reflection still runs on it."
-)
+# the reply of a turn without a model: short, as it is stored and shown every turn; where to
+# configure one is said once, above the conversation (templates/dashboard/playground.html)
+NO_MODEL = "No model answered: none is configured (see the note above the conversation)."
 
 
 @dataclass

@@ -513,6 +513,7 @@ class ContextCacheEntry(models.Model):
     last_hit_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "context cache entries"
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation", "policy_hash", "profile"], name="context_cache_unique"
@@ -562,6 +563,7 @@ class ContextDelivery(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "context deliveries"
         constraints = [
             models.UniqueConstraint(fields=["conversation", "block"], name="context_delivery_unique")
         ]
@@ -661,6 +663,7 @@ class PendingMemory(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "pending memories"
         indexes = [models.Index(fields=["subject", "status", "created_at"], name="pending_queue")]
         constraints = [
             models.UniqueConstraint(

@@ -95,7 +95,9 @@ def _preference(topic: str, likes: bool, ctx: Context, confidence: float | None 
 
 # how the person likes to be answered: one key, `answer_style` (belief revision splits it by
 # mode when it differs: detailed for research, concise when debugging)
-_STYLE_NOUN = r"(?:answers?|explanations?|responses?|replies|write-?ups?)"
+_STYLE_NOUN = r"(?:answers?|explanations?|responses?|replies|write-?ups?|summaries)"
+# a second word of the same style: "short, direct answers", "brief and clear replies"
+_STYLE_ALSO = r"(?:,?\s+(?:and\s+)?(?:short|brief|concise|terse|quick|crisp|direct|clear|simple|plain))?"
 _DETAILED = _re(
     rf"\bI\s+(?:really\s+)?(?:like|love|prefer|want|need|appreciate)\s+(?:(?:really|very|more)\s+)?"
     rf"(?:detailed|thorough|in-depth|long|comprehensive|deep|lengthy|elaborate)\s+{_STYLE_NOUN}|"
@@ -104,7 +106,7 @@ _DETAILED = _re(
 )
 _CONCISE = _re(
     rf"\bI\s+(?:really\s+)?(?:like|love|prefer|want|need)\s+(?:(?:really|very)\s+)?"
-    rf"(?:short|brief|concise|terse|quick|crisp)\s+{_STYLE_NOUN}|"
+    rf"(?:short|brief|concise|terse|quick|crisp){_STYLE_ALSO}\s+{_STYLE_NOUN}|"
     r"^\s*(?:please\s+)?just\s+(?:give\s+me|show\s+me|tell\s+me|send)\s+the\s+(?:command|code|fix|answer|diff|snippet)\b|"
     r"\b(?:keep\s+it|be)\s+(?:short|brief|concise|terse)\b|\bno\s+(?:long\s+)?explanations\b|\btl;?dr\s+please\b"
 )
@@ -132,9 +134,10 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
             if not likes:
                 continue  # "I don't hate it": too weak to store
             likes = False
+        style = _CONCISE.search(s.text) or _DETAILED.search(s.text)
         for topic in _objects(m["v"]):
-            if _STYLE_OBJECT.search(topic) and (_DETAILED.search(s.text) or _CONCISE.search(s.text)):
-                continue  # a style of answer: answer_style says it
+            if style and (_STYLE_OBJECT.search(topic) or topic in style[0].lower()):
+                continue  # a style of answer ("short, direct answers"): answer_style says it
             yield _preference(topic, likes, ctx, ctx.confidence if m["subj"] else min(ctx.confidence, 0.7))
     for m in _PERSON.finditer(s.text):
         if m["v"].lower() not in FILLER_WORDS | {

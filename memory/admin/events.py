@@ -54,7 +54,7 @@ class RetrievalEventAdmin(HistoryAdmin):
         "profile",
         "from_cache",
         "item_count",
-        "latency_ms",
+        "latency",
     ]
     list_filter = ["subject__app", "mode", "profile", "from_cache"]
     search_fields = ["query", "rewritten_query", "subject__external_id"]
@@ -69,6 +69,10 @@ class RetrievalEventAdmin(HistoryAdmin):
     @admin.display(description="items")
     def item_count(self, obj):
         return len(obj.items or [])
+
+    @admin.display(description="latency", ordering="latency_ms")
+    def latency(self, obj):
+        return f"{obj.latency_ms:.1f} ms"
 
 
 @admin.register(models.ContextDelivery)

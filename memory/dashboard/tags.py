@@ -10,6 +10,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
+from memory.services import Actor, person_vote
+
 register = template.Library()
 
 NBSP = "\xa0"
@@ -122,6 +124,18 @@ def took(started: datetime | None, finished: datetime | None) -> str:
 
 @register.filter
 def key_label(key: object) -> str:
-    """A stats key as a label: "linked_candidates" → "Linked candidates"."""
-    text = str(key).replace("_", " ").strip()
-    return text[:1].upper() + text[1:]
+    """A stats or profile key as a label: "linked_candidates" → "Linked candidates",
+    "job_title" → "Job title", "preference.dark mode" → "Preference: dark mode"."""
+    head, _, rest = str(key).replace("_", " ").strip().partition(".")
+    label = head[:1].upper() + head[1:]
+    return f"{label}: {rest}" if rest else label
+
+
+@register.simple_tag(takes_context=True)
+def my_vote(context, item_kind: str, item) -> int:
+    """The signed-in person's own vote on the item (1 up, -1 down, 0 none), for the vote
+    buttons' aria-pressed."""
+    request = context.get("request")
+    if request is None or not request.user.is_authenticated:
+        return 0
+    return person_vote(item_kind=item_kind, item_id=item.pk, actor=Actor.user(request.user))

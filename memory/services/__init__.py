@@ -19,7 +19,7 @@ from memory.services.notes import (
     notes_mark_recalled,
 )
 from memory.services.retrieval import context_deliveries_update, retrieval_event_record
-from memory.services.votes import vote_cast
+from memory.services.votes import person_vote, vote_cast
 
 __all__ = [
     "Actor",
@@ -40,5 +40,6 @@ __all__ = [
     "retrieval_event_record",
     "subject_delete",
     "subject_get_or_create",
+    "person_vote",
     "vote_cast",
 ]

@@ -14,6 +14,7 @@ feedback signals also feed confidence and revision:
 """
 
 from django.db import transaction
+from django.db.models import Sum
 
 from memory.config import MemoryConfig
 from memory.models import (
@@ -41,6 +42,8 @@ VOTABLE: dict[str, type[Note] | type[ProfileFact] | type[Lesson] | type[Procedur
     ItemKind.PROCEDURE: Procedure,
 }
 CONFIDENCE_SIGNALS = (Signal.USED, Signal.USEFUL)
+# the signals of a person's own vote (the dashboard's ▲ and ▼): one vote per person and item
+PERSON_SIGNALS = (Signal.UP, Signal.DOWN)
 
 
 def _active(belief: ProfileFact | Note) -> bool:
@@ -64,6 +67,7 @@ def vote_cast(
     actor: Actor,
     config: MemoryConfig,
     mode: str = "",
+    person: bool = False,
 ) -> tuple[VoteEvent, float]:
     """Record a vote or feedback signal and move the item's score, clamped at ±voting.maxVotePerItem.
     Returns the event and the item's new score. `mode`: the assistant mode the signal was given
@@ -73,6 +77,11 @@ def vote_cast(
     idempotent: a client retrying a vote casts it twice. With `voting.enabled` false the vote
     is refused (FeatureDisabled) and nothing is written. On a fact or a note, "stale" WEAKENs
     the belief and "used"/"useful" add confidence (module docstring).
+
+    With `person` (the dashboard), the vote is the actor's one vote on the item, not a signal
+    that adds up: "up" or "down" only; the same signal again withdraws it, the other one changes
+    it. The event's delta is what moves the score from the actor's vote so far to the new one
+    (-1, 0 or 1; `person_vote` reads it back).
     """
     if not config["voting.enabled"]:
         raise FeatureDisabled(
@@ -81,8 +90,9 @@ def vote_cast(
         )
     if item_kind not in VOTABLE:
         raise InvalidInput(f"item kind must be one of {', '.join(VOTABLE)}", field="item")
-    if signal not in Signal.values:
-        raise InvalidInput(f"signal must be one of {', '.join(Signal.values)}", field="signal")
+    allowed = PERSON_SIGNALS if person else Signal.values
+    if signal not in allowed:
+        raise InvalidInput(f"signal must be one of {', '.join(allowed)}", field="signal")
     mode = mode or ""
     if mode:
         mode_get(mode, field="mode")
@@ -94,6 +104,10 @@ def vote_cast(
     if item is None:
         raise NotFound(f"no {item_kind} {item_id} for this subject", field="item")
     delta = SIGNAL_WEIGHTS[Signal(signal)]
+    if person:
+        so_far = _person_total(item_kind=item_kind, item_id=item.pk, actor=actor)
+        wanted = 0.0 if _sign(so_far) == _sign(delta) else delta
+        delta = wanted - so_far
     limit = config["voting.maxVotePerItem"]
     item.vote_score = max(-limit, min(limit, item.vote_score + delta))
     fields = ["vote_score"]
@@ -112,6 +126,8 @@ def vote_cast(
         actor=str(actor),
     )
     data: dict = {"signal": signal, "score": item.vote_score, "mode": mode}
+    if person:
+        data["vote"] = person_vote(item_kind=item_kind, item_id=item.pk, actor=actor)
     if belief is not None and "confidence" in fields:
         data["confidence"] = belief.confidence
     if belief is not None and signal == Signal.STALE and config["feedback.staleWeakens"] and _active(belief):
@@ -136,3 +152,20 @@ def vote_cast(
     )
     memory_changed(subject_id=subject.pk)
     return event, item.vote_score
+
+
+def _sign(value: float) -> int:
+    return (value > 0) - (value < 0)
+
+
+def _person_total(*, item_kind: str, item_id: int, actor: Actor) -> float:
+    votes = VoteEvent.objects.filter(
+        item_kind=item_kind, item_id=item_id, actor=str(actor), signal__in=PERSON_SIGNALS
+    )
+    return votes.aggregate(total=Sum("delta"))["total"] or 0.0
+
+
+def person_vote(*, item_kind: str, item_id: int, actor: Actor) -> int:
+    """The actor's own vote on the item: 1 (up), -1 (down) or 0 (none, or withdrawn). Votes
+    cast twice before votes were one per person count once."""
+    return _sign(_person_total(item_kind=item_kind, item_id=item_id, actor=actor))

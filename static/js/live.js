@@ -45,6 +45,9 @@
     if (message.event === "pending.created") {
       toast("A new memory is waiting for your approval.", "warning");
     } else if (message.event === "job.finished") {
+      // the Jobs page's list reloads on this event and says the outcome itself (an aria-live
+      // region): a toast beside it would say it twice
+      if (document.getElementById("jobs-list")) return;
       var kind = JOB_LABELS[payload.kind] || "A background job";
       if (payload.status === "failed") toast(kind + " failed; see Jobs.", "error");
       else toast(kind + " finished.", "success");

@@ -49,6 +49,11 @@ FACTS = [
         {"preference.jazz": "likes", "preference.lofi beats": "likes"},
     ),
     ("not a fan of cold weather tbh", {"preference.cold weather": "dislikes"}),
+    # a style of answer is answer_style, never a preference named after its adjectives
+    ("I like short, direct answers", {"answer_style": "concise"}),
+    ("I like brief summaries", {"answer_style": "concise"}),
+    ("I like short answers and code", {"answer_style": "concise", "preference.code": "likes"}),
+    ("I like short walks", {"preference.short walks": "likes"}),
     ("I'm a huge Arsenal fan", {"preference.arsenal": "likes"}),
     (
         "My favorite band is Radiohead and my favourite food is ramen",

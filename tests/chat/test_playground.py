@@ -184,6 +184,18 @@ def test_the_page_shows_the_transcript_and_that_no_model_is_configured(owned_sub
     assert f'data-ws-path="/ws/s/{owned_subject.pk}/playground/"' in html
 
 
+def test_the_no_model_notice_says_where_to_set_one_once_not_every_turn(owned_subject, owner_client, actor):
+    for text in ("Hello", "Where do I live?", "I love hiking"):
+        playground_turn(subject=owned_subject, text=text, actor=actor, config=get_config(owned_subject.app))
+
+    html = owner_client.get(reverse("dashboard:playground", args=[owned_subject.pk])).content.decode()
+
+    assert html.count("No model is configured") == 1  # the note above the conversation
+    assert "MEMORY__LLM__CHAT" in html and "this App's config in the admin" in html
+    assert html.count("No model answered") == 3  # each turn: one short line
+    assert len(NO_MODEL) < 100
+
+
 def test_posting_the_form_stores_the_turn_and_shows_the_context(owned_subject, owner_client, actor):
     fact_set(subject=owned_subject, key="city", value="Lisbon", actor=actor)
 

@@ -157,8 +157,9 @@ def vote_mode(form: VoteForm) -> str:
 
 
 def vote_submit(request: HttpRequest, subject, *, item, item_kind: str) -> tuple["VoteForm", int]:
-    """Validate the vote form and cast the vote (votes service) on a note, lesson or procedure:
-    sets `item.vote_score`, and for a request without htmx says what happened in a message.
+    """Validate the vote form and cast the person's vote (votes service) on a note, lesson or
+    procedure: their one vote, which the same button again withdraws and the other one changes.
+    Sets `item.vote_score`, and for a request without htmx says what happened in a message.
     Returns the form (with the refusal on its `signal` field) and the status to answer."""
     form = VoteForm(request.POST)
     status = 400
@@ -172,6 +173,7 @@ def vote_submit(request: HttpRequest, subject, *, item, item_kind: str) -> tuple
                 actor=dashboard_actor(request),
                 config=subject_config(subject),
                 mode=form.cleaned_data["mode"],
+                person=True,  # one vote per person, changed or withdrawn by the buttons
             )
         except MemorywebError as error:  # voting switched off for the app
             form.add_error("mode" if error.field == "mode" else "signal", error.message)
@@ -179,9 +181,9 @@ def vote_submit(request: HttpRequest, subject, *, item, item_kind: str) -> tuple
             status = 200
     if not is_htmx(request):
         if status == 200:
-            messages.success(
-                request, f"Voted {form.cleaned_data['signal']}: the score is now {item.vote_score:+.2f}."
-            )
+            vote = services.person_vote(item_kind=item_kind, item_id=item.pk, actor=dashboard_actor(request))
+            said = {1: "Voted up", -1: "Voted down", 0: "Vote withdrawn"}[vote]
+            messages.success(request, f"{said}: the score is now {item.vote_score:+.2f}.")
         else:
             refusal = [str(e) for field in ("signal", "mode") for e in form.errors.get(field, [])]
             messages.error(request, " ".join(refusal) or "Choose up or down to vote.")

@@ -144,7 +144,7 @@ def fact_edit(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
                 keywords=form.cleaned_data["keywords"],
                 mode=fact.mode,
                 scope=fact.scope,
-                confidence=fact.confidence,
+                confidence=1.0,  # the person's own word is certain, whatever the extractor thought
                 category=fact.category,
                 origin=Origin.DASHBOARD,
                 actor=dashboard_actor(request),

@@ -39,6 +39,7 @@ from memory.models import (
     Note,
     NoteLink,
     Procedure,
+    RetrievalEvent,
     Subject,
 )
 from memory.services import (
@@ -544,3 +545,19 @@ def test_people_who_are_not_staff_are_sent_to_the_admin_login(db):
         response = client.get(_url(Note, "changelist"))
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_every_model_has_a_plural_a_person_would_write():
+    # Django only adds an "s": "context deliverys", "pending memorys"
+    plurals = [str(model._meta.verbose_name_plural) for model in ALL_MODELS]
+    wrong = [plural for plural in plurals if re.search(r"([^aeiou]ys|ss|xs|chs|shs)$", plural)]
+
+    assert wrong == []
+    assert {"context deliveries", "pending memories"} <= set(plurals)
+
+
+def test_the_retrieval_list_shows_latency_rounded(admin_client, world):
+    RetrievalEvent.objects.update(latency_ms=3.5307609999790657)
+    page = admin_client.get(_url(RetrievalEvent, "changelist")).content.decode()
+
+    assert "3.5 ms" in page and "3.5307" not in page

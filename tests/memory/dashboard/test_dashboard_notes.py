@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from memory.config import get_config
 from memory.models import (
     AuditEvent,
     Lesson,
@@ -15,6 +16,7 @@ from memory.models import (
     RetrievalEvent,
     VoteEvent,
 )
+from memory.services import Actor, vote_cast
 from tests.dashboard_helpers import hx
 from tests.factories import ConversationFactory, MessageFactory, NoteFactory
 
@@ -157,6 +159,50 @@ def test_vote_down(notes, owner_client):
     hx(owner_client, "POST", _url("dashboard:note_vote", note), {"signal": "down"})
     note.refresh_from_db()
     assert note.vote_score == -1.0
+
+
+def _pressed(html: str) -> dict[str, bool]:
+    """Which vote buttons the fragment shows pressed."""
+    return {
+        signal: f'value="{signal}" class="btn btn-small btn-icon" aria-pressed="true"' in html
+        for signal in ("up", "down")
+    }
+
+
+def test_a_persons_vote_is_one_vote_they_change_or_withdraw(notes, owner_client):
+    note = notes["marathon"]
+    url = _url("dashboard:note_vote", note)
+
+    def vote(signal):
+        html = hx(owner_client, "POST", url, {"signal": signal}).content.decode()
+        note.refresh_from_db()
+        return note.vote_score, _pressed(html)
+
+    assert vote("up") == (1.0, {"up": True, "down": False})
+    assert vote("up") == (0.0, {"up": False, "down": False})  # the same button again withdraws it
+    assert vote("up") == (1.0, {"up": True, "down": False})
+    assert vote("down") == (-1.0, {"up": False, "down": True})  # the other one changes it
+    assert vote("down") == (0.0, {"up": False, "down": False})
+
+
+def test_the_page_shows_which_vote_is_yours_and_an_apps_signals_still_add_up(
+    notes, owned_subject, owner_client
+):
+    note = notes["marathon"]
+    hx(owner_client, "POST", _url("dashboard:note_vote", note), {"signal": "down"})
+    for _ in range(2):  # an app's signals are signals: each one counts
+        vote_cast(
+            subject=owned_subject,
+            item_kind="note",
+            item_id=note.pk,
+            signal="up",
+            actor=Actor.system("app"),
+            config=get_config(owned_subject.app),
+        )
+    note.refresh_from_db()
+    assert note.vote_score == 1.0
+    detail = owner_client.get(reverse("dashboard:note_detail", args=[owned_subject.pk, note.pk]))
+    assert _pressed(detail.content.decode()) == {"up": False, "down": True}
 
 
 def test_a_bad_vote_signal_is_400_and_nothing_is_recorded(notes, owner_client):

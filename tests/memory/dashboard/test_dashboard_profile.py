@@ -189,3 +189,27 @@ def test_add_without_javascript_shows_errors_on_the_page(owned_subject, owner_cl
 def test_empty_profile_says_how_facts_arrive(owned_subject, owner_client):
     html = owner_client.get(_url("dashboard:profile", owned_subject)).content.decode()
     assert "No facts yet." in html and "Add a fact" in html
+
+
+def test_a_persons_edit_is_certain_whatever_the_extractor_thought(owned_subject, owner_client):
+    extracted, _ = fact_set(
+        subject=owned_subject, key="city", value="Lisbon", confidence=0.9, actor=Actor.system("test")
+    )
+    hx(
+        owner_client,
+        "POST",
+        _url("dashboard:fact_edit", owned_subject, extracted.pk),
+        {"value": "Porto", "pinned": "on"},
+    )
+    new = ProfileFact.objects.get(subject=owned_subject, key="city", valid_to=None)
+    assert (new.value, new.confidence) == ("Porto", 1.0)
+
+
+def test_keys_are_shown_as_a_person_reads_them(owned_subject, owner_client):
+    api = Actor.system("test")
+    fact_set(subject=owned_subject, key="job_title", value="nurse", actor=api)
+    fact_set(subject=owned_subject, key="preference.dark mode", value="likes", actor=api)
+    html = owner_client.get(_url("dashboard:profile", owned_subject)).content.decode()
+
+    assert '<th scope="row" data-label="Key">Job title ' in html
+    assert '<th scope="row" data-label="Key">Preference: dark mode ' in html
