@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0021_admin_keys_metrics"),
+        ("memory", "0022_pgvector_extension"),
     ]
 
     operations = [
