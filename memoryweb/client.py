@@ -877,8 +877,11 @@ class _Api:
     def mental_models(self, subject: str) -> list[MentalModel]:
         return self._run(_call("mental_models", _many(MentalModel, "mental_models"), subject=subject))
 
-    def mental_model_create(self, subject: str, name: str, **fields: Any) -> MentalModel:
-        body = {"name": name, **fields}
+    def mental_model_create(
+        self, subject: str, name: str, description: str, auto_refresh: bool = True
+    ) -> MentalModel:
+        """A mental model `name` (lowercase letters, digits, '-'), written at once from what is known."""
+        body = {"name": name, "description": description, "auto_refresh": auto_refresh}
         return self._run(_call("mental_model_create", _one(MentalModel), json=body, subject=subject))
 
     def mental_models_seed(self, subject: str) -> list[MentalModel]:
