@@ -36,15 +36,13 @@ from memory.models import (
 )
 from memory.services import api_key_create
 from memory.services.consent import memory_candidate_route
+from memoryweb import client as results
 from memoryweb.client import (
     ENDPOINTS,
     AsyncMemoryWeb,
     Context,
-    Conversation as ConversationResult,
-    Lesson as LessonResult,
     MemoryWeb,
     MemoryWebError,
-    Note as NoteResult,
     _WSGIAsyncTransport,
     connect,
     connect_async,
@@ -632,8 +630,8 @@ def test_results_are_typed_and_still_dicts(memory):
     conversation = memory.conversation("alice", external_id="typed")
     note = memory.note_store("alice", "Alice's cat is called Miso", tags=["pets"])
 
-    assert isinstance(conversation, ConversationResult) and conversation.id == conversation["id"]
-    assert isinstance(note, NoteResult) and (note.content, note.tags) == (
+    assert isinstance(conversation, results.Conversation) and conversation.id == conversation["id"]
+    assert isinstance(note, results.Note) and (note.content, note.tags) == (
         "Alice's cat is called Miso",
         ["pets"],
     )
@@ -650,7 +648,7 @@ def test_lessons_and_procedures_are_listed_read_edited_and_deleted(memory, subje
     listed = memory.lessons("alice", query="deploy billing")
     edited = memory.lesson_edit("alice", lesson.pk, "Deploy the billing api on Wednesdays.")
 
-    assert [(type(item), item.id) for item in listed] == [(LessonResult, lesson.pk)]
+    assert [(type(item), item.id) for item in listed] == [(results.Lesson, lesson.pk)]
     assert edited.text == memory.lesson("alice", lesson.pk).text == "Deploy the billing api on Wednesdays."
     assert [p.id for p in memory.procedures("alice", query="deploy")] == [procedure.pk]
     assert memory.procedure("alice", procedure.pk)["title"] == "Deploy"
