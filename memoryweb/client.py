@@ -51,7 +51,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -60,6 +60,8 @@ import httpx
 __all__ = [
     "ENDPOINTS",
     "AsyncMemoryWeb",
+    "Belief",
+    "ConsentPolicy",
     "Context",
     "Conversation",
     "Fact",
@@ -67,7 +69,9 @@ __all__ = [
     "Lesson",
     "MemoryWeb",
     "MemoryWebError",
+    "MentalModel",
     "Message",
+    "Mode",
     "Note",
     "PendingDecision",
     "PendingItem",
@@ -388,7 +392,7 @@ class Call(Generic[T]):
     path: str
     parse: Callable[[Any], T]
     json: Any = None
-    params: dict | None = field(default=None)
+    params: dict | None = None
 
 
 # A method's plan: one Call, or a generator that yields Calls, receives each one's parsed result
