@@ -737,3 +737,22 @@ def test_connect_async_picks_its_transport_like_connect(monkeypatch, api_key, in
     with pytest.raises(MemoryWebError) as raised:
         connect_async("http", api_key=api_key)
     assert raised.value.field == "base_url"
+
+
+def test_the_memory_operations_consolidation_and_import_go_through_the_client(memory, subject):
+    memory.profile_set("alice", "city", "Porto")
+
+    view = memory.memory_view("alice", message="where do I live?")
+    diagnosis = memory.memory_diagnose("alice")
+    queued = memory.consolidate("alice")
+    waiting = memory.flush("alice", timeout_ms=0)
+    exported = memory.export("alice")
+    memory.subject_delete("alice")
+    imported = memory.subject_import("alice", exported.raw)
+
+    assert "- city: Porto" in view["stable_prefix"] + view["tail"]
+    assert not RetrievalEvent.objects.exists()  # a view records nothing
+    assert isinstance(diagnosis, dict)
+    assert queued["status"] == "queued" and (waiting.done, waiting.jobs) == (False, 1)
+    assert isinstance(imported, dict)
+    assert [f.value for f in memory.profile("alice")] == ["Porto"]
