@@ -52,14 +52,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 __all__ = [
+    "ADMIN_ENDPOINTS",
     "ENDPOINTS",
     "AsyncMemoryWeb",
+    "AsyncMemoryWebAdmin",
     "Belief",
     "ConsentPolicy",
     "Context",
@@ -68,6 +70,7 @@ __all__ = [
     "FlushResult",
     "Lesson",
     "MemoryWeb",
+    "MemoryWebAdmin",
     "MemoryWebError",
     "MentalModel",
     "Message",
@@ -181,6 +184,20 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "export": ("GET", "/subjects/{subject}"),
     "subject_delete": ("DELETE", "/subjects/{subject}"),
     "subject_import": ("POST", "/subjects/{subject}/import"),
+}
+
+
+# The operators' routes (an admin key, never an app's): MemoryWebAdmin and AsyncMemoryWebAdmin.
+ADMIN_ENDPOINTS: dict[str, tuple[str, str]] = {
+    "admin_retrieval": ("GET", "/admin/retrievals/{event_id}"),
+    "admin_replay": ("POST", "/admin/replay"),
+    "admin_reindex": ("POST", "/admin/reindex"),
+    "admin_metrics": ("GET", "/admin/metrics"),
+    "admin_metrics_compute": ("POST", "/admin/metrics"),
+    "admin_metrics_history": ("GET", "/admin/metrics/history"),
+    "admin_rebuild": ("POST", "/admin/rebuild"),
+    "admin_conversation_export": ("GET", "/admin/conversations/{conversation_id}/export"),
+    "admin_lifecycle": ("POST", "/admin/lifecycle"),
 }
 
 
@@ -403,7 +420,7 @@ Plan = Call[T] | Generator[Call[Any], Any, T]
 def _call(
     endpoint: str, parse: Callable[[Any], T], /, *, json: Any = None, params: dict | None = None, **path: Any
 ) -> Call[T]:
-    method, template = ENDPOINTS[endpoint]
+    method, template = ENDPOINTS[endpoint] if endpoint in ENDPOINTS else ADMIN_ENDPOINTS[endpoint]
     return Call(method, template.format(**{k: _seg(v) for k, v in path.items()}), parse, json, params)
 
 
@@ -981,8 +998,8 @@ def _steps(plan: Plan[T]) -> Generator[Call[Any], Any, T]:
     return (yield from plan)
 
 
-class MemoryWeb(_Api):
-    """The sidecar for a chat app, over `httpx.Client`. Thread-safe; use one instance per process."""
+class _Sync:
+    """Carries plans out with blocking calls over `httpx.Client`."""
 
     def __init__(
         self,
@@ -998,7 +1015,7 @@ class MemoryWeb(_Api):
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> MemoryWeb:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -1021,10 +1038,8 @@ class MemoryWeb(_Api):
             return done.value
 
 
-class AsyncMemoryWeb(_Api):
-    """The same client over `httpx.AsyncClient`: every method is a coroutine (`await
-    memory.context(...)`). Under a type checker the methods read as the sync ones (one
-    definition serves both); at run time each returns an awaitable of that result."""
+class _Async:
+    """Carries plans out with awaited calls over `httpx.AsyncClient`: `_run` returns the coroutine."""
 
     def __init__(
         self,
@@ -1040,7 +1055,7 @@ class AsyncMemoryWeb(_Api):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> AsyncMemoryWeb:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info) -> None:
@@ -1063,7 +1078,65 @@ class AsyncMemoryWeb(_Api):
             return done.value
 
     def _run(self, plan: Plan[T]) -> T:
-        return self._arun(plan)  # type: ignore[return-value]  # the coroutine; see the class docstring
+        return self._arun(plan)  # type: ignore[return-value]  # the coroutine; see AsyncMemoryWeb
+
+
+class MemoryWeb(_Sync, _Api):
+    """The sidecar for a chat app, over `httpx.Client`. Thread-safe; use one instance per process.
+    `MemoryWeb(base_url, api_key, timeout=10.0, transport=None)`."""
+
+
+class AsyncMemoryWeb(_Async, _Api):
+    """The same client over `httpx.AsyncClient`: every method is a coroutine (`await
+    memory.context(...)`). Under a type checker the methods read as the sync ones (one
+    definition serves both); at run time each returns an awaitable of that result."""
+
+
+class _AdminApi:
+    """The operators' routes under /api/v1/admin/ (an admin key, `manage.py admin_key create`);
+    bodies and query fields as docs/admin-api.md names them, as keyword arguments."""
+
+    def _run(self, plan: Plan[T]) -> T:
+        raise NotImplementedError
+
+    def retrieval(self, event_id: int) -> Result:
+        """One retrieval event with what it selected and why."""
+        return self._run(_call("admin_retrieval", _one(Result), event_id=int(event_id)))
+
+    def replay(self, **fields: Any) -> Result:
+        return self._run(_call("admin_replay", _one(Result), json=fields))
+
+    def reindex(self, **fields: Any) -> Result:
+        return self._run(_call("admin_reindex", _one(Result), json=fields))
+
+    def metrics(self, **params: Any) -> Result:
+        return self._run(_call("admin_metrics", _one(Result), params=_drop_none(params)))
+
+    def metrics_compute(self, **fields: Any) -> Result:
+        """Compute and store a metrics snapshot now (`app`, `window_hours`)."""
+        return self._run(_call("admin_metrics_compute", _one(Result), json=fields))
+
+    def metrics_history(self, **params: Any) -> Result:
+        return self._run(_call("admin_metrics_history", _one(Result), params=_drop_none(params)))
+
+    def rebuild(self, **fields: Any) -> Result:
+        return self._run(_call("admin_rebuild", _one(Result), json=fields))
+
+    def conversation_export(self, conversation_id: int) -> Result:
+        return self._run(
+            _call("admin_conversation_export", _one(Result), conversation_id=int(conversation_id))
+        )
+
+    def lifecycle(self, **fields: Any) -> Result:
+        return self._run(_call("admin_lifecycle", _one(Result), json=fields))
+
+
+class MemoryWebAdmin(_Sync, _AdminApi):
+    """The operators' client (an admin key), over `httpx.Client`."""
+
+
+class AsyncMemoryWebAdmin(_Async, _AdminApi):
+    """The operators' client over `httpx.AsyncClient`: every method is a coroutine."""
 
 
 class _WSGIAsyncTransport(httpx.AsyncBaseTransport):

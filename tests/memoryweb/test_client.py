@@ -38,10 +38,13 @@ from memory.services import api_key_create
 from memory.services.consent import memory_candidate_route
 from memoryweb import client as results
 from memoryweb.client import (
+    ADMIN_ENDPOINTS,
     ENDPOINTS,
     AsyncMemoryWeb,
+    AsyncMemoryWebAdmin,
     Context,
     MemoryWeb,
+    MemoryWebAdmin,
     MemoryWebError,
     _WSGIAsyncTransport,
     connect,
@@ -142,20 +145,21 @@ def make_client(request, kind, inline, sent):
     app = get_wsgi_application()
     made = []
 
-    def make(key, path=""):
+    def make(key, path="", admin=False):
         url = base + path
+        sync_cls, async_cls = (MemoryWebAdmin, AsyncMemoryWebAdmin) if admin else (MemoryWeb, AsyncMemoryWeb)
         if kind == "local-sync":
-            client = MemoryWeb(url, key, transport=RecordingTransport(httpx.WSGITransport(app=app), sent))
+            client = sync_cls(url, key, transport=RecordingTransport(httpx.WSGITransport(app=app), sent))
         elif kind == "http-sync":
-            client = MemoryWeb(url, key, transport=RecordingTransport(httpx.HTTPTransport(), sent))
+            client = sync_cls(url, key, transport=RecordingTransport(httpx.HTTPTransport(), sent))
         elif kind == "local-async":
             client = Synced(
-                AsyncMemoryWeb(url, key, transport=AsyncRecordingTransport(_WSGIAsyncTransport(app), sent))
+                async_cls(url, key, transport=AsyncRecordingTransport(_WSGIAsyncTransport(app), sent))
             )
         else:
             # no kept-alive connection: each call runs on an event loop of its own
             inner = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
-            client = Synced(AsyncMemoryWeb(url, key, transport=AsyncRecordingTransport(inner, sent)))
+            client = Synced(async_cls(url, key, transport=AsyncRecordingTransport(inner, sent)))
         made.append(client)
         return client
 
@@ -585,10 +589,10 @@ def test_connect_without_a_key_raises_naming_the_field(monkeypatch):
 
 
 # --- every route, both classes, typed results ------------------------------------------------
-def _app_routes():
-    """(HTTP method, path template) of every route under /api/v1/ an app key reaches: the URL
-    conf walked from the root, without the admin routes (an admin key) and the keyless one."""
-    routes = set()
+def _api_routes():
+    """(HTTP method, path template) of every route under /api/v1/, the URL conf walked from the
+    root: those an app key reaches, and the admin routes (an admin key); not the keyless one."""
+    routes, admin = set(), set()
 
     def walk(patterns, prefix):
         for pattern in patterns:
@@ -596,26 +600,30 @@ def _app_routes():
             if isinstance(pattern, URLResolver):
                 walk(pattern.url_patterns, route)
             elif isinstance(pattern, URLPattern) and route.startswith("api/v1/"):
-                if route.startswith("api/v1/admin/") or route == "api/v1/live":
+                if route == "api/v1/live":
                     continue
                 view = pattern.callback.view_class
                 template = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route.removeprefix("api/v1"))
                 for method in ("get", "post", "put", "patch", "delete"):
                     if hasattr(view, method):
-                        routes.add((method.upper(), template))
+                        (admin if template.startswith("/admin/") else routes).add((method.upper(), template))
 
     walk(get_resolver().url_patterns, "")
-    return routes
+    return routes, admin
 
 
-def test_every_app_route_of_the_url_conf_has_a_client_method():
-    routes = _app_routes()
+def test_every_route_of_the_url_conf_has_a_client_method():
+    routes, admin = _api_routes()
 
     assert len(routes) > 60
     assert routes - set(ENDPOINTS.values()) == set()
     assert set(ENDPOINTS.values()) - routes == set()  # no method names a route that is gone
     for name in ENDPOINTS:
         assert callable(getattr(MemoryWeb, name)) and callable(getattr(AsyncMemoryWeb, name)), name
+    assert admin == set(ADMIN_ENDPOINTS.values())
+    for name in ADMIN_ENDPOINTS:
+        method = name.removeprefix("admin_")
+        assert callable(getattr(MemoryWebAdmin, method)) and callable(getattr(AsyncMemoryWebAdmin, method))
 
 
 def test_the_async_client_has_the_sync_clients_methods_with_the_same_signatures():
@@ -756,3 +764,21 @@ def test_the_memory_operations_consolidation_and_import_go_through_the_client(me
     assert queued["status"] == "queued" and (waiting.done, waiting.jobs) == (False, 1)
     assert isinstance(imported, dict)
     assert [f.value for f in memory.profile("alice")] == ["Porto"]
+
+
+def test_the_admin_client_reads_metrics_and_exports_a_conversation(make_client, actor, memory):
+    from memory.services.admin_keys import admin_key_create
+
+    _, raw = admin_key_create(name="ops", actor=actor)
+    conversation = memory.conversation("alice", external_id="ops")
+    memory.add_message(conversation.id, "hello")
+
+    with make_client(raw, admin=True) as admin:
+        snapshot = admin.metrics_compute(window_hours=1)
+        exported = admin.conversation_export(conversation.id)
+        with pytest.raises(MemoryWebError) as refused:
+            make_client(raw).profile("alice")  # an admin key is no app key
+
+    assert isinstance(snapshot, dict)
+    assert [m["text"] for m in exported["messages"]] == ["hello"]
+    assert refused.value.status in (401, 403)
