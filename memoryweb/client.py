@@ -40,6 +40,9 @@ Every failure is a `MemoryWebError` with the HTTP status, the error code, the me
 offending field; a server that cannot be reached gives status 0, code "unreachable", so an
 app that treats memory as optional needs one `except`.
 
+`MemoryWebAdmin` and `AsyncMemoryWebAdmin` cover the operators' routes (/api/v1/admin/, an
+admin key) the same way.
+
 Only httpx here: a chat app installs this file without Django (the "local" transport alone
 needs the project). docs/client.md has the whole method list.
 """
