@@ -1,20 +1,33 @@
-"""memoryweb.client driven through Django's real WSGI stack (httpx.WSGITransport), in-process."""
+"""memoryweb.client, one test suite over four clients: MemoryWeb and AsyncMemoryWeb, each local
+(in this process, through Django's WSGI stack) and over HTTP to a live server on a real socket.
 
+The async clients run the same test bodies through `Synced`, which runs each method's coroutine
+to its end (asgiref's async_to_sync, so Django's sync code stays on this thread and its database
+connection). The live server shares the test's in-memory SQLite connection (pytest-django's
+live_server), so each test still rolls back."""
+
+import asyncio
 import datetime
+import inspect
 import json
+import re
 
 import httpx
 import pytest
+from asgiref.sync import async_to_sync
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
+from django.urls import URLPattern, URLResolver, get_resolver
 
 from chat.models import ReflectionRun
 from memory.models import (
     Conversation,
+    Lesson,
     Message,
     Note,
     PendingMemory,
+    Procedure,
     ProfileFact,
     RetrievalEvent,
     Subject,
@@ -23,40 +36,144 @@ from memory.models import (
 )
 from memory.services import api_key_create
 from memory.services.consent import memory_candidate_route
-from memoryweb.client import Context, MemoryWeb, MemoryWebError, connect
+from memoryweb import client as results
+from memoryweb.client import (
+    ADMIN_ENDPOINTS,
+    ENDPOINTS,
+    AsyncMemoryWeb,
+    AsyncMemoryWebAdmin,
+    Context,
+    MemoryWeb,
+    MemoryWebAdmin,
+    MemoryWebError,
+    _WSGIAsyncTransport,
+    connect,
+    connect_async,
+)
+
+KINDS = ["local-sync", "http-sync", "local-async", "http-async"]
 
 
 class RecordingTransport(httpx.BaseTransport):
-    """Passes requests on to Django and keeps each one's method, path and JSON body."""
+    """Passes requests on and keeps each one's method, path and JSON body in `sent`."""
 
-    def __init__(self, inner):
-        self.inner = inner
-        self.requests = []
+    def __init__(self, inner, sent):
+        self.inner, self.sent = inner, sent
 
     def handle_request(self, request):
-        body = json.loads(request.content) if request.content else None
-        self.requests.append((request.method, request.url.path, body))
+        request.read()
+        self.sent.append(
+            (request.method, request.url.path, json.loads(request.content) if request.content else None)
+        )
         return self.inner.handle_request(request)
+
+    def close(self):
+        self.inner.close()
+
+
+class AsyncRecordingTransport(httpx.AsyncBaseTransport):
+    def __init__(self, inner, sent):
+        self.inner, self.sent = inner, sent
+
+    async def handle_async_request(self, request):
+        await request.aread()
+        self.sent.append(
+            (request.method, request.url.path, json.loads(request.content) if request.content else None)
+        )
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+class Synced:
+    """An AsyncMemoryWeb called like a MemoryWeb: each method's coroutine is run to its end."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def __getattr__(self, name):
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            async def run():
+                result = attr(*args, **kwargs)
+                assert inspect.isawaitable(result), f"AsyncMemoryWeb.{name} returned no awaitable"
+                return await result
+
+            return async_to_sync(run)()
+
+        return call
+
+    def close(self):
+        async_to_sync(self._client.aclose)()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
 
 
 @pytest.fixture
-def wsgi(db):
+def inline(db):
     # The test's transaction owns the DB connection; Django would close it at the end of each
     # request (its own test client switches this off the same way).
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
-    yield RecordingTransport(httpx.WSGITransport(app=get_wsgi_application()))
+    yield
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
-def memory(api_key, wsgi):
-    with MemoryWeb("http://testserver", api_key, transport=wsgi) as client:
-        yield client
+def sent():
+    return []
 
 
-def test_the_chat_app_loop_round_trips_through_the_sidecar(memory, app, wsgi):
+@pytest.fixture(params=KINDS)
+def kind(request):
+    return request.param
+
+
+@pytest.fixture
+def make_client(request, kind, inline, sent):
+    """make_client(key, path="") → a client of this test's kind, its requests kept in `sent`."""
+    base = request.getfixturevalue("live_server").url if kind.startswith("http") else "http://testserver"
+    app = get_wsgi_application()
+    made = []
+
+    def make(key, path="", admin=False):
+        url = base + path
+        sync_cls, async_cls = (MemoryWebAdmin, AsyncMemoryWebAdmin) if admin else (MemoryWeb, AsyncMemoryWeb)
+        if kind == "local-sync":
+            client = sync_cls(url, key, transport=RecordingTransport(httpx.WSGITransport(app=app), sent))
+        elif kind == "http-sync":
+            client = sync_cls(url, key, transport=RecordingTransport(httpx.HTTPTransport(), sent))
+        elif kind == "local-async":
+            client = Synced(
+                async_cls(url, key, transport=AsyncRecordingTransport(_WSGIAsyncTransport(app), sent))
+            )
+        else:
+            # no kept-alive connection: each call runs on an event loop of its own
+            inner = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+            client = Synced(async_cls(url, key, transport=AsyncRecordingTransport(inner, sent)))
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def memory(api_key, make_client):
+    return make_client(api_key)
+
+
+def test_the_chat_app_loop_round_trips_through_the_sidecar(memory, app, sent):
     conversation = memory.conversation("alice", external_id="chat-1")
     memory.add_message(conversation["id"], "I'm off to Lisbon next week, any restaurant tips?")
     memory.profile_set("alice", "name", "Alice")
@@ -78,7 +195,7 @@ def test_the_chat_app_loop_round_trips_through_the_sidecar(memory, app, wsgi):
     assert (second.stable_prefix, second.tail) == (first.stable_prefix, first.tail)
     assert second.retrieval_event_id != first.retrieval_event_id
     assert RetrievalEvent.objects.count() == 2
-    assert not any(body and body.get("full") for _, _, body in wsgi.requests)  # served from the cache
+    assert not any(body and body.get("full") for _, _, body in sent)  # served from the cache
     assert list(Message.objects.values_list("role", flat=True)) == ["user", "assistant"]
     assert Conversation.objects.get().subject.app == app
 
@@ -110,17 +227,19 @@ def test_the_prompt_keeps_unchanged_blocks_and_takes_the_changed_one(memory):
     assert headings == ["### profile", "### recalled"]
 
 
-def test_a_client_that_never_saw_the_blocks_asks_once_for_the_full_context(memory, api_key, wsgi):
+def test_a_client_that_never_saw_the_blocks_asks_once_for_the_full_context(
+    memory, api_key, make_client, sent
+):
     conversation = memory.conversation("alice", external_id="c")
     memory.note_store("alice", "Alice's cat is called Miso")
     first = memory.context("alice", "my cat?", conversation_id=conversation["id"])
 
-    with MemoryWeb("http://testserver/api/v1/", api_key, transport=wsgi) as restarted:
+    with make_client(api_key, "/api/v1/") as restarted:
         context = restarted.context("alice", "my cat?", conversation_id=conversation["id"])
 
     assert context.prompt == first.prompt
     assert context.data["unchanged"] is True and context.data["blocks"][0]["text"] is not None
-    assert [body.get("full") for method, path, body in wsgi.requests if path.endswith("/context")] == [
+    assert [body.get("full") for method, path, body in sent if path.endswith("/context")] == [
         None,
         None,
         True,
@@ -229,19 +348,19 @@ def test_a_batch_with_one_bad_message_raises_and_writes_nothing(memory):
     assert not Message.objects.exists()
 
 
-def test_a_bad_key_raises_401(db, wsgi, api_key):
+def test_a_bad_key_raises_401(make_client, api_key):
     prefix = api_key.split("_")[1]
-    with MemoryWeb("http://testserver", f"mw_{prefix}_wrong", transport=wsgi) as memory:
+    with make_client(f"mw_{prefix}_wrong") as memory:
         with pytest.raises(MemoryWebError) as error:
             memory.profile("alice")
 
     assert (error.value.status, error.value.code, error.value.field) == (401, "authentication_failed", None)
 
 
-def test_another_apps_note_is_404(memory, other_app, actor, wsgi):
+def test_another_apps_note_is_404(memory, other_app, actor, make_client):
     note = memory.note_store("alice", "Alice's cat is called Miso")
     _, other_key = api_key_create(app=other_app, actor=actor)
-    with MemoryWeb("http://testserver", other_key, transport=wsgi) as other:
+    with make_client(other_key) as other:
         other.note_store("alice", "their own alice")  # the other app has an "alice" of its own
         with pytest.raises(MemoryWebError) as error:
             other.note("alice", note["id"])
@@ -380,9 +499,9 @@ def test_a_rejected_pending_memory_is_not_stored(memory, queued):
     assert not ProfileFact.objects.exists()
 
 
-def test_another_apps_pending_memory_is_404(memory, other_app, actor, wsgi, queued):
+def test_another_apps_pending_memory_is_404(memory, other_app, actor, make_client, queued):
     _, other_key = api_key_create(app=other_app, actor=actor)
-    with MemoryWeb("http://testserver", other_key, transport=wsgi) as other:
+    with make_client(other_key) as other:
         other.conversation("alice")  # the other app's own alice
         with pytest.raises(MemoryWebError) as error:
             other.pending_approve("alice", queued.pk)
@@ -452,7 +571,7 @@ def test_the_client_names_the_mode_and_the_profile_and_reads_what_the_cache_did(
     assert refused.value.status == 400 and refused.value.field == "mode"
 
 
-def test_connect_auto_picks_http_when_a_base_url_is_set_else_local(monkeypatch, api_key, wsgi):
+def test_connect_auto_picks_http_when_a_base_url_is_set_else_local(monkeypatch, api_key, inline):
     monkeypatch.setenv("MEMORYWEB_BASE_URL", "http://memory.example:9")
     monkeypatch.setenv("MEMORYWEB_API_KEY", api_key)
     with connect() as remote:
@@ -467,3 +586,199 @@ def test_connect_without_a_key_raises_naming_the_field(monkeypatch):
     with pytest.raises(MemoryWebError) as raised:
         connect("local")
     assert raised.value.field == "api_key"
+
+
+# --- every route, both classes, typed results ------------------------------------------------
+def _api_routes():
+    """(HTTP method, path template) of every route under /api/v1/, the URL conf walked from the
+    root: those an app key reaches, and the admin routes (an admin key); not the keyless one."""
+    routes, admin = set(), set()
+
+    def walk(patterns, prefix):
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern) and route.startswith("api/v1/"):
+                if route == "api/v1/live":
+                    continue
+                view = pattern.callback.view_class
+                template = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route.removeprefix("api/v1"))
+                for method in ("get", "post", "put", "patch", "delete"):
+                    if hasattr(view, method):
+                        (admin if template.startswith("/admin/") else routes).add((method.upper(), template))
+
+    walk(get_resolver().url_patterns, "")
+    return routes, admin
+
+
+def test_every_route_of_the_url_conf_has_a_client_method():
+    routes, admin = _api_routes()
+
+    assert len(routes) > 60
+    assert routes - set(ENDPOINTS.values()) == set()
+    assert set(ENDPOINTS.values()) - routes == set()  # no method names a route that is gone
+    for name in ENDPOINTS:
+        assert callable(getattr(MemoryWeb, name)) and callable(getattr(AsyncMemoryWeb, name)), name
+    assert admin == set(ADMIN_ENDPOINTS.values())
+    for name in ADMIN_ENDPOINTS:
+        method = name.removeprefix("admin_")
+        assert callable(getattr(MemoryWebAdmin, method)) and callable(getattr(AsyncMemoryWebAdmin, method))
+
+
+def test_the_async_client_has_the_sync_clients_methods_with_the_same_signatures():
+    public = {n for n in dir(MemoryWeb) if not n.startswith("_")} - {"close"}
+
+    assert public - {n for n in dir(AsyncMemoryWeb) if not n.startswith("_")} == set()
+    for name in public:
+        assert inspect.signature(getattr(MemoryWeb, name)) == inspect.signature(getattr(AsyncMemoryWeb, name))
+
+
+def test_results_are_typed_and_still_dicts(memory):
+    conversation = memory.conversation("alice", external_id="typed")
+    note = memory.note_store("alice", "Alice's cat is called Miso", tags=["pets"])
+
+    assert isinstance(conversation, results.Conversation) and conversation.id == conversation["id"]
+    assert isinstance(note, results.Note) and (note.content, note.tags) == (
+        "Alice's cat is called Miso",
+        ["pets"],
+    )
+    assert note.raw == dict(note) and type(note.raw) is dict
+    assert memory.flush("alice").done is True
+    with pytest.raises(AttributeError):
+        note.no_such_field  # noqa: B018
+
+
+def test_lessons_and_procedures_are_listed_read_edited_and_deleted(memory, subject):
+    lesson = Lesson.objects.create(subject=subject, text="Deploy the billing api on Tuesdays.")
+    procedure = Procedure.objects.create(subject=subject, title="Deploy", steps=["build", "ship"])
+
+    listed = memory.lessons("alice", query="deploy billing")
+    edited = memory.lesson_edit("alice", lesson.pk, "Deploy the billing api on Wednesdays.")
+
+    assert [(type(item), item.id) for item in listed] == [(results.Lesson, lesson.pk)]
+    assert edited.text == memory.lesson("alice", lesson.pk).text == "Deploy the billing api on Wednesdays."
+    assert [p.id for p in memory.procedures("alice", query="deploy")] == [procedure.pk]
+    assert memory.procedure("alice", procedure.pk)["title"] == "Deploy"
+    assert memory.lesson_delete("alice", lesson.pk) is None
+    assert memory.procedure_delete("alice", procedure.pk) is None
+    assert not Lesson.objects.exists() and not Procedure.objects.exists()
+    with pytest.raises(MemoryWebError) as missing:
+        memory.lesson("alice", lesson.pk)
+    assert (missing.value.status, missing.value.field) == (404, "id")
+
+
+def test_beliefs_contracts_documents_and_mental_models_are_reachable(memory, subject):
+    fact = memory.profile_set("alice", "city", "Porto")
+    conversation = memory.conversation("alice", external_id="reach")
+
+    beliefs = memory.beliefs("alice")
+    assert f"f:{fact.id}" in [b.id for b in beliefs]
+    assert memory.belief("alice", f"f:{fact.id}")["id"] == f"f:{fact.id}"
+    assert isinstance(memory.revisions("alice"), list)
+    assert memory.contract("alice", "general_qa")["mode"] == "general_qa"
+    assert isinstance(memory.contracts("alice"), list)
+    assert isinstance(memory.memory_documents("alice"), list)
+    assert isinstance(memory.memory_stats("alice"), dict)
+    assert isinstance(memory.conversation_state(conversation.id), dict)
+    created = memory.mental_model_create("alice", "home", "Where Alice lives")
+    assert created.name == "home" and [m.name for m in memory.mental_models("alice")] == ["home"]
+    assert memory.mental_model("alice", "home").name == "home"
+    assert memory.mental_model_delete("alice", "home") is None
+    with pytest.raises(MemoryWebError) as taken:
+        memory.mental_model_create("alice", "Not A Name", "x")
+    assert (taken.value.status, taken.value.field) == (400, "name")
+
+
+def test_tools_are_listed_and_a_tool_call_runs_in_the_conversation(memory, subject):
+    conversation = memory.conversation("alice", external_id="tools")
+    names = [tool["function"]["name"] for tool in memory.tools()]
+    call = {"id": "call_1", "type": "function", "function": {"name": "memory_notes_store"}}
+    call["function"]["arguments"] = json.dumps({"content": "Alice moved to Lisbon"})
+
+    answer = memory.tool_call(conversation.id, call)
+
+    assert "memory_notes_store" in names
+    assert answer.ok is True and answer.result["role"] == "tool"
+    assert Note.objects.get(subject=subject).content == "Alice moved to Lisbon"
+
+
+# --- the async client on its own -------------------------------------------------------------
+def test_the_async_client_is_awaited_on_an_event_loop(api_key, inline):
+    async def chat():
+        transport = _WSGIAsyncTransport(get_wsgi_application())
+        async with AsyncMemoryWeb("http://testserver", api_key, transport=transport) as memory:
+            conversation = await memory.conversation("alice", external_id="aio")
+            await memory.add_message(conversation.id, "hello")
+            return conversation, await memory.messages(conversation.id)
+
+    conversation, messages = async_to_sync(chat)()
+
+    assert [m.text for m in messages] == ["hello"] and Conversation.objects.get().pk == conversation.id
+
+
+def test_an_async_client_that_cannot_reach_the_server_raises_status_0(db):
+    def refuse(request):
+        raise httpx.ConnectError("connection refused", request=request)
+
+    async def ask():
+        async with AsyncMemoryWeb("http://memory", "mw_a_b", transport=httpx.MockTransport(refuse)) as memory:
+            await memory.context("alice", "hello")
+
+    with pytest.raises(MemoryWebError) as error:
+        asyncio.run(ask())
+    assert (error.value.status, error.value.code) == (0, "unreachable")
+
+
+def test_connect_async_picks_its_transport_like_connect(monkeypatch, api_key, inline):
+    monkeypatch.setenv("MEMORYWEB_BASE_URL", "http://memory.example:9")
+    monkeypatch.setenv("MEMORYWEB_API_KEY", api_key)
+    remote = connect_async()
+    assert str(remote._http.base_url) == "http://memory.example:9/api/v1/"
+    monkeypatch.delenv("MEMORYWEB_BASE_URL")
+
+    async def open_one():
+        async with connect_async() as local:
+            return await local.conversation("alice", external_id="c-1")
+
+    assert async_to_sync(open_one)().id == Conversation.objects.get().id
+    with pytest.raises(MemoryWebError) as raised:
+        connect_async("http", api_key=api_key)
+    assert raised.value.field == "base_url"
+
+
+def test_the_memory_operations_consolidation_and_import_go_through_the_client(memory, subject):
+    memory.profile_set("alice", "city", "Porto")
+
+    view = memory.memory_view("alice", message="where do I live?")
+    diagnosis = memory.memory_diagnose("alice")
+    queued = memory.consolidate("alice")
+    waiting = memory.flush("alice", timeout_ms=0)
+    exported = memory.export("alice")
+    memory.subject_delete("alice")
+    imported = memory.subject_import("alice", exported.raw)
+
+    assert "- city: Porto" in view["stable_prefix"] + view["tail"]
+    assert not RetrievalEvent.objects.exists()  # a view records nothing
+    assert isinstance(diagnosis, dict)
+    assert queued["status"] == "queued" and (waiting.done, waiting.jobs) == (False, 1)
+    assert isinstance(imported, dict)
+    assert [f.value for f in memory.profile("alice")] == ["Porto"]
+
+
+def test_the_admin_client_reads_metrics_and_exports_a_conversation(make_client, actor, memory):
+    from memory.services.admin_keys import admin_key_create
+
+    _, raw = admin_key_create(name="ops", actor=actor)
+    conversation = memory.conversation("alice", external_id="ops")
+    memory.add_message(conversation.id, "hello")
+
+    with make_client(raw, admin=True) as admin:
+        snapshot = admin.metrics_compute(window_hours=1)
+        exported = admin.conversation_export(conversation.id)
+        with pytest.raises(MemoryWebError) as refused:
+            make_client(raw).profile("alice")  # an admin key is no app key
+
+    assert isinstance(snapshot, dict)
+    assert [m["text"] for m in exported["messages"]] == ["hello"]
+    assert refused.value.status == 401
