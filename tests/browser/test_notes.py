@@ -73,7 +73,9 @@ def test_voting_a_note_up_raises_its_score_on_the_page_and_in_the_memory(page, a
     down = page.get_by_role("button", name=f"Vote note {note['id']} down")
     down.click()
     expect(page.locator(f"#vote-{note['id']} .vote-score")).to_have_text("-1.00")
-    expect(page.get_by_role("button", name=f"Vote note {note['id']} down")).to_have_attribute("aria-pressed", "true")
+    expect(page.get_by_role("button", name=f"Vote note {note['id']} down")).to_have_attribute(
+        "aria-pressed", "true"
+    )
     assert memory.note(alice.external_id, note["id"])["vote_score"] == -1.0
 
     page.get_by_role("button", name=f"Vote note {note['id']} down").click()
