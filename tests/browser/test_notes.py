@@ -111,6 +111,8 @@ def test_forgetting_a_note_asks_first_and_then_removes_it(page, alice, memory):
     page.goto(f"{alice.page_url('notes')}?q=spare+house+key")
     row = page.locator(f"#note-{note['id']}")
     expect(row).to_be_visible()
+    count = page.locator("#note-count")
+    before = int(count.inner_text().split()[0])  # "N match(es), best first"
 
     page.once("dialog", lambda dialog: dialog.dismiss())
     row.get_by_role("button", name="Forget").click()
@@ -121,6 +123,7 @@ def test_forgetting_a_note_asks_first_and_then_removes_it(page, alice, memory):
     row.get_by_role("button", name="Forget").click()
 
     expect(row).to_have_count(0)
+    expect(count).to_have_text(re.compile(rf"^{before - 1} match(es)?, best first$"))  # no reload
     assert [n["id"] for n in memory.notes_recall(alice.external_id, query="spare house key")] == []
     with pytest.raises(MemoryWebError) as missing:
         memory.note(alice.external_id, note["id"])
