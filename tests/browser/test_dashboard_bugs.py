@@ -69,3 +69,60 @@ def test_the_overview_cards_follow_live_events(page, bob, memory, server):
 
     consolidate(server, bob.external_id)
     expect(card(page, "Last consolidation")).to_contain_text("Nothing to consolidate yet")
+
+
+FOCUSED = """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const row = el.closest("[id]");
+  return { tag: el.tagName.toLowerCase(), label: el.getAttribute("aria-label") || el.textContent.trim(),
+           name: el.getAttribute("name"), value: el.value || "", row: row ? row.id : "", rowText: row ? row.textContent : "" };
+}"""
+
+
+def focused(page) -> dict:
+    """What has the focus once an update settled (it fails on <body>)."""
+    page.wait_for_function(f"() => ({FOCUSED})() !== null")
+    return page.evaluate(FOCUSED)
+
+
+def test_focus_stays_on_the_control_an_in_place_update_replaced(page, bob, memory):
+    fact = memory.profile_set(bob.external_id, "bike", "a green gravel bike", pinned=True)
+    note = memory.note_store(bob.external_id, "Bob rides his gravel bike to work on Fridays", tags=["bike"])
+    log_in(page, bob)
+
+    page.goto(bob.page_url("profile"))
+    page.locator(f"#fact-{fact['id']}").get_by_role("link", name="Edit").click()
+    expect(page.locator(f"#fact-{fact['id']} form")).to_be_visible()
+    assert focused(page)["name"] == "value"  # the edit form's first field
+    page.get_by_label("Value").fill("a red gravel bike")
+    page.get_by_role("button", name="Save new version").click()
+    expect(page.locator("#profile-body, table").first).to_contain_text("a red gravel bike")
+    now = focused(page)
+    assert now["label"] == "Edit" and "a red gravel bike" in now["rowText"], now
+
+    page.goto(bob.page_url("notes"))
+    up = page.get_by_role("button", name=f"Vote note {note['id']} up")
+    up.click()
+    expect(up).to_have_attribute("aria-pressed", "true")
+    assert focused(page)["label"] == f"Vote note {note['id']} up"
+
+    page.goto(bob.page_url("consent"))
+    row = page.locator("#policy-finances")
+    checked = row.locator("input[name=policy]:checked")
+    before = checked.get_attribute("value")
+    checked.focus()
+    page.keyboard.press("ArrowRight")
+    expect(row.get_by_text("saved")).to_be_visible()
+    now = focused(page)
+    assert now["row"] == "policy-finances" and now["name"] == "policy", now
+    assert now["value"] != before
+    assert row.locator("input[name=policy]:checked").get_attribute("value") == now["value"]
+
+    page.goto(bob.page_url("playground"))
+    expect(page.locator("#chat-hint")).to_contain_text("Ctrl+Enter")
+    expect(page.locator("#chat-form[data-socket=open]")).to_be_attached()
+    page.get_by_label("Message").fill("Which bike do I ride?")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#chat-status")).to_contain_text("Stored")
+    assert focused(page)["name"] == "message"  # back in the textarea
