@@ -118,6 +118,12 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("#toasts .toast").forEach(dismissLater);
+    // a phone's nav is one row that scrolls sideways: bring the current page's link into it
+    document.querySelectorAll(".nav").forEach(function (nav) {
+      var current = nav.querySelector("[aria-current=page]");
+      if (!current || nav.scrollWidth <= nav.clientWidth) return;
+      nav.scrollLeft += current.getBoundingClientRect().left - nav.getBoundingClientRect().left - nav.clientWidth / 3;
+    });
     initCharts(document);
   });
   document.addEventListener("htmx:afterSettle", function (event) {

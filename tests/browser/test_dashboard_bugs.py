@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import ALICE_SENSITIVE_TURNS, chat_turn, consolidate, expect, log_in
+from tests.browser.conftest import ALICE_SENSITIVE_TURNS, PHONE, chat_turn, consolidate, expect, log_in
 
 pytestmark = pytest.mark.browser
 
@@ -126,3 +126,42 @@ def test_focus_stays_on_the_control_an_in_place_update_replaced(page, bob, memor
     page.get_by_role("button", name="Send").click()
     expect(page.locator("#chat-status")).to_contain_text("Stored")
     assert focused(page)["name"] == "message"  # back in the textarea
+
+
+IN_VIEW = """(el) => { const box = el.getBoundingClientRect();
+  return box.top >= 0 && box.top < window.innerHeight && box.bottom > 0; }"""
+
+
+def test_a_phone_gets_a_compact_nav_big_vote_buttons_and_scrolls_to_what_changed(new_page, bob, memory):
+    fact = memory.profile_set(bob.external_id, "commute", "by bike along the river", pinned=True)
+    note = memory.note_store(bob.external_id, "Bob's commute takes 25 minutes by bike", tags=["bike"])
+    page = new_page(PHONE)
+    log_in(page, bob)
+
+    page.goto(bob.page_url("profile"))
+    nav = page.get_by_role("navigation", name="Pages").bounding_box()
+    assert nav["height"] <= 60, nav  # one row that scrolls sideways, not three rows of pills
+    current = page.locator(".nav [aria-current=page]").bounding_box()
+    assert 0 <= current["x"] and current["x"] + current["width"] <= PHONE["width"], current
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    page.locator(f"#fact-{fact['id']}").get_by_role("link", name="History").click()
+    history = page.locator("#fact-history")
+    expect(history).to_contain_text("by bike along the river")
+    page.wait_for_function(f"() => ({IN_VIEW})(document.getElementById('fact-history'))")
+
+    page.goto(bob.page_url("notes"))
+    for signal in ("up", "down"):
+        box = page.get_by_role("button", name=f"Vote note {note['id']} {signal}").bounding_box()
+        assert box["width"] >= 44 and box["height"] >= 44, box
+
+    page.goto(bob.page_url("playground"))
+    expect(page.locator("#chat-form[data-socket=open]")).to_be_attached()
+    page.get_by_label("Message").fill("How long is my commute?")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#chat-status")).to_contain_text("Stored")
+    page.reload()
+    newest = page.locator("#chat-log .chat-message").last
+    expect(newest).to_be_attached()
+    page.wait_for_function(
+        f"() => ({IN_VIEW})([...document.querySelectorAll('#chat-log .chat-message')].pop())"
+    )
