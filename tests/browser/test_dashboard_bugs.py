@@ -165,3 +165,29 @@ def test_a_phone_gets_a_compact_nav_big_vote_buttons_and_scrolls_to_what_changed
     page.wait_for_function(
         f"() => ({IN_VIEW})([...document.querySelectorAll('#chat-log .chat-message')].pop())"
     )
+
+
+GRAPH_LABELS = """() => {
+  const cy = document.getElementById("graph")._cyreg.cy;
+  return cy.nodes().map((node) => node.style("label"));
+}"""
+
+
+def test_the_link_graph_labels_its_notes_and_keeps_include_archived(page, alice, alice_memory):
+    log_in(page, alice)
+    page.goto(alice.page_url("graph"))
+    page.wait_for_function("() => !!(document.getElementById('graph')._cyreg || {}).cy")
+    labels = page.evaluate(GRAPH_LABELS)
+    assert labels and all(label.strip() for label in labels), labels  # every note shows its gist
+
+    page.get_by_label("Include archived notes").check()
+    page.wait_for_url(re.compile(r"archived=on"))
+    summary = page.locator("#graph-summary")
+    expect(summary).to_contain_text("links")
+    linked = int(re.search(r"(\d+) of them linked", summary.inner_text()).group(1))
+    assert linked > 0  # the consolidated cluster's notes are linked
+    expect(page.locator("#graph-unlinked")).to_be_hidden()  # not "None of these notes is linked" beside it
+
+    page.reload()
+    expect(page.get_by_label("Include archived notes")).to_be_checked()
+    expect(summary).to_contain_text(f"{linked} of them linked")
