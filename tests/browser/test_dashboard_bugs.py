@@ -191,3 +191,25 @@ def test_the_link_graph_labels_its_notes_and_keeps_include_archived(page, alice,
     page.reload()
     expect(page.get_by_label("Include archived notes")).to_be_checked()
     expect(summary).to_contain_text(f"{linked} of them linked")
+
+
+STAFF_SCRIPT = """
+from django.contrib.auth import get_user_model
+get_user_model().objects.create_superuser("staff-notes", password="staff-notes-pass")
+"""
+
+
+def test_the_admin_notes_list_fits_1366_px_with_room_for_the_content(new_page, server, alice_memory):
+    server.manage("shell", "-c", STAFF_SCRIPT)
+    page = new_page({"width": 1366, "height": 768})
+    page.goto("/admin/login/")
+    page.get_by_label("Username").fill("staff-notes")
+    page.get_by_label("Password").fill("staff-notes-pass")
+    page.get_by_role("button", name=re.compile(r"log in", re.I)).click()
+
+    page.goto("/admin/memory/note/")
+    content = page.locator("#result_list td.field-short_content").first
+    expect(content).to_be_visible()
+    assert content.bounding_box()["width"] >= 300  # not squeezed to a few words a line
+    table = page.locator("#result_list").bounding_box()
+    assert table["x"] + table["width"] <= 1366  # the whole table on screen, nothing cut
