@@ -69,12 +69,14 @@ def test_voting_a_note_up_raises_its_score_on_the_page_and_in_the_memory(page, a
     assert_not_reloaded(page)
     assert memory.note(alice.external_id, note["id"])["vote_score"] == 1.0
 
+    # one vote per person and item: the other button changes it, the same one withdraws it
     page.get_by_role("button", name=f"Vote note {note['id']} down").click()
-    expect(page.locator(f"#vote-{note['id']} .vote-score")).to_have_text("0.00")
-    page.get_by_role("button", name=f"Vote note {note['id']} down").click()
-
     expect(page.locator(f"#vote-{note['id']} .vote-score")).to_have_text("-1.00")
     assert memory.note(alice.external_id, note["id"])["vote_score"] == -1.0
+    page.get_by_role("button", name=f"Vote note {note['id']} down").click()
+
+    expect(page.locator(f"#vote-{note['id']} .vote-score")).to_have_text("0.00")
+    assert memory.note(alice.external_id, note["id"])["vote_score"] == 0.0
 
 
 def test_editing_a_note_writes_a_new_version_and_keeps_the_old_one_readable(page, alice, memory):
