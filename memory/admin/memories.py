@@ -1,6 +1,7 @@
 """Facts, notes, evidence, links, votes, lessons and procedures."""
 
 from django.contrib import admin
+from django.utils.html import format_html
 
 from memory import models
 from memory.admin.base import HistoryAdmin, HistoryInline, ServiceDeleteMixin, admin_actor, truncate
@@ -46,16 +47,17 @@ class NoteSourceInline(HistoryInline):
 
 @admin.register(models.Note)
 class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
+    # few, narrow columns so the content gets the room and the table fits 1366 px beside the
+    # filters: the gist wraps (the whole text is its tooltip), votes and recalls share a column
     list_display = [
         "id",
-        "subject",
         "short_content",
-        "tags",
+        "subject",
+        "tag_list",
         "category",
-        "vote_score",
-        "recall_count",
-        "archived_at",
-        "created_at",
+        "votes_and_recalls",
+        "is_archived",
+        "created_on",
     ]
     list_filter = [
         ("archived_at", admin.EmptyFieldListFilter),
@@ -70,9 +72,32 @@ class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
     inlines = [NoteVersionInline, NoteSourceInline]
     deletable = True  # deleting is "forget", through note_forget
 
+    class Media:
+        css = {"all": ["css/admin.css"]}
+
     @admin.display(description="content")
     def short_content(self, obj):
-        return truncate(obj.content)
+        return format_html(
+            '<span class="mw-content" title="{}">{}</span>',
+            truncate(obj.content, 500),
+            truncate(obj.content, 160),
+        )
+
+    @admin.display(description="tags")
+    def tag_list(self, obj):
+        return truncate(", ".join(obj.tags or []), 40)
+
+    @admin.display(description="votes · recalls")
+    def votes_and_recalls(self, obj):
+        return f"{obj.vote_score:.2f} · {obj.recall_count}"
+
+    @admin.display(description="archived", boolean=True, ordering="archived_at")
+    def is_archived(self, obj):
+        return obj.archived_at is not None
+
+    @admin.display(description="created", ordering="created_at")
+    def created_on(self, obj):
+        return obj.created_at.date().isoformat()
 
     def service_delete(self, request, obj):
         note_forget(note=obj, actor=admin_actor(request))
@@ -117,9 +142,32 @@ class NoteVersionAdmin(HistoryAdmin):
     list_select_related = ["note"]
     show_full_result_count = False
 
+    class Media:
+        css = {"all": ["css/admin.css"]}
+
     @admin.display(description="content")
     def short_content(self, obj):
-        return truncate(obj.content)
+        return format_html(
+            '<span class="mw-content" title="{}">{}</span>',
+            truncate(obj.content, 500),
+            truncate(obj.content, 160),
+        )
+
+    @admin.display(description="tags")
+    def tag_list(self, obj):
+        return truncate(", ".join(obj.tags or []), 40)
+
+    @admin.display(description="votes · recalls")
+    def votes_and_recalls(self, obj):
+        return f"{obj.vote_score:.2f} · {obj.recall_count}"
+
+    @admin.display(description="archived", boolean=True, ordering="archived_at")
+    def is_archived(self, obj):
+        return obj.archived_at is not None
+
+    @admin.display(description="created", ordering="created_at")
+    def created_on(self, obj):
+        return obj.created_at.date().isoformat()
 
 
 @admin.register(models.NoteSource)

@@ -36,6 +36,8 @@ urlpatterns = [
     # overview
     path(S + "overview/", overview.overview, name="overview"),
     path(S + "overview/counts/", overview.overview_counts, name="overview_counts"),
+    path(S + "overview/pending/", overview.overview_pending, name="overview_pending"),
+    path(S + "overview/consolidation/", overview.overview_consolidation, name="overview_consolidation"),
     # profile
     path(S + "profile/", profile.profile, name="profile"),
     path(S + "profile/add/", profile.fact_add, name="fact_add"),

@@ -118,11 +118,84 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("#toasts .toast").forEach(dismissLater);
+    // a phone's nav is one row that scrolls sideways: bring the current page's link into it
+    document.querySelectorAll(".nav").forEach(function (nav) {
+      var current = nav.querySelector("[aria-current=page]");
+      if (!current || nav.scrollWidth <= nav.clientWidth) return;
+      nav.scrollLeft += current.getBoundingClientRect().left - nav.getBoundingClientRect().left - nav.clientWidth / 3;
+    });
     initCharts(document);
   });
   document.addEventListener("htmx:afterSettle", function (event) {
     document.querySelectorAll("#toasts .toast").forEach(dismissLater);
     initCharts(event.target);
+  });
+
+  // Focus after an in-place update: when the swap replaces the focused control (a vote button,
+  // a policy radio, an edit form's Save), focus lands on its counterpart in the new content —
+  // same id, same name and value inside the same [id] container, same aria-label or text —
+  // else on the new content's first control, never on <body>.
+  var FOCUSABLE = "[autofocus], a[href], button:not([disabled]), input:not([type=hidden]):not([disabled]), select, textarea, [tabindex]";
+  var lostFocus = null;
+
+  function focusLost() {
+    var active = document.activeElement;
+    return !active || active === document.body || !active.isConnected;
+  }
+
+  function counterpart(root, key) {
+    if (!root || !root.querySelectorAll) return null;
+    var found = null;
+    var candidates = [root].concat(Array.prototype.slice.call(root.querySelectorAll(key.tag)));
+    candidates.some(function (el) {
+      if (el.tagName.toLowerCase() !== key.tag) return false;
+      var same = key.name ? el.getAttribute("name") === key.name && (el.value || "") === key.value
+        : key.label ? el.getAttribute("aria-label") === key.label
+        : key.text && el.textContent.trim() === key.text;
+      if (same) found = el;
+      return same;
+    });
+    return found;
+  }
+
+  function restoreFocus() {
+    var lost = lostFocus;
+    lostFocus = null;
+    if (!lost || !focusLost()) return;
+    var key = lost.key;
+    var target = key.id && document.getElementById(key.id);
+    var scope = lost.scope && document.getElementById(lost.scope);
+    if (!target) target = counterpart(scope, key);
+    lost.settled.some(function (root) { target = target || counterpart(root, key); return !!target; });
+    if (!target) {
+      var roots = (scope ? [scope] : []).concat(lost.settled);
+      roots.some(function (root) {
+        if (!root.isConnected) return false;
+        target = root.matches && root.matches(FOCUSABLE) ? root : root.querySelector(FOCUSABLE);
+        return !!target;
+      });
+    }
+    if (target) target.focus({ preventScroll: !lost.scroll });
+  }
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var active = document.activeElement;
+    var target = event.detail.target;
+    if (!active || active === document.body || !target || !target.contains(active)) return;
+    var scope = active.parentElement && active.parentElement.closest("[id]");
+    lostFocus = {
+      key: {
+        tag: active.tagName.toLowerCase(), id: active.id || "", name: active.getAttribute("name") || "",
+        value: active.value || "", label: active.getAttribute("aria-label") || "", text: active.textContent.trim(),
+      },
+      scope: scope && target.contains(scope) ? scope.id : (target.id || ""),
+      settled: [],
+    };
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (!lostFocus) return;
+    if (!lostFocus.settled.length) window.setTimeout(restoreFocus, 0); // once every element settled
+    if (event.target.isConnected && !event.target.closest("#toasts")) lostFocus.settled.push(event.target);
   });
 
   window.memoryweb = { toast: toast, initCharts: initCharts };

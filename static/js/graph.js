@@ -31,7 +31,9 @@
 
   function elements(data) {
     var out = [];
-    var ranked = data.nodes.filter(function (n) { return n.degree > 0; })
+    // a small drawing labels every note with its gist (unlinked ones too: four bare dots say
+    // nothing); a big one only its hubs, the rest read on hover
+    var ranked = data.nodes.filter(function (n) { return data.nodes.length <= 80 || n.degree > 0; })
       .sort(function (a, b) { return b.degree - a.degree; });
     var labelled = {};
     ranked.slice(0, data.nodes.length > 80 ? LABELLED_HUBS : ranked.length).forEach(function (n) { labelled[n.id] = true; });
@@ -72,7 +74,6 @@
           "min-zoomed-font-size": 8,
         },
       },
-      // labels on linked notes only, and only on the hubs of a big drawing: the rest read on hover
       { selector: "node.labelled, node.focus, node.is-hover", style: { label: "data(label)" } },
       { selector: "node.archived", style: { "background-color": "#adb5bd" } },
       { selector: "node.focus", style: { "border-width": 4, "border-color": "#e8590c" } },
@@ -161,6 +162,8 @@
   function draw(data) {
     if (cy) cy.destroy();
     if (summary) summary.textContent = data.summary.text;
+    var unlinked = document.getElementById("graph-unlinked");
+    if (unlinked) unlinked.hidden = data.summary.linked_notes > 0;
     if (unfocus) unfocus.hidden = !data.summary.focus;
     if (focusInput) focusInput.value = data.summary.focus || "";
     var maxDegree = 1;

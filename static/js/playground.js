@@ -82,12 +82,13 @@
   function connect() {
     var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
     socket = new WebSocket(scheme + window.location.host + form.dataset.wsPath);
-    socket.addEventListener("open", function () { delay = 1000; });
+    socket.addEventListener("open", function () { delay = 1000; form.dataset.socket = "open"; });
     socket.addEventListener("message", function (event) {
       try { onMessage(JSON.parse(event.data)); } catch (e) { /* not JSON: ignore */ }
     });
     socket.addEventListener("close", function (event) {
       socket = null;
+      form.dataset.socket = "closed";
       if (busy) {
         showError("The connection dropped before the reply finished. Reload to see what was stored.");
         finish();
@@ -111,11 +112,18 @@
     setStatus("Building the memory context…");
     socket.send(JSON.stringify({ message: text }));
     input.value = "";
+    input.focus(); // ready for the next message (the button is disabled until the reply ends)
   });
 
   input.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
+
+  // open on the newest turn, not the top of the page (a phone shows the log below the notice)
+  if (log.lastElementChild && !document.getElementById("chat-empty")) {
+    log.scrollTop = log.scrollHeight;
+    log.lastElementChild.scrollIntoView({ block: "nearest" });
+  }
 
   connect();
 })();

@@ -69,7 +69,7 @@ def test_the_playground_without_a_model_shows_the_context_and_keeps_the_turn(pag
 
     log = page.locator("#chat-log")
     expect(log.locator(".chat-user").last).to_contain_text("Where did I grow up?")
-    expect(log.locator(".chat-assistant.chat-notice").last).to_contain_text("No model answered")
+    expect(log.locator(".chat-assistant.chat-notice").last).to_contain_text("none is configured")
     expect(page.locator("#chat-context")).to_contain_text("hometown: Braga")
     expect(page.locator("#chat-status")).to_contain_text("Stored")
     save_screenshot(page, "playground")

@@ -32,42 +32,75 @@ KIND_LABEL = {
 }
 
 
-def _summary(run, min_cluster: int) -> str:
-    """What a finished consolidation of this memory did, in a sentence."""
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else (many or one + 's')}"
+
+
+def run_summary(run, min_cluster: int) -> str:
+    """What a consolidation of this memory did, in sentences a person reads (the raw counters
+    go in `run_details`)."""
     stats = run.stats or {}
-    if run.kind != "consolidate" or run.status != JobStatus.DONE:
+    if run.kind not in KIND_LABEL or run.kind == "votes_decay":
+        return ""
+    if run.status in (JobStatus.QUEUED, JobStatus.RUNNING):
+        return "Consolidation is under way; this updates when it ends."
+    if run.status == JobStatus.SKIPPED:
+        return "Skipped: another consolidation of this memory was already running."
+    if run.status != JobStatus.DONE or run.kind != "consolidate":
         return ""
     if not stats.get("clusters"):
         return (
             f"Nothing to consolidate yet: no group of at least {min_cluster} linked notes sharing a tag. "
             "It will try again as notes arrive."
         )
-    return (
-        f"Consolidation found {stats['clusters']} cluster{'s' if stats['clusters'] != 1 else ''}: "
-        f"{stats.get('lessons', 0)} lesson(s) and {stats.get('procedures', 0)} procedure(s) written, "
-        f"{stats.get('notes_archived', 0)} note(s) archived into them."
-    )
+    lessons, procedures = stats.get("lessons", 0), stats.get("procedures", 0)
+    archived = stats.get("notes_archived", 0)
+    parts = []
+    if lessons:
+        made = _count(lessons, "lesson")
+        if procedures:
+            made += f" and {_count(procedures, 'procedure')}"
+        parts.append(f"Merged {_count(archived, 'note')} into {made}; those notes are now archived.")
+    else:
+        parts.append(
+            f"Looked at {_count(stats['clusters'], 'group')} of linked notes; no lesson was written."
+        )
+    if stats.get("declined"):
+        parts.append(f"{_count(stats['declined'], 'group')} had nothing worth a lesson and stayed as notes.")
+    if stats.get("changed"):
+        parts.append(f"{_count(stats['changed'], 'group')} changed while it ran and will be tried again.")
+    if stats.get("llm_fallbacks"):
+        parts.append(
+            f"The model was unavailable for {_count(stats['llm_fallbacks'], 'group')}; the built-in rules wrote it."
+        )
+    return " ".join(parts)
+
+
+def _detail_text(value) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {item}" for key, item in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value) or "none"
+    return str(value)
+
+
+def run_details(run) -> list[tuple[str, str]]:
+    """The run's raw counters as (name, text) pairs, for a folded <details>."""
+    return [(key.replace("_", " "), _detail_text(value)) for key, value in (run.stats or {}).items()]
 
 
 def _run_row(run, *, staff: bool, min_cluster: int) -> dict:
     """One run as the list shows it. The stats of a system-wide run describe every tenant, so
     only staff see them."""
     own = run.subject_id is not None
-    stats = []
-    if own or staff:
-        stats = [
-            (key.replace("_", " "), value)
-            for key, value in (run.stats or {}).items()
-            if isinstance(value, int | float | str) and not isinstance(value, bool)
-        ]
     duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
     return {
         "run": run,
         "label": KIND_LABEL.get(run.kind, run.kind.replace("_", " ").capitalize()),
         "badge": STATUS_BADGE.get(run.status, ""),
         "duration": duration,
-        "stats": stats,
-        "summary": _summary(run, min_cluster) if own else "",
+        "details": run_details(run) if own or staff else [],
+        "summary": run_summary(run, min_cluster) if own else "",
         "error": run.error if own or staff else "",
     }
 

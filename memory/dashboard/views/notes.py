@@ -256,5 +256,11 @@ def note_forget(request: HttpRequest, subject, note_id: int) -> HttpResponse:
     services.note_forget(note=note, actor=dashboard_actor(request))
     messages.success(request, f"Forgot note {note_id}.")
     if is_htmx(request):
-        return render_fragment(request, "dashboard/partials/notes_removed.html", {"note_id": note_id})
+        # the list's search and filters come along (hx-include), so its count can follow
+        form = NoteSearchForm(request.POST)
+        context = {"note_id": note_id, "total": None}
+        if form.is_valid():
+            counted = _results_context(subject, form)
+            context.update(total=counted["total"], searching=counted["searching"])
+        return render_fragment(request, "dashboard/partials/notes_removed.html", context)
     return redirect("dashboard:notes", subject_id=subject.pk)

@@ -167,6 +167,8 @@ ROUTES = [
     Route("dashboard:subject"),
     Route("dashboard:overview"),
     Route("dashboard:overview_counts"),
+    Route("dashboard:overview_pending"),
+    Route("dashboard:overview_consolidation"),
     Route("dashboard:profile"),
     Route("dashboard:fact_add", "POST", data={"key": "diet", "value": "vegetarian", "pinned": "on"}),
     Route("dashboard:fact_row", make=_fact),

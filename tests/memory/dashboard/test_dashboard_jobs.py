@@ -79,7 +79,8 @@ def test_consolidate_now_distils_the_cluster_and_lists_the_run(
     assert Note.objects.filter(pk__in=[n.pk for n in notes], archived_at__isnull=False).count() == len(notes)
     listed = hx(owner_client, "GET", url("jobs_list", owned_subject)).content.decode()
     assert f'id="job-{run.pk}"' in listed
-    assert "Consolidation found 1 cluster: 1 lesson(s)" in listed
+    assert "Merged 4 notes into 1 lesson and 1 procedure" in listed
+    assert "<details" in listed and "Llm fallbacks" in listed  # the raw counters, folded
 
 
 def test_consolidate_now_with_nothing_to_do_says_why(
@@ -143,14 +144,15 @@ def test_the_page_lists_this_subjects_runs_and_the_system_wide_ones_only(
     assert response.status_code == 200
     assert f'id="job-{mine.pk}"' in body and f'id="job-{sweep.pk}"' in body
     assert f'id="job-{theirs.pk}"' not in body
-    assert "notes archived <strong>7</strong>" in body
-    assert "subjects started" not in body  # a system-wide run's stats describe every tenant
+    assert "Merged 7 notes into 2 lessons" in body
+    assert '<dt>Notes archived</dt><dd class="mono">7</dd>' in body  # the raw counters, folded
+    assert "Subjects started" not in body  # a system-wide run's stats describe every tenant
 
 
 def test_staff_see_the_stats_of_system_wide_runs(owned_subject, staff_client):
     finished_run(None, kind="consolidate_all", stats={"subjects_started": 42})
     response = staff_client.get(url("jobs", owned_subject))
-    assert b"subjects started <strong>42</strong>" in response.content
+    assert b'<dt>Subjects started</dt><dd class="mono">42</dd>' in response.content
 
 
 def test_a_failed_run_shows_its_error(owned_subject, owner_client):
