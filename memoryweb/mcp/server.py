@@ -37,7 +37,7 @@ from memory.selectors import conversation_get, subject_access_check
 from memory.services import Actor
 from memory.services.apps import subject_get_or_create
 from memory.tools import MCP, ToolContext, tool_execute, tools
-from memoryweb.errors import AppPaused, InvalidInput, MemorywebError
+from memoryweb.errors import AppPaused, AppPausedForSubject, InvalidInput, MemorywebError
 
 NAME = "memoryweb"
 MIME = "text/markdown"
@@ -137,7 +137,10 @@ def _call(session: McpSession, name: str, arguments: dict | None) -> types.CallT
 
 
 def _resources(session: McpSession) -> list[types.Resource]:
-    subject = _subject(session)
+    try:
+        subject = _subject(session)
+    except AppPausedForSubject as exc:
+        raise MCPError(types.INVALID_REQUEST, exc.message) from exc
     if subject is None:
         return []
     return [
@@ -153,8 +156,8 @@ def _resources(session: McpSession) -> list[types.Resource]:
 
 
 def _read(session: McpSession, uri: str) -> types.ReadResourceResult:
-    subject = _subject(session)
     try:
+        subject = _subject(session)
         if subject is None:
             raise MemorywebError(f"no memory document at {uri}")
         document = document_resolve(subject=subject, url=uri)

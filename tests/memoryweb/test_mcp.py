@@ -245,3 +245,19 @@ def test_a_tool_call_for_another_subject_of_the_app_still_runs(api_key, subject)
 
     assert not result.is_error, result.structured_content
     assert Note.objects.filter(subject__external_id="carol", content="Carol keeps bees").exists()
+
+
+@pytest.mark.django_db
+def test_the_resources_of_a_subject_that_paused_the_app_are_refused(api_key, subject):
+    from mcp.shared.exceptions import MCPError
+
+    from memory.models import SubjectAppPause
+    from memoryweb.mcp.server import _read, _resources, session_open
+
+    session = session_open(raw_key=api_key, subject=subject.external_id)
+    SubjectAppPause.objects.create(subject=subject, app=subject.app)
+
+    with pytest.raises(MCPError, match="paused"):
+        _resources(session)
+    with pytest.raises(MCPError, match="paused"):
+        _read(session, "memory://root/MEMORY.md")
