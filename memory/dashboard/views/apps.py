@@ -5,7 +5,7 @@ access log, every context build (RetrievalEvent) that chose an item of this memo
 A subject belongs to one App (`Subject.app`): that App's API calls write its facts, notes and
 pending items (origins api, reflection, import) and read it through context builds; the
 dashboard (the person) and memoryweb's own jobs (consolidation: lessons, procedures) write the
-rest. `writer_label` names the writer of an item from its origin.
+rest (memory/dashboard/writers.py names the writer of an item from its origin).
 """
 
 from datetime import UTC, datetime, time, timedelta
@@ -37,7 +37,6 @@ from memory.services.apps import subject_app_pause, subject_app_resume
 from .base import dashboard_actor, render_page, subject_config, subject_view
 
 PAGE_SIZE = 50
-KIND_PREFIX = {ItemKind.NOTE: "n", ItemKind.FACT: "f", ItemKind.LESSON: "l", ItemKind.PROCEDURE: "p"}
 
 
 def _app_row(subject: Subject) -> dict:
