@@ -94,6 +94,26 @@ class Subject(models.Model):
         return f"{self.app.name}/{self.external_id}"
 
 
+class SubjectAppPause(models.Model):
+    """The person's pause of one App's access to their memory (the dashboard's Apps page):
+    while the row exists, that App's API calls for this subject are refused with 403
+    `app_paused_for_subject` and write nothing; its other subjects are unaffected. Resuming
+    deletes the row. Apart from `App.paused`, the operators' switch for the whole App."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="app_pauses")
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="subject_pauses")
+    paused_at = models.DateTimeField(default=timezone.now)
+    paused_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subject", "app"], name="subject_app_pause_unique")]
+
+    def __str__(self):
+        return f"{self.app.name} paused for {self.subject}"
+
+
 class Conversation(models.Model):
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="conversations")
     external_id = models.CharField(max_length=200, blank=True, default="")

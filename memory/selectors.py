@@ -2,7 +2,8 @@
 
 import math
 
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, Subquery, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from memory.leases import stale_before
@@ -26,12 +27,13 @@ from memory.models import (
     ProfileFact,
     RetrievalEvent,
     Subject,
+    SubjectAppPause,
     SubjectConsent,
     VoteEvent,
 )
 from memory.search.lexical import NoteFilter, note_filter_queryset, note_search
 from memory.text import jaccard, query_terms, word_set
-from memoryweb.errors import NotFound
+from memoryweb.errors import AppPausedForSubject, NotFound
 
 
 def subject_get(*, app: App, external_id: str) -> Subject:
@@ -39,6 +41,18 @@ def subject_get(*, app: App, external_id: str) -> Subject:
     if subject is None:
         raise NotFound(f"no subject {external_id!r}", field="subject")
     return subject
+
+
+def subject_access_check(*, app: App, subject: Subject) -> None:
+    """Refuse (403 `app_paused_for_subject`) when the person paused `app`'s access to this
+    subject's memory (SubjectAppPause). Every interface an App reaches a subject through — the
+    REST views (memory.api.base.AppAPIView), tools/call, the MCP server — asks this before it
+    reads or writes anything of the subject."""
+    if SubjectAppPause.objects.filter(subject=subject, app=app).exists():
+        raise AppPausedForSubject(
+            f"the person paused {app.name}'s access to the memory of subject {subject.external_id!r}",
+            field="subject",
+        )
 
 
 def note_get(*, subject: Subject, note_id: int) -> Note:
@@ -126,8 +140,13 @@ def note_near_duplicates(
     return sorted([(n, s) for n, s in scored if s >= threshold], key=lambda pair: (-pair[1], pair[0].pk))
 
 
-def fact_list(*, subject: Subject, include_contextual: bool = True) -> list[ProfileFact]:
+def fact_list(
+    *, subject: Subject, include_contextual: bool = True, origins: tuple[str, ...] | None = None
+) -> list[ProfileFact]:
+    """The subject's active facts; `origins` (when given) keeps those written with one of them."""
     queryset = ProfileFact.objects.filter(subject=subject, valid_to=None)
+    if origins is not None:
+        queryset = queryset.filter(origin__in=origins)
     if not include_contextual:
         queryset = queryset.filter(pinned=True)
     return list(queryset.order_by("-pinned", "key", "mode", "scope"))
@@ -404,6 +423,7 @@ def note_browse(
     scope: str | None = None,
     archived: str = "live",
     category: str | None = None,
+    origins: tuple[str, ...] | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> tuple[list[tuple[Note, float]], int]:
@@ -411,7 +431,8 @@ def note_browse(
 
     `query` is searched like recall (FTS terms OR-ed, best first); without one, newest first.
     `archived` is "live" (default), "archived" (only notes consolidated away) or "all";
-    `category` "" means notes without a consent category, None any category.
+    `category` "" means notes without a consent category, None any category; `origins` (when
+    given) keeps the notes written with one of them (the dashboard's `?app=`).
     """
     filters = NoteFilter(scope=scope, tags=list(tags or []), include_archived=archived != "live")
     queryset = note_filter_queryset(Note.objects.filter(subject=subject), filters)
@@ -419,6 +440,8 @@ def note_browse(
         queryset = queryset.filter(archived_at__isnull=False)
     if category is not None:
         queryset = queryset.filter(category=category)
+    if origins is not None:
+        queryset = queryset.filter(origin__in=origins)
     terms = query_terms(query) if query else []
     if terms:
         hits = note_search(subject.pk, terms, limit=NOTE_BROWSE_CANDIDATES, filters=filters)
@@ -449,21 +472,12 @@ def note_facets(*, subject: Subject, tag_limit: int = 30) -> dict:
     }
 
 
-def note_dossier(*, note: Note, recent_retrievals: int = 200) -> dict:
+def note_dossier(*, note: Note, recent_retrievals: int = 20) -> dict:
     """Everything the note detail page shows: versions, provenance, links both ways, votes,
-    the lesson it was consolidated into, and which of the subject's last `recent_retrievals`
-    context builds chose it."""
+    the lesson it was consolidated into, and the last `recent_retrievals` context builds that
+    chose it (`item_reads`)."""
 
-    item_id = f"n:{note.pk}"
-    chosen = []
-    events = RetrievalEvent.objects.filter(subject_id=note.subject_id).order_by("-created_at", "-id")
-    for event in events[:recent_retrievals]:
-        for item in event.items or []:
-            if isinstance(item, dict) and item.get("id") == item_id:
-                chosen.append(
-                    {"event": event, "section": item.get("section", ""), "score": item.get("score")}
-                )
-                break
+    chosen = item_reads(subject_id=note.subject_id, ref=f"n:{note.pk}", limit=recent_retrievals)
     return {
         "versions": list(note.versions.order_by("-version")),
         "sources": list(note.sources.select_related("conversation", "message").order_by("created_at", "id")),
@@ -475,6 +489,36 @@ def note_dossier(*, note: Note, recent_retrievals: int = 200) -> dict:
         "lesson": note.consolidated_into,
         "retrievals": chosen,
     }
+
+
+def retrieval_events_naming(events, text: str):
+    """The RetrievalEvents of `events` whose chosen items' JSON holds `text` (a quoted id
+    '"n:12"', or '"kind": "note"'): the list is JSON, so this narrows by its text in SQL, on
+    SQLite and PostgreSQL alike; callers check the items themselves when it matters."""
+    return events.annotate(items_text=Cast("items", TextField())).filter(items_text__contains=text)
+
+
+def item_reads(*, subject_id: int, ref: str, limit: int = 20) -> list[dict]:
+    """The subject's context builds (RetrievalEvents, kept `retention.retrievalEventDays`) that
+    chose the item `ref` ("n:12", "f:3", "l:4"), newest first, at most `limit`: each
+    {"event", "section", "score"}, the event with its conversation and the subject's App."""
+    # the id may also be another item's `mirror_of`: each event's items are checked below
+    events = (
+        retrieval_events_naming(RetrievalEvent.objects.filter(subject_id=subject_id), f'"{ref}"')
+        .select_related("conversation", "subject__app")
+        .order_by("-created_at", "-id")
+    )
+    chosen: list[dict] = []
+    for event in events.iterator(chunk_size=200):
+        for item in event.items or []:
+            if isinstance(item, dict) and item.get("id") == ref:
+                chosen.append(
+                    {"event": event, "section": item.get("section", ""), "score": item.get("score")}
+                )
+                break
+        if len(chosen) >= limit:
+            break
+    return chosen
 
 
 def subject_overview(*, subject: Subject, days: int = 30) -> dict:
@@ -548,20 +592,29 @@ DISTILLED_BROWSE_CANDIDATES = 500
 
 
 def distilled_browse(
-    *, model, search, subject: Subject, query: str = "", limit: int = 25, offset: int = 0
+    *,
+    model,
+    search,
+    subject: Subject,
+    query: str = "",
+    origins: tuple[str, ...] | None = None,
+    limit: int = 25,
+    offset: int = 0,
 ) -> tuple[list[tuple[object, float]], int]:
     """The dashboard's list of lessons or procedures: (one page of (item, score), how many in
-    all). With `query`, the best full-text matches first; without, the newest first. Unlike
-    recall, browsing counts no recall."""
+    all). With `query`, the best full-text matches first; without, the newest first; `origins`
+    (when given) keeps the items written with one of them. Browsing counts no recall."""
+    queryset = model.objects.filter(subject=subject)
+    if origins is not None:
+        queryset = queryset.filter(origin__in=origins)
     terms = query_terms(query) if query else []
     if terms:
         hits = search(subject.pk, terms, limit=DISTILLED_BROWSE_CANDIDATES)
-        items = model.objects.filter(subject=subject).in_bulk([h.id for h in hits])
+        items = queryset.in_bulk([h.id for h in hits])
         ranked = [(items[h.id], h.score) for h in hits if h.id in items]
         return ranked[offset : offset + limit], len(ranked)
     if query:  # only stop words: nothing to match
         return [], 0
-    queryset = model.objects.filter(subject=subject)
     page = queryset.order_by("-updated_at", "-id")[offset : offset + limit]
     return [(item, 0.0) for item in page], queryset.count()
 

@@ -38,6 +38,13 @@ class AppPaused(MemorywebError):
     code = "app_paused"
 
 
+class AppPausedForSubject(MemorywebError):
+    """The person paused this App's access to their memory (memory.models.SubjectAppPause)."""
+
+    status_code = 403
+    code = "app_paused_for_subject"
+
+
 class ConfigError(MemorywebError):
     """An unknown key or a value of the wrong type in the MEMORY tree."""
 

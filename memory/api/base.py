@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from memory.config import get_config
 from memory.models import ApiKey, App
-from memory.selectors import conversation_get, subject_get
+from memory.selectors import conversation_get, subject_access_check, subject_get
 from memory.services import Actor, subject_get_or_create
 from memoryweb.errors import InvalidInput
 
@@ -38,12 +38,21 @@ class AppAPIView(APIView):
 
     def subject(self, external_id: str, *, create: bool = False):
         if create:
-            return subject_get_or_create(app=self.app, external_id=external_id)
-        return subject_get(app=self.app, external_id=external_id)
+            subject = subject_get_or_create(app=self.app, external_id=external_id)
+        else:
+            subject = subject_get(app=self.app, external_id=external_id)
+        self.subject_check(subject)
+        return subject
 
     def conversation(self, conversation_id, *, subject=None):
+        conversation = conversation_get(app=self.app, conversation_id=conversation_id, subject=subject)
+        self.subject_check(conversation.subject)
+        return conversation
 
-        return conversation_get(app=self.app, conversation_id=conversation_id, subject=subject)
+    def subject_check(self, subject) -> None:
+        """403 `app_paused_for_subject` when the person paused this App for `subject`: every
+        lookup above asks it, and so must a view that reaches a subject another way."""
+        subject_access_check(app=self.app, subject=subject)
 
     @staticmethod
     def validated(serializer_class, data, **kwargs) -> dict:

@@ -28,11 +28,16 @@ class EvidenceOut(serializers.Serializer):
 
 
 class EvidenceApi(AppAPIView):
+    def _unit(self, evidence_id: int):
+        unit = evidence_get(app=self.app, evidence_id=evidence_id)
+        self.subject_check(unit.subject)
+        return unit
+
     @extend_schema(responses={200: EvidenceOut}, summary="Read an evidence unit (a turn) by id")
     def get(self, request, evidence_id):
-        return Response(evidence_dict(evidence_get(app=self.app, evidence_id=evidence_id)))
+        return Response(evidence_dict(self._unit(evidence_id)))
 
     @extend_schema(responses={204: None}, summary="Forget an evidence unit (it is not written again)")
     def delete(self, request, evidence_id):
-        evidence_forget(evidence=evidence_get(app=self.app, evidence_id=evidence_id), actor=self.actor)
+        evidence_forget(evidence=self._unit(evidence_id), actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)

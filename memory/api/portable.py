@@ -25,7 +25,17 @@ from memory.api.fields import (
     StrictListField,
 )
 from memory.api.schema import error_response
-from memory.models import EvidenceStatus, ItemKind, LinkKind, Origin, PendingStatus, Policy, Role, Signal
+from memory.models import (
+    EvidenceStatus,
+    ItemKind,
+    LinkKind,
+    Origin,
+    PendingStatus,
+    Policy,
+    Role,
+    Signal,
+    Subject,
+)
 from memory.selectors import EXPORT_FORMAT, EXPORT_VERSION
 from memory.services.portable import subject_import
 
@@ -288,6 +298,9 @@ class SubjectImportApi(AppAPIView):
     @transaction.atomic
     def post(self, request, subject):
         self.validated(SubjectExportSerializer, request.data)
+        existing = Subject.objects.filter(app=self.app, external_id=subject).first()
+        if existing is not None:
+            self.subject_check(existing)
         counts = subject_import(
             app=self.app, external_id=subject, document=request.data, actor=self.actor, config=self.config
         )

@@ -47,7 +47,8 @@ class ErrorOut(serializers.Serializer):
 ERRORS = {
     400: "Bad input: a field missing, of the wrong type, out of range or unknown (`field` names it)",
     401: "No API key, or one that is unknown or revoked",
-    403: "The key's app is paused",
+    403: "The key's app is paused (`permission_denied`), or the person paused this app's access to "
+    "the subject (`app_paused_for_subject`)",
     404: "An unknown subject, conversation or item, or one of another app",
     409: "The app's configuration switches this off (`field` names the key)",
     413: "The request body is over the upload limit",

@@ -270,6 +270,7 @@ class ContextApi(AppAPIView):
         )
         if conversation is not None:
             subject = conversation.subject
+            self.subject_check(subject)
         else:
             try:
                 # a known subject is only read: on SQLite transaction.atomic() takes the write lock

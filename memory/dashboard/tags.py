@@ -139,3 +139,12 @@ def my_vote(context, item_kind: str, item) -> int:
     if request is None or not request.user.is_authenticated:
         return 0
     return person_vote(item_kind=item_kind, item_id=item.pk, actor=Actor.user(request.user))
+
+
+@register.filter
+def writer(origin: str, subject) -> str:
+    """`{{ note.origin|writer:subject }}`: the app (or "you (dashboard)", "memoryweb") that
+    wrote an item of this subject (memory/dashboard/writers.py)."""
+    from memory.dashboard.writers import writer_label
+
+    return writer_label(subject, origin)

@@ -2,13 +2,14 @@
 in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
 Pages built in their own module (lessons, evidence, graph, consent, contract, preview, jobs, audit,
-modes, beliefs, consequences, portable) declare a module-level
+modes, beliefs, consequences, portable, apps) declare a module-level
 `urlpatterns` list there, added below.
 """
 
 from django.urls import path
 
 from memory.dashboard.views import (
+    apps,
     audit,
     beliefs,
     consent,
@@ -55,6 +56,7 @@ urlpatterns = [
 
 # Pages that bring their own `urlpatterns` (see the module docstring).
 for _module in (
+    apps,
     lessons,
     evidence,
     graph,

@@ -8,7 +8,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory.config import validate_app_config
-from memory.models import ApiKey, App, AuditEvent, Conversation, Note, Subject
+from memory.models import ApiKey, App, AuditEvent, Conversation, Note, Subject, SubjectAppPause
 from memory.search import schema as search_schema
 from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
@@ -153,6 +153,45 @@ def app_pause(*, app: App, actor: Actor) -> bool:
 def app_resume(*, app: App, actor: Actor) -> bool:
     """Resume a paused app. Returns False when it was not paused (then nothing is written)."""
     return _app_paused_set(app, False, actor)
+
+
+@transaction.atomic
+def subject_app_pause(*, subject: Subject, app: App, user, actor: Actor) -> bool:
+    """The person pauses `app`'s access to `subject`'s memory: writes a SubjectAppPause (and an
+    AuditEvent), after which that App's API calls for this subject answer 403
+    `app_paused_for_subject`. Returns False when it was already paused (nothing written)."""
+    if app.pk != subject.app_id:
+        raise InvalidInput(f"{app.name} has no access to this subject", field="app")
+    _, created = SubjectAppPause.objects.get_or_create(
+        subject=subject, app=app, defaults={"paused_by": user if user and user.is_authenticated else None}
+    )
+    if created:
+        audit_record(
+            actor=actor,
+            action="subject.app_paused",
+            subject=subject,
+            app=app,
+            object_kind="app",
+            object_id=app.pk,
+        )
+    return created
+
+
+@transaction.atomic
+def subject_app_resume(*, subject: Subject, app: App, actor: Actor) -> bool:
+    """Lift the person's pause of `app` for `subject` (deletes the SubjectAppPause). Returns False
+    when it was not paused (nothing written)."""
+    deleted, _ = SubjectAppPause.objects.filter(subject=subject, app=app).delete()
+    if deleted:
+        audit_record(
+            actor=actor,
+            action="subject.app_resumed",
+            subject=subject,
+            app=app,
+            object_kind="app",
+            object_id=app.pk,
+        )
+    return bool(deleted)
 
 
 @transaction.atomic

@@ -33,11 +33,11 @@ from rest_framework import exceptions
 from memory.api.auth import ApiKeyAuthentication
 from memory.documents import document_resolve, document_url, documents_current
 from memory.models import ApiKey, App, Subject
-from memory.selectors import conversation_get
+from memory.selectors import conversation_get, subject_access_check
 from memory.services import Actor
 from memory.services.apps import subject_get_or_create
 from memory.tools import MCP, ToolContext, tool_execute, tools
-from memoryweb.errors import AppPaused, InvalidInput, MemorywebError
+from memoryweb.errors import AppPaused, AppPausedForSubject, InvalidInput, MemorywebError
 
 NAME = "memoryweb"
 MIME = "text/markdown"
@@ -91,6 +91,7 @@ def _app(session: McpSession) -> App:
 def _tool_context(session: McpSession) -> ToolContext:
     app = _app(session)
     subject = subject_get_or_create(app=app, external_id=session.subject)
+    subject_access_check(app=app, subject=subject)
     conversation = (
         conversation_get(app=app, conversation_id=session.conversation, subject=subject)
         if session.conversation is not None
@@ -100,7 +101,11 @@ def _tool_context(session: McpSession) -> ToolContext:
 
 
 def _subject(session: McpSession) -> Subject | None:
-    return Subject.objects.filter(app=_app(session), external_id=session.subject).first()
+    app = _app(session)
+    subject = Subject.objects.filter(app=app, external_id=session.subject).first()
+    if subject is not None:
+        subject_access_check(app=app, subject=subject)
+    return subject
 
 
 async def _db(fn: Callable[..., Any], *args: Any) -> Any:
@@ -132,7 +137,10 @@ def _call(session: McpSession, name: str, arguments: dict | None) -> types.CallT
 
 
 def _resources(session: McpSession) -> list[types.Resource]:
-    subject = _subject(session)
+    try:
+        subject = _subject(session)
+    except AppPausedForSubject as exc:
+        raise MCPError(types.INVALID_REQUEST, exc.message) from exc
     if subject is None:
         return []
     return [
@@ -148,8 +156,8 @@ def _resources(session: McpSession) -> list[types.Resource]:
 
 
 def _read(session: McpSession, uri: str) -> types.ReadResourceResult:
-    subject = _subject(session)
     try:
+        subject = _subject(session)
         if subject is None:
             raise MemorywebError(f"no memory document at {uri}")
         document = document_resolve(subject=subject, url=uri)

@@ -215,3 +215,49 @@ def test_streamable_http_refuses_a_request_without_a_good_key_or_a_subject(web):
     assert bad.status_code == 401 and bad.json()["error"]["message"] == "invalid API key"
     no_subject = httpx.post(url, json=hello, headers=accept | {"Authorization": f"Bearer {key}"})
     assert no_subject.status_code == 400 and no_subject.json()["error"]["field"] == "subject"
+
+
+# --- the person's pause of the app for their memory ------------------------------------------
+@pytest.mark.django_db
+def test_a_tool_call_for_a_subject_that_paused_the_app_is_refused_and_writes_nothing(api_key, subject, actor):
+    from memory.models import Note, SubjectAppPause
+    from memoryweb.mcp.server import _call, session_open
+
+    session = session_open(raw_key=api_key, subject=subject.external_id)
+    SubjectAppPause.objects.create(subject=subject, app=subject.app)
+
+    result = _call(session, "memory_notes_store", {"content": "Alice keeps bees"})
+
+    assert result.is_error
+    assert result.structured_content["error"]["code"] == "app_paused_for_subject"
+    assert not Note.objects.filter(subject=subject).exists()
+
+
+@pytest.mark.django_db
+def test_a_tool_call_for_another_subject_of_the_app_still_runs(api_key, subject):
+    from memory.models import Note, SubjectAppPause
+    from memoryweb.mcp.server import _call, session_open
+
+    SubjectAppPause.objects.create(subject=subject, app=subject.app)
+    session = session_open(raw_key=api_key, subject="carol")
+
+    result = _call(session, "memory_notes_store", {"content": "Carol keeps bees"})
+
+    assert not result.is_error, result.structured_content
+    assert Note.objects.filter(subject__external_id="carol", content="Carol keeps bees").exists()
+
+
+@pytest.mark.django_db
+def test_the_resources_of_a_subject_that_paused_the_app_are_refused(api_key, subject):
+    from mcp.shared.exceptions import MCPError
+
+    from memory.models import SubjectAppPause
+    from memoryweb.mcp.server import _read, _resources, session_open
+
+    session = session_open(raw_key=api_key, subject=subject.external_id)
+    SubjectAppPause.objects.create(subject=subject, app=subject.app)
+
+    with pytest.raises(MCPError, match="paused"):
+        _resources(session)
+    with pytest.raises(MCPError, match="paused"):
+        _read(session, "memory://root/MEMORY.md")

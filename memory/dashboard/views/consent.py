@@ -16,6 +16,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory.dashboard.tags import NAV_BADGE_TEMPLATE
+from memory.dashboard.writers import writer_origins
 from memory.models import ConsentCategory, PendingMemory, PendingStatus, Policy
 from memory.selectors import consent_policies, pending_queue
 from memory.services.consent import consent_policy_set, pending_approve, pending_reject
@@ -42,6 +43,9 @@ POLICY_HELP = {
 
 class QueueForm(forms.Form):
     status = forms.ChoiceField(choices=PendingStatus.choices, required=False)
+    # the app that wrote them: every pending item comes from the subject's App (its messages'
+    # reflection or its API), so another name lists none
+    app = forms.CharField(required=False, max_length=100)
 
 
 class PolicyForm(forms.Form):
@@ -53,8 +57,10 @@ class PolicyForm(forms.Form):
     policy = forms.ChoiceField(choices=Policy.choices)
 
 
-def _queue_context(subject, status: str) -> dict:
+def _queue_context(subject, status: str, app: str = "") -> dict:
     items, counts = pending_queue(subject=subject, status=status, limit=QUEUE_LIMIT)
+    if writer_origins(subject, app) == ():
+        items = []
     return {
         "subject": subject,
         "status": status,
@@ -62,6 +68,7 @@ def _queue_context(subject, status: str) -> dict:
         "tabs": [(value, label, counts[value]) for value, label in PendingStatus.choices],
         "status_count": counts[status],
         "more": counts[status] > len(items),
+        "app": app,
     }
 
 
@@ -75,7 +82,7 @@ def consent(request: HttpRequest, subject) -> HttpResponse:
     form = QueueForm(request.GET)
     valid = form.is_valid()
     status = (form.cleaned_data.get("status") if valid else "") or PendingStatus.PENDING
-    context = _queue_context(subject, status)
+    context = _queue_context(subject, status, form.cleaned_data.get("app", "") if valid else "")
     context.update(
         form=form,
         policies=consent_policies(subject=subject),
@@ -105,7 +112,8 @@ def consent_queue(request: HttpRequest, subject) -> HttpResponse:
         }
         return render_fragment(request, "dashboard/partials/consent_queue.html", context, status=400)
     status = form.cleaned_data["status"] or PendingStatus.PENDING
-    return render_fragment(request, "dashboard/partials/consent_queue.html", _queue_context(subject, status))
+    context = _queue_context(subject, status, form.cleaned_data["app"])
+    return render_fragment(request, "dashboard/partials/consent_queue.html", context)
 
 
 @subject_view

@@ -18,6 +18,7 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from memory.dashboard.writers import writer_origins
 from memory.models import ItemKind, Lesson, Origin, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_browse
@@ -47,6 +48,7 @@ PAGE_SIZE = 20
 
 class DistilledSearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=500, label="Search")
+    app = forms.CharField(required=False, max_length=100, help_text="The app that wrote them.")
     page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
 
 
@@ -156,11 +158,12 @@ def _list(request: HttpRequest, subject, kind: Distilled) -> HttpResponse:
             search=kind.search,
             subject=subject,
             query=query,
+            origins=writer_origins(subject, form.cleaned_data["app"]),
             limit=PAGE_SIZE,
             offset=(page - 1) * PAGE_SIZE,
         )
         _prefetch(kind, [item for item, _ in results])
-        params = {"q": query} if query else {}
+        params = {k: v for k, v in (("q", query), ("app", form.cleaned_data["app"])) if v}
         context.update(
             results=results,
             total=total,

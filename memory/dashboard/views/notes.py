@@ -11,6 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import services
+from memory.dashboard.writers import writer_origins
 from memory.models import ConsentCategory, ItemKind, Note, Signal
 from memory.modes import mode_names
 from memory.selectors import note_browse, note_dossier, note_facets
@@ -43,6 +44,7 @@ class NoteSearchForm(forms.Form):
         choices=[("live", "Live notes"), ("archived", "Archived (in a lesson)"), ("all", "All notes")],
     )
     category = forms.ChoiceField(required=False)
+    app = forms.CharField(required=False, max_length=100, help_text="The app that wrote them.")
     page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
 
     def __init__(self, *args, **kwargs):
@@ -96,7 +98,11 @@ class VoteForm(forms.Form):
 def _results_context(subject, form: NoteSearchForm) -> dict:
     page = form.cleaned_data.get("page") or 1
     results, total = note_browse(
-        subject=subject, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, **form.browse_kwargs()
+        subject=subject,
+        limit=PAGE_SIZE,
+        offset=(page - 1) * PAGE_SIZE,
+        origins=writer_origins(subject, form.cleaned_data.get("app", "")),
+        **form.browse_kwargs(),
     )
     params = {k: v for k, v in form.data.items() if k != "page" and v}
     return {
@@ -138,7 +144,12 @@ def _safe_next(request: HttpRequest) -> str:
 
 
 def _detail_context(subject, note: Note) -> dict:
-    return {"subject": subject, "note": note, **note_dossier(note=note)}
+    return {
+        "subject": subject,
+        "note": note,
+        **note_dossier(note=note),
+        "retention_days": subject_config(subject)["retention.retrievalEventDays"],
+    }
 
 
 @subject_view

@@ -8,9 +8,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory import services
 from memory.beliefs.read import fact_versions_revisions
+from memory.dashboard.writers import writer_origins
 from memory.models import Origin, ProfileFact
 from memory.selectors import fact_history as select_fact_history
-from memory.selectors import fact_list
+from memory.selectors import fact_list, item_reads
 from memory.services.facts import MAX_VALUE_CHARS
 from memoryweb.errors import MemorywebError
 
@@ -21,6 +22,7 @@ from .base import (
     render_fragment,
     render_page,
     split_list,
+    subject_config,
     subject_view,
 )
 
@@ -56,12 +58,14 @@ def _edit_initial(fact: ProfileFact) -> dict:
 
 
 def _profile_page(request, subject, *, add_form=None, editing=None, edit_form=None, status=200):
+    app = request.GET.get("app", "")
     return render_page(
         request,
         subject,
         "dashboard/profile.html",
         {
-            "facts": fact_list(subject=subject),
+            "facts": fact_list(subject=subject, origins=writer_origins(subject, app)),
+            "app_filter": app,
             "add_form": add_form or FactAddForm(initial={"pinned": True}),
             "editing": editing,
             "edit_form": edit_form,
@@ -190,4 +194,8 @@ def fact_history(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
     context = {"subject": subject, "fact": fact, "versions": versions}
     if is_htmx(request):
         return render_fragment(request, "dashboard/partials/profile_history.html", context)
+    # every version of the key is its own item ("f:ID") to the context builds that chose it
+    reads = [read for v in versions for read in item_reads(subject_id=subject.pk, ref=f"f:{v.pk}")]
+    context["reads"] = sorted(reads, key=lambda r: (r["event"].created_at, r["event"].pk), reverse=True)[:20]
+    context["retention_days"] = subject_config(subject)["retention.retrievalEventDays"]
     return render_page(request, subject, "dashboard/profile_history.html", context, page="profile")

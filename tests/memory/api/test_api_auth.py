@@ -30,6 +30,7 @@ from memory.models import (
     RetrievalEvent,
     SessionExtraction,
     Subject,
+    SubjectAppPause,
     SubjectConsent,
     VoteEvent,
 )
@@ -581,6 +582,88 @@ def test_a_paused_app_is_refused_with_403_and_writes_nothing(client, app, world,
     assert response.status_code == 403
     assert response.json()["error"] == {"code": "permission_denied", "message": "this app is paused"}
     assert snapshot() == before
+
+
+# --- the person's pause of this app for their memory (the dashboard's Apps page) -------------
+# endpoints that name no subject (reference data), and the import into another subject (bob)
+NOT_ALICES = {"modes-list", "mode-read", "tools-list", "consent-categories", "subject-import"}
+
+
+@pytest.fixture
+def alice_paused(world, app):
+    return SubjectAppPause.objects.create(subject=world.subject, app=app)
+
+
+@pytest.mark.parametrize("name", [n for n in ENDPOINTS if n not in NOT_ALICES])
+def test_an_app_paused_for_a_subject_is_refused_403_on_that_subject_and_writes_nothing(
+    client, world, alice_paused, name
+):
+    _, method, path, body = ENDPOINTS[name]
+    before = snapshot()
+
+    response = call(client, world, method, path, body)
+
+    assert response.status_code == 403, response.content
+    error = response.json()["error"]
+    assert error["code"] == "app_paused_for_subject"
+    assert "'alice'" in error["message"]
+    assert error["field"] == "subject"
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("name", sorted(NOT_ALICES))
+def test_a_pause_for_alice_leaves_the_endpoints_about_no_subject_of_hers_open(
+    client, world, alice_paused, name
+):
+    _, method, path, body = ENDPOINTS[name]
+
+    response = call(client, world, method, path, body)
+
+    assert response.status_code in (200, 201), response.content
+
+
+def test_a_pause_for_one_subject_leaves_the_apps_other_subjects_alone(client, world, alice_paused, actor):
+    carol = SubjectFactory(app=world.subject.app, external_id="carol")
+    fact_set(subject=carol, key="city", value="Porto", actor=actor)
+
+    read = client.get(f"{API}/subjects/carol/profile")
+    write = client.post(f"{API}/subjects/carol/notes", {"content": "Carol sails"}, format="json")
+
+    assert read.status_code == 200
+    assert [f["value"] for f in read.json()["facts"]] == ["Porto"]
+    assert write.status_code == 201
+    assert Note.objects.filter(subject=carol, content="Carol sails").exists()
+
+
+def test_an_import_into_a_paused_subject_is_refused_and_writes_nothing(client, app, world):
+    bob = SubjectFactory(app=app, external_id="bob")
+    SubjectAppPause.objects.create(subject=bob, app=app)
+    before = snapshot()
+
+    response = client.post(f"{API}/subjects/bob/import", IMPORT_DOCUMENT, format="json")
+
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "app_paused_for_subject"
+    assert snapshot() == before
+
+
+def test_resuming_opens_the_subject_to_the_app_again(client, world, alice_paused, actor):
+    from memory.services.apps import subject_app_resume
+
+    assert client.get(f"{API}/subjects/alice/profile").status_code == 403
+    assert subject_app_resume(subject=world.subject, app=world.subject.app, actor=actor) is True
+
+    assert client.get(f"{API}/subjects/alice/profile").status_code == 200
+    assert not SubjectAppPause.objects.exists()
+
+
+def test_the_schema_documents_the_per_subject_pause_on_403(client):
+    from django.test import Client as WebClient
+
+    schema = WebClient().get("/api/schema/?format=json").json()
+    response_403 = schema["paths"]["/api/v1/subjects/{subject}/profile"]["get"]["responses"]["403"]
+
+    assert "app_paused_for_subject" in response_403["description"]
 
 
 @pytest.mark.parametrize(

@@ -147,6 +147,19 @@ def _consequence(subject: Subject) -> dict:
     return {"consequence_id": chain.pk}
 
 
+def _app(subject: Subject) -> dict:
+    """The subject's App (another subject's, in the test of other subjects' items: an app
+    that is not this memory's)."""
+    return {"app_id": subject.app_id}
+
+
+def _paused_app(subject: Subject) -> dict:
+    from memory.models import SubjectAppPause
+
+    SubjectAppPause.objects.get_or_create(subject=subject, app=subject.app)
+    return _app(subject)
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
@@ -252,6 +265,11 @@ ROUTES = [
     Route("dashboard:document_history", make=_document),
     Route("dashboard:mental_model_refresh", "POST", make=_mental_model),
     Route("dashboard:mental_models_seed", "POST"),
+    # the apps using this memory and the access log (memory/dashboard/views/apps.py)
+    Route("dashboard:apps"),
+    Route("dashboard:app_pause", "POST", make=_app),
+    Route("dashboard:app_resume", "POST", make=_paused_app),
+    Route("dashboard:access"),
 ]
 
 # Dashboard URLs without a subject: tested on their own below (the staff-only audit pages in
