@@ -2,7 +2,7 @@
 
 import math
 
-from django.db.models import Count, OuterRef, Q, Subquery, TextField
+from django.db.models import Count, Exists, OuterRef, Q, Subquery, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -37,10 +37,28 @@ from memoryweb.errors import AppPausedForSubject, NotFound
 
 
 def subject_get(*, app: App, external_id: str) -> Subject:
-    subject = Subject.objects.filter(app=app, external_id=external_id).first()
+    # whether the person paused this App for the subject comes along (subject_access_check)
+    paused = SubjectAppPause.objects.filter(subject=OuterRef("pk"), app=app)
+    subject = (
+        Subject.objects.filter(app=app, external_id=external_id).annotate(app_paused=Exists(paused)).first()
+    )
     if subject is None:
         raise NotFound(f"no subject {external_id!r}", field="subject")
     return subject
+
+
+def conversations_with_pause(queryset, *, app: App):
+    """`queryset` of Conversations with whether the person paused `app` for each one's subject,
+    read in the same query (`subject_app_paused`; `paused_subject` puts it on the subject)."""
+    paused = SubjectAppPause.objects.filter(subject=OuterRef("subject_id"), app=app)
+    return queryset.annotate(subject_app_paused=Exists(paused))
+
+
+def paused_subject(conversation: Conversation) -> Conversation:
+    """Hand a `conversations_with_pause` row's flag to its subject, for subject_access_check."""
+    if hasattr(conversation, "subject_app_paused"):
+        conversation.subject.app_paused = conversation.subject_app_paused
+    return conversation
 
 
 def subject_access_check(*, app: App, subject: Subject) -> None:
@@ -48,7 +66,10 @@ def subject_access_check(*, app: App, subject: Subject) -> None:
     subject's memory (SubjectAppPause). Every interface an App reaches a subject through — the
     REST views (memory.api.base.AppAPIView), tools/call, the MCP server — asks this before it
     reads or writes anything of the subject."""
-    if SubjectAppPause.objects.filter(subject=subject, app=app).exists():
+    paused = getattr(subject, "app_paused", None)  # subject_get's annotation, when it came from there
+    if paused is None:
+        paused = SubjectAppPause.objects.filter(subject=subject, app=app).exists()
+    if paused:
         raise AppPausedForSubject(
             f"the person paused {app.name}'s access to the memory of subject {subject.external_id!r}",
             field="subject",
@@ -745,10 +766,10 @@ def conversation_get(*, app, conversation_id: int, subject=None) -> Conversation
     queryset = Conversation.objects.select_related("subject").filter(pk=conversation_id, subject__app=app)
     if subject is not None:
         queryset = queryset.filter(subject=subject)
-    conversation = queryset.first()
+    conversation = conversations_with_pause(queryset, app=app).first()
     if conversation is None:
         raise NotFound(f"no conversation {conversation_id}", field="conversation")
-    return conversation
+    return paused_subject(conversation)
 
 
 def message_get(*, app, message_id: int, subject=None) -> Message:

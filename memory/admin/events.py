@@ -184,3 +184,13 @@ class MetricSnapshotAdmin(HistoryAdmin):
     list_display = ["id", "app", "computed_at"]
     list_filter = ["app"]
     date_hierarchy = "computed_at"
+
+
+@admin.register(models.SubjectAppPause)
+class SubjectAppPauseAdmin(HistoryAdmin):
+    """The person pauses and resumes an App's access on their dashboard's Apps page."""
+
+    list_display = ["subject", "app", "paused_at", "paused_by"]
+    list_filter = ["app"]
+    search_fields = ["subject__external_id", "app__name"]
+    list_select_related = ["subject__app", "app", "paused_by"]

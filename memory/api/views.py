@@ -33,7 +33,16 @@ from memory.models import Conversation, Signal
 from memory.modes import mode_get
 from memory.profiles import profile_check
 from memory.search.lexical import NoteFilter
-from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
+from memory.selectors import (
+    conversations_with_pause,
+    fact_history,
+    fact_list,
+    message_get,
+    note_get,
+    note_recall,
+    note_versions,
+    paused_subject,
+)
 from memory.services import (
     fact_remove,
     note_edit,
@@ -262,14 +271,17 @@ class ContextApi(AppAPIView):
         # the common case, a known conversation of a known subject, in one query (its subject
         # comes with it); anything else takes the lookups below, which name what is missing
         conversation = (
-            Conversation.objects.select_related("subject")
-            .filter(pk=data["conversation"], subject__app=self.app, subject__external_id=data["subject"])
-            .first()
+            conversations_with_pause(
+                Conversation.objects.select_related("subject").filter(
+                    pk=data["conversation"], subject__app=self.app, subject__external_id=data["subject"]
+                ),
+                app=self.app,
+            ).first()
             if "conversation" in data
             else None
         )
         if conversation is not None:
-            subject = conversation.subject
+            subject = paused_subject(conversation).subject
             self.subject_check(subject)
         else:
             try:

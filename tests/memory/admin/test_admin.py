@@ -52,6 +52,7 @@ from memory.services import (
     vote_cast,
 )
 from memory.services.admin_keys import admin_key_create
+from memory.services.apps import subject_app_pause
 from memory.services.beliefs import revision_apply
 from memory.services.consent import consent_policy_set
 from memory.services.distillation import lesson_distilled_store
@@ -151,6 +152,8 @@ def world(app, subject, api_key):
     LiveEvent.objects.create(subject_id=subject.pk, event="note.stored", payload={"id": note.pk})
     admin_key_create(name="alice's operator", actor=actor)
     metrics_compute(app=app)
+    paused = Subject.objects.create(app=app, external_id="paused-person")
+    subject_app_pause(subject=paused, app=app, user=None, actor=actor)
     return subject
 
 
