@@ -126,8 +126,14 @@ def note_near_duplicates(
     return sorted([(n, s) for n, s in scored if s >= threshold], key=lambda pair: (-pair[1], pair[0].pk))
 
 
-def fact_list(*, subject: Subject, include_contextual: bool = True) -> list[ProfileFact]:
+def fact_list(
+    *, subject: Subject, include_contextual: bool = True, include_parked: bool = False
+) -> list[ProfileFact]:
+    """The subject's active facts. Parked ones only with `include_parked` (the dashboard's
+    profile page): everything else that reads facts — the API, tools, summaries — skips them."""
     queryset = ProfileFact.objects.filter(subject=subject, valid_to=None)
+    if not include_parked:
+        queryset = queryset.filter(parked_at=None)
     if not include_contextual:
         queryset = queryset.filter(pinned=True)
     return list(queryset.order_by("-pinned", "key", "mode", "scope"))
@@ -410,13 +416,21 @@ def note_browse(
     """The dashboard's note search: (one page of (note, score), how many match in all).
 
     `query` is searched like recall (FTS terms OR-ed, best first); without one, newest first.
-    `archived` is "live" (default), "archived" (only notes consolidated away) or "all";
+    `archived` is "live" (default: neither archived nor parked), "archived" (only notes
+    consolidated away), "parked" (only notes the person parked) or "all";
     `category` "" means notes without a consent category, None any category.
     """
-    filters = NoteFilter(scope=scope, tags=list(tags or []), include_archived=archived != "live")
+    filters = NoteFilter(
+        scope=scope,
+        tags=list(tags or []),
+        include_archived=archived != "live",
+        include_parked=archived in ("parked", "all"),
+    )
     queryset = note_filter_queryset(Note.objects.filter(subject=subject), filters)
     if archived == "archived":
         queryset = queryset.filter(archived_at__isnull=False)
+    elif archived == "parked":
+        queryset = queryset.filter(parked_at__isnull=False)
     if category is not None:
         queryset = queryset.filter(category=category)
     terms = query_terms(query) if query else []
