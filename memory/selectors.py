@@ -207,6 +207,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "source_message": f.source_message_id,
                 "valid_from": dt(f.valid_from),
                 "valid_to": dt(f.valid_to),
+                "parked_at": dt(f.parked_at),
                 "recorded_at": dt(f.created_at),
                 "superseded_by": f.superseded_by_id,
             }
@@ -231,6 +232,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "recall_count": n.recall_count,
                 "last_recalled_at": dt(n.last_recalled_at),
                 "archived_at": dt(n.archived_at),
+                "parked_at": dt(n.parked_at),
                 "consolidated_into": n.consolidated_into_id,
                 "created_at": dt(n.created_at),
                 "updated_at": dt(n.updated_at),

@@ -273,3 +273,32 @@ def test_parked_notes_stay_out_of_linking_and_tools_filters(owned_subject, owner
             subject=owned_subject, query="marathon", filters=NoteFilter(include_parked=True)
         )
     ] == [marathon.pk]
+
+
+# --- export and import ----------------------------------------------------------------------
+def test_parking_travels_with_the_export_and_stays_out_of_the_context(owned_subject, owner_client, marathon):
+    from memory.selectors import subject_export
+    from memory.services import subject_delete
+    from memory.services.portable import export_validate, subject_import
+
+    fact = FactFactory(subject=owned_subject, key="city", value="Lisbon", pinned=True)
+    _bulk(owner_client, owned_subject, "park", [marathon.pk])
+    owner_client.post(reverse("dashboard:fact_park", args=[owned_subject.pk, fact.pk]), {"parked": "1"})
+    document = subject_export(subject=owned_subject)
+    export_validate(document)
+    assert document["notes"][0]["parked_at"] and document["facts"][0]["parked_at"]
+
+    app, actor = owned_subject.app, Actor.system("test")
+    subject_delete(subject=owned_subject, actor=actor)
+    subject_import(app=app, external_id="alice", document=document, actor=actor, config=get_config(app))
+    imported = Note.objects.get(subject__external_id="alice")
+    assert imported.parked_at is not None
+    assert ProfileFact.objects.get(subject__external_id="alice").parked_at is not None
+    assert "Lisbon" not in _context_text(imported.subject)
+
+    # an export made before parking existed (no parked_at) imports as not parked
+    for item in (*document["notes"], *document["facts"]):
+        del item["parked_at"]
+    subject_delete(subject=imported.subject, actor=actor)
+    subject_import(app=app, external_id="alice", document=document, actor=actor, config=get_config(app))
+    assert Note.objects.get(subject__external_id="alice").parked_at is None
