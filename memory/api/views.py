@@ -36,6 +36,7 @@ from memory.search.lexical import NoteFilter
 from memory.selectors import fact_history, fact_list, message_get, note_get, note_recall, note_versions
 from memory.services import (
     fact_remove,
+    item_park,
     note_edit,
     note_forget,
     note_store,
@@ -44,10 +45,8 @@ from memory.services import (
 )
 from memory.services.beliefs import fact_set_by_person
 from memory.services.facts import KEY_MESSAGE, KEY_RE, fact_active
-from memory.services.parking import item_park
 from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.profiles import PROFILES
-
 
 # --- output shapes ------------------------------------------------------------------------
 PARKED_OUT = "when the person parked it (kept, never in any context, search or tool); null: not parked"

@@ -435,8 +435,8 @@ def notes_bulk(request: HttpRequest, subject) -> HttpResponse:
                 label = "note" if changed == 1 else "notes"
                 messages.success(request, f"{BULK_DONE[action]} {changed} {label}.")
     if not is_htmx(request):
-        if status == 200 and confirm is None:
-            return redirect(reverse("dashboard:notes", args=[subject.pk]))
+        if status == 200 and confirm is None:  # back to the list, or the note page it came from
+            return redirect(_safe_next(request) or reverse("dashboard:notes", args=[subject.pk]))
         return _notes_page(request, subject, search, bulk_confirm=confirm, status=status)
     context = _results_context(subject, search) if search.is_valid() else {"subject": subject, "results": []}
     context.update(form=search, bulk_confirm=confirm)

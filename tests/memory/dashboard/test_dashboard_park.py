@@ -302,3 +302,21 @@ def test_parking_travels_with_the_export_and_stays_out_of_the_context(owned_subj
     subject_delete(subject=imported.subject, actor=actor)
     subject_import(app=app, external_id="alice", document=document, actor=actor, config=get_config(app))
     assert Note.objects.get(subject__external_id="alice").parked_at is None
+
+
+def test_the_note_page_parks_and_unparks_its_note(owned_subject, owner_client, marathon):
+    detail = reverse("dashboard:note_detail", args=[owned_subject.pk, marathon.pk])
+    assert b'value="park"' in owner_client.get(detail).content
+    url = reverse("dashboard:notes_bulk", args=[owned_subject.pk])
+
+    response = owner_client.post(url, {"action": "park", "ids": [marathon.pk], "next": detail})
+
+    assert response.status_code == 302 and response["Location"] == detail
+    page = owner_client.get(detail)
+    assert b">Parked</span>" in page.content and b'value="unpark"' in page.content
+    elsewhere = owner_client.post(
+        url, {"action": "unpark", "ids": [marathon.pk], "next": "https://evil.example/"}
+    )
+    assert elsewhere["Location"] == reverse("dashboard:notes", args=[owned_subject.pk])
+    marathon.refresh_from_db()
+    assert marathon.parked_at is None
