@@ -320,3 +320,13 @@ def test_the_note_page_parks_and_unparks_its_note(owned_subject, owner_client, m
     assert elsewhere["Location"] == reverse("dashboard:notes", args=[owned_subject.pk])
     marathon.refresh_from_db()
     assert marathon.parked_at is None
+
+
+def test_parked_memories_feed_no_mental_model(owned_subject, owner_client, marathon):
+    from chat.summaries.mental_models import _sources
+
+    fact = FactFactory(subject=owned_subject, key="city", value="Lisbon")
+    _bulk(owner_client, owned_subject, "park", [marathon.pk])
+    owner_client.post(reverse("dashboard:fact_park", args=[owned_subject.pk, fact.pk]), {"parked": "1"})
+    sources = _sources(owned_subject)
+    assert (sources.notes, sources.facts) == ([], [])
