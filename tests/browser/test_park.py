@@ -41,3 +41,21 @@ def test_selected_notes_are_parked_out_of_the_context_and_one_comes_back(page, a
     recalled = [n["id"] for n in memory.notes_recall(alice.external_id, query="zanzibar")]
     assert recalled == [first["id"]]
     assert "Zanzibar boathouse" in memory.context(alice.external_id, question).prompt
+
+
+def test_bulk_forget_asks_on_the_page_first(page, alice, memory):
+    note = memory.note_store(alice.external_id, "Alice's old locker code at the Quixotic gym was 4711")
+    log_in(page, alice)
+    page.goto(f"{alice.page_url('notes')}?q=quixotic")
+    results = page.locator("#note-results")
+    expect(results).to_contain_text("1 match")
+
+    page.get_by_label(f"Select note n:{note['id']}").check()
+    page.locator("#note-bulk").get_by_role("button", name="Forget…").click()
+
+    expect(results).to_contain_text("Forget 1 note for good?")
+    assert [n["id"] for n in memory.notes_recall(alice.external_id, query="quixotic")] == [note["id"]]
+    page.get_by_role("button", name="Yes, forget 1").click()
+
+    expect(results.get_by_text("No note matches.")).to_be_visible()
+    assert memory.notes_recall(alice.external_id, query="quixotic") == []

@@ -104,6 +104,8 @@ class BulkForm(forms.Form):
     action = forms.ChoiceField(choices=BULK_ACTIONS)
     tag = forms.CharField(required=False, max_length=50)
     confirmed = forms.BooleanField(required=False)
+    # how many notes the confirmation named: more ticked since then are asked about again
+    count = forms.IntegerField(required=False, min_value=1, max_value=BULK_LIMIT)
 
     def __init__(self, data, *args, **kwargs):
         super().__init__(data, *args, **kwargs)
@@ -408,7 +410,8 @@ BULK_DONE = {
 @require_POST
 def notes_bulk(request: HttpRequest, subject) -> HttpResponse:
     """One action on the selected notes (`ids`): park, unpark, vote up or down (the person's one
-    vote), add or remove a tag, or forget — which asks first (`confirmed`). Every id must be one
+    vote), add or remove a tag, or forget — which asks first (`confirmed`, with the `count` it
+    named). Every id must be one
     of the subject's notes, else 404 and nothing changes; all or nothing. Answers the list again
     (htmx, with the search and filters of the page) or goes back to it."""
     form = BulkForm(request.POST)
@@ -422,7 +425,8 @@ def notes_bulk(request: HttpRequest, subject) -> HttpResponse:
         notes = list(Note.objects.filter(subject=subject, pk__in=ids).order_by("pk"))
         if len(notes) != len(ids):  # another subject's note, or none: as owned_or_404
             raise Http404("No such note.")
-        if action == "forget" and not form.cleaned_data["confirmed"]:
+        confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
+        if action == "forget" and not confirmed:
             confirm = {"ids": ids, "count": len(ids)}
         else:
             try:

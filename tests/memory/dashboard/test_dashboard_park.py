@@ -187,10 +187,19 @@ def test_bulk_forget_asks_first(owned_subject, owner_client, marathon):
     assert b"Forget 2 notes for good?" in response.content
     assert Note.objects.count() == 2
 
-    response = _bulk(owner_client, owned_subject, "forget", [marathon.pk, other.pk], confirmed="on")
+    # a note ticked after the question was asked is asked about again
+    third = NoteFactory(subject=owned_subject, content="Alice cycles")
+    response = _bulk(
+        owner_client, owned_subject, "forget", [marathon.pk, other.pk, third.pk], confirmed="on", count=2
+    )
+    assert b"Forget 3 notes for good?" in response.content
+    assert Note.objects.count() == 3
+
+    ids = [marathon.pk, other.pk, third.pk]
+    response = _bulk(owner_client, owned_subject, "forget", ids, confirmed="on", count=3)
     assert response.status_code == 200
     assert not Note.objects.exists()
-    assert AuditEvent.objects.filter(action="note.forgotten").count() == 2
+    assert AuditEvent.objects.filter(action="note.forgotten").count() == 3
 
 
 def test_bulk_forget_without_javascript_asks_on_the_page(owned_subject, owner_client, marathon):
@@ -199,7 +208,9 @@ def test_bulk_forget_without_javascript_asks_on_the_page(owned_subject, owner_cl
     assert response.status_code == 200
     assert b"Forget 1 note for good?" in response.content
     assert Note.objects.filter(pk=marathon.pk).exists()
-    response = owner_client.post(url, {"action": "forget", "ids": [marathon.pk], "confirmed": "on"})
+    response = owner_client.post(
+        url, {"action": "forget", "ids": [marathon.pk], "confirmed": "on", "count": 1}
+    )
     assert response.status_code == 302
     assert not Note.objects.exists()
 
@@ -254,7 +265,8 @@ def test_bulk_with_another_persons_note_is_404_and_changes_nothing(
 ):
     theirs = NoteFactory(subject=stranger_subject, content="Bob likes chess")
     for action in ("park", "forget"):
-        response = _bulk(owner_client, owned_subject, action, [marathon.pk, theirs.pk], confirmed="on")
+        ids = [marathon.pk, theirs.pk]
+        response = _bulk(owner_client, owned_subject, action, ids, confirmed="on", count=2)
         assert response.status_code == 404
     # their own note under their own subject id is refused to alice's login, too
     assert _bulk(stranger_client, owned_subject, "park", [marathon.pk]).status_code == 404
