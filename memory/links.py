@@ -92,6 +92,7 @@ def link_neighbours(note: Note, config: MemoryConfig) -> list[Neighbour]:
         pk__in=[h.id for h in hits if h.id != note.pk],
         subject_id=note.subject_id,
         archived_at__isnull=True,
+        parked_at__isnull=True,
     )
     words = word_set(note.content)
     scored: list[Neighbour] = []
@@ -214,7 +215,9 @@ def expand(
                     options.append((position[here], -weight, there, here, kind, weight))
         if not options:
             break
-        live = Note.objects.filter(pk__in={o[2] for o in options}, archived_at__isnull=True)
+        live = Note.objects.filter(
+            pk__in={o[2] for o in options}, archived_at__isnull=True, parked_at__isnull=True
+        )
         if subject_id is not None:
             live = live.filter(subject_id=subject_id)
         if scopes is not None:

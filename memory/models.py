@@ -248,6 +248,9 @@ class ProfileFact(models.Model):
     )
     valid_from = models.DateTimeField(default=timezone.now)
     valid_to = models.DateTimeField(null=True, blank=True)
+    parked_at = models.DateTimeField(
+        null=True, blank=True, help_text="Parked by the person: kept, never in any context or search."
+    )
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
@@ -297,6 +300,9 @@ class Note(models.Model):
     recall_count = models.PositiveIntegerField(default=0)
     last_recalled_at = models.DateTimeField(null=True, blank=True)
     archived_at = models.DateTimeField(null=True, blank=True)
+    parked_at = models.DateTimeField(
+        null=True, blank=True, help_text="Parked by the person: kept, never in any context or search."
+    )
     consolidated_into = models.ForeignKey(
         "Lesson",
         null=True,

@@ -162,10 +162,18 @@ def note_near_duplicates(
 
 
 def fact_list(
-    *, subject: Subject, include_contextual: bool = True, origins: tuple[str, ...] | None = None
+    *,
+    subject: Subject,
+    include_contextual: bool = True,
+    include_parked: bool = False,
+    origins: tuple[str, ...] | None = None,
 ) -> list[ProfileFact]:
-    """The subject's active facts; `origins` (when given) keeps those written with one of them."""
+    """The subject's active facts. Parked ones only with `include_parked` (the dashboard's
+    profile page): everything else that reads facts — the API, tools, summaries — skips them.
+    `origins` (when given) keeps those written with one of them (the dashboard's `?app=`)."""
     queryset = ProfileFact.objects.filter(subject=subject, valid_to=None)
+    if not include_parked:
+        queryset = queryset.filter(parked_at=None)
     if origins is not None:
         queryset = queryset.filter(origin__in=origins)
     if not include_contextual:
@@ -241,6 +249,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "source_message": f.source_message_id,
                 "valid_from": dt(f.valid_from),
                 "valid_to": dt(f.valid_to),
+                "parked_at": dt(f.parked_at),
                 "recorded_at": dt(f.created_at),
                 "superseded_by": f.superseded_by_id,
             }
@@ -265,6 +274,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "recall_count": n.recall_count,
                 "last_recalled_at": dt(n.last_recalled_at),
                 "archived_at": dt(n.archived_at),
+                "parked_at": dt(n.parked_at),
                 "consolidated_into": n.consolidated_into_id,
                 "created_at": dt(n.created_at),
                 "updated_at": dt(n.updated_at),
@@ -451,14 +461,22 @@ def note_browse(
     """The dashboard's note search: (one page of (note, score), how many match in all).
 
     `query` is searched like recall (FTS terms OR-ed, best first); without one, newest first.
-    `archived` is "live" (default), "archived" (only notes consolidated away) or "all";
+    `archived` is "live" (default: neither archived nor parked), "archived" (only notes
+    consolidated away), "parked" (only notes the person parked) or "all";
     `category` "" means notes without a consent category, None any category; `origins` (when
     given) keeps the notes written with one of them (the dashboard's `?app=`).
     """
-    filters = NoteFilter(scope=scope, tags=list(tags or []), include_archived=archived != "live")
+    filters = NoteFilter(
+        scope=scope,
+        tags=list(tags or []),
+        include_archived=archived != "live",
+        include_parked=archived in ("parked", "all"),
+    )
     queryset = note_filter_queryset(Note.objects.filter(subject=subject), filters)
     if archived == "archived":
         queryset = queryset.filter(archived_at__isnull=False)
+    elif archived == "parked":
+        queryset = queryset.filter(parked_at__isnull=False)
     if category is not None:
         queryset = queryset.filter(category=category)
     if origins is not None:

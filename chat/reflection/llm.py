@@ -22,7 +22,7 @@ MIN_CONFIDENCE = 0.5  # the prompt asks the model not to emit these; drop any it
 
 
 def _profile(subject) -> str:
-    facts = ProfileFact.objects.filter(subject=subject, valid_to=None).order_by("key")
+    facts = ProfileFact.objects.filter(subject=subject, valid_to=None, parked_at=None).order_by("key")
     return "\n".join(f"{f.key}: {f.value}" for f in facts) or "(empty)"
 
 

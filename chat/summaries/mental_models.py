@@ -132,9 +132,9 @@ class Sources:
 def _sources(subject: Subject) -> Sources:
     facts = fact_list(subject=subject)
     notes = list(
-        Note.objects.filter(subject=subject, archived_at__isnull=True).order_by("-created_at", "-pk")[
-            :RECENT_NOTES
-        ]
+        Note.objects.filter(subject=subject, archived_at__isnull=True, parked_at__isnull=True).order_by(
+            "-created_at", "-pk"
+        )[:RECENT_NOTES]
     )
     extractions = [
         (e, parse_block(e.raw_memory))

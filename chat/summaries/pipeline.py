@@ -135,7 +135,9 @@ def _conversation_inputs(conversation: Conversation) -> tuple[list[Message], lis
         )
     )
     notes = list(
-        Note.objects.filter(conversation=conversation, archived_at__isnull=True).order_by("created_at", "id")
+        Note.objects.filter(
+            conversation=conversation, archived_at__isnull=True, parked_at__isnull=True
+        ).order_by("created_at", "id")
     )
     return messages, notes
 

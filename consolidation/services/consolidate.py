@@ -55,7 +55,9 @@ def consolidation_key(subject: Subject) -> str:
 
 
 def _candidates(subject: Subject):
-    return Note.objects.filter(subject=subject, archived_at__isnull=True, consolidated_into__isnull=True)
+    return Note.objects.filter(
+        subject=subject, archived_at__isnull=True, parked_at__isnull=True, consolidated_into__isnull=True
+    )
 
 
 def _tag_list(text: str | None) -> list[str]:

@@ -58,6 +58,7 @@ def _maybe_when(**kwargs):
 
 
 MAX_ID = 2**63 - 1
+PARKED_HELP = "set while the person has parked it: kept, never in any context (absent: not parked)"
 
 
 def _id(**kwargs):
@@ -95,6 +96,7 @@ class ExportFactSerializer(StrictSerializer):
     source_message = _ref(help_text="the message (its export id) it was learned from")
     valid_from = _when()
     valid_to = _maybe_when(help_text="null while it holds")
+    parked_at = _maybe_when(required=False, help_text=PARKED_HELP)
     recorded_at = _when()
     superseded_by = _ref(help_text="the fact version (its export id) that replaced it")
 
@@ -131,6 +133,7 @@ class ExportNoteSerializer(StrictSerializer):
     recall_count = _count()
     last_recalled_at = _maybe_when()
     archived_at = _maybe_when()
+    parked_at = _maybe_when(required=False, help_text=PARKED_HELP)
     consolidated_into = _ref(help_text="the lesson (its export id) it was distilled into")
     created_at = _when()
     updated_at = _when()

@@ -45,6 +45,7 @@ from memory.selectors import (
 )
 from memory.services import (
     fact_remove,
+    item_park,
     note_edit,
     note_forget,
     note_store,
@@ -52,12 +53,15 @@ from memory.services import (
     vote_cast,
 )
 from memory.services.beliefs import fact_set_by_person
-from memory.services.facts import KEY_MESSAGE, KEY_RE
+from memory.services.facts import KEY_MESSAGE, KEY_RE, fact_active
 from memoryweb.errors import InvalidInput, NotFound
 from memoryweb.profiles import PROFILES
 
-
 # --- output shapes ------------------------------------------------------------------------
+PARKED_OUT = "when the person parked it (kept, never in any context, search or tool); null: not parked"
+PARKED_IN = "true parks it (kept, never in any context, search or tool), false unparks it"
+
+
 class FactOut(serializers.Serializer):
     id = serializers.IntegerField()
     key = serializers.CharField()
@@ -73,6 +77,7 @@ class FactOut(serializers.Serializer):
     origin = serializers.CharField()
     valid_from = serializers.DateTimeField()
     valid_to = serializers.DateTimeField(allow_null=True)
+    parked_at = serializers.DateTimeField(allow_null=True, help_text=PARKED_OUT)
     recorded_at = serializers.DateTimeField(source="created_at")
     superseded_by = serializers.IntegerField(source="superseded_by_id", allow_null=True)
     active = serializers.BooleanField(source="is_active")
@@ -92,6 +97,7 @@ class NoteOut(serializers.Serializer):
     recall_count = serializers.IntegerField()
     last_recalled_at = serializers.DateTimeField(allow_null=True)
     archived_at = serializers.DateTimeField(allow_null=True)
+    parked_at = serializers.DateTimeField(allow_null=True, help_text=PARKED_OUT)
     category = serializers.CharField()
     origin = serializers.CharField()
     version = serializers.IntegerField()
@@ -361,6 +367,28 @@ SCOPE_PARAMS = [
 
 
 class ProfileKeyApi(AppAPIView):
+    class ParkSerializer(StrictSerializer):
+        parked = StrictBooleanField(help_text=PARKED_IN)
+
+    @extend_schema(
+        parameters=SCOPE_PARAMS,
+        request=ParkSerializer,
+        responses={200: FactOut},
+        summary="Park or unpark a fact",
+    )
+    def patch(self, request, subject, key):
+        data = self.validated(self.ParkSerializer, request.data)
+        fact = fact_active(
+            self.subject(subject),
+            key,
+            request.query_params.get("mode", ""),
+            request.query_params.get("scope", ""),
+        )
+        if fact is None:
+            raise NotFound(f"no active fact {key!r}", field="key")
+        item_park(item=fact, parked=data["parked"], actor=self.actor)
+        return Response(FactOut(fact).data)
+
     @extend_schema(parameters=SCOPE_PARAMS, responses={200: FactOut}, summary="Remove a fact (history stays)")
     def delete(self, request, subject, key):
         fact = fact_remove(
@@ -471,6 +499,7 @@ class NoteApi(AppAPIView):
 
         content = StrictCharField(required=False, trim_whitespace=True)
         tags = StrictListField(child=TagField(), required=False)
+        parked = StrictBooleanField(required=False, help_text=PARKED_IN)
 
     @extend_schema(responses={200: NoteDetailOut}, summary="Read a note by id (archived ones too)")
     def get(self, request, subject, note_id):
@@ -480,14 +509,21 @@ class NoteApi(AppAPIView):
         return Response(note_detail(note))
 
     @extend_schema(
-        request=EditSerializer, responses={200: NoteDetailOut}, summary="Edit a note (a new version)"
+        request=EditSerializer,
+        responses={200: NoteDetailOut},
+        summary="Edit a note (a new version), or park or unpark it",
     )
+    @transaction.atomic  # an edit and a park in one request: both or neither
     def patch(self, request, subject, note_id):
         data = self.validated(self.EditSerializer, request.data)
         if not data:
-            raise InvalidInput("give content or tags to change", field="content")
+            raise InvalidInput("give content, tags or parked to change", field="content")
+        parked = data.pop("parked", None)
         note = note_get(subject=self.subject(subject), note_id=note_id)
-        note = note_edit(note=note, actor=self.actor, config=self.config, **data)
+        if data:
+            note = note_edit(note=note, actor=self.actor, config=self.config, **data)
+        if parked is not None:
+            item_park(item=note, parked=parked, actor=self.actor)
         return Response(note_detail(note))
 
     @extend_schema(responses={204: None}, summary="Forget a note")

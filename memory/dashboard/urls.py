@@ -44,10 +44,13 @@ urlpatterns = [
     path(S + "profile/add/", profile.fact_add, name="fact_add"),
     path(S + "profile/facts/<int:fact_id>/", profile.fact_row, name="fact_row"),
     path(S + "profile/facts/<int:fact_id>/edit/", profile.fact_edit, name="fact_edit"),
+    path(S + "profile/facts/<int:fact_id>/park/", profile.fact_park, name="fact_park"),
     path(S + "profile/facts/<int:fact_id>/remove/", profile.fact_remove, name="fact_remove"),
     path(S + "profile/facts/<int:fact_id>/history/", profile.fact_history, name="fact_history"),
     # notes
     path(S + "notes/", notes.notes, name="notes"),
+    path(S + "notes/add/", notes.note_add, name="note_add"),
+    path(S + "notes/bulk/", notes.notes_bulk, name="notes_bulk"),
     path(S + "notes/<int:note_id>/", notes.note_detail, name="note_detail"),
     path(S + "notes/<int:note_id>/vote/", notes.note_vote, name="note_vote"),
     path(S + "notes/<int:note_id>/edit/", notes.note_edit, name="note_edit"),

@@ -54,7 +54,11 @@ def rank_facts(
     # the pinned facts and the keyword hits (active facts of the subject, as the search found
     # them) in one query
     wanted = Q(pinned=True) | Q(pk__in=hit_ids) if hit_ids else Q(pinned=True)
-    active = list(ProfileFact.objects.filter(wanted, subject=subject, valid_to=None).order_by("key", "id"))
+    active = list(
+        ProfileFact.objects.filter(wanted, subject=subject, valid_to=None, parked_at=None).order_by(
+            "key", "id"
+        )
+    )
     pinned = [f for f in active if f.pinned]
     contextual = {f.pk: f for f in active if f.pk in hit_ids}
     chosen: list[tuple[ProfileFact, float, str]] = [(f, 1.0, "pinned") for f in pinned]
@@ -73,7 +77,7 @@ def rank_facts(
     if not (by_meaning or not gated):
         return chosen
     others = list(
-        ProfileFact.objects.filter(subject=subject, valid_to=None, pinned=False)
+        ProfileFact.objects.filter(subject=subject, valid_to=None, parked_at=None, pinned=False)
         .exclude(pk__in=list(contextual))
         .order_by("-valid_from", "-id")
     )

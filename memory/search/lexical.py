@@ -51,6 +51,9 @@ class NoteFilter:
     mode: str | None = None  # the note's mode qualifier ("" = unqualified)
     tags: list[str] = field(default_factory=list)
     include_archived: bool = False
+    # parked notes (the person set them aside) are kept but never retrieved; only the
+    # dashboard's own list asks for them
+    include_parked: bool = False
 
 
 @dataclass
@@ -64,6 +67,8 @@ def _note_filter_sql(filters: NoteFilter, alias: str = "n") -> tuple[list[str], 
     where, params = [], []
     if not filters.include_archived:
         where.append(f"{alias}.archived_at IS NULL")
+    if not filters.include_parked:
+        where.append(f"{alias}.parked_at IS NULL")
     if filters.scope is not None:
         where.append(f"{alias}.scope = %s")
         params.append(filters.scope)
@@ -90,6 +95,8 @@ def note_filter_queryset(queryset, filters: NoteFilter):
     """The same filters applied to a Note queryset (for listing without a query)."""
     if not filters.include_archived:
         queryset = queryset.filter(archived_at__isnull=True)
+    if not filters.include_parked:
+        queryset = queryset.filter(parked_at__isnull=True)
     if filters.scope is not None:
         queryset = queryset.filter(scope=filters.scope)
     if filters.scopes is not None:
@@ -444,7 +451,7 @@ def _fts5_ranked(
 
 
 def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[Hit]:
-    """Active contextual facts of the subject whose keywords match any of `terms` (stemmed)."""
+    """Active (unparked) contextual facts of the subject whose keywords match any of `terms` (stemmed)."""
     if not terms:
         return []
     with connection.cursor() as cursor:
@@ -453,7 +460,7 @@ def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -
                 "SELECT f.id, -bm25(memory_profilefact_fts) FROM memory_profilefact_fts "
                 "CROSS JOIN memory_profilefact f ON f.id = memory_profilefact_fts.rowid "
                 "WHERE memory_profilefact_fts MATCH %s AND f.subject_id = %s "
-                "AND f.valid_to IS NULL AND f.pinned = 0 "
+                "AND f.valid_to IS NULL AND f.parked_at IS NULL AND f.pinned = 0 "
                 "ORDER BY bm25(memory_profilefact_fts) LIMIT %s",
                 [fts5_expression(terms, column="keywords"), subject_id, limit],
             )
@@ -462,7 +469,7 @@ def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -
                 f"SELECT f.id, ts_rank_cd(to_tsvector('{PG_TS_CONFIG}', f.keywords::text), q) FROM "
                 f"memory_profilefact f, to_tsquery('{PG_TS_CONFIG}', %s) q "
                 f"WHERE to_tsvector('{PG_TS_CONFIG}', f.keywords::text) @@ q AND f.subject_id = %s "
-                "AND f.valid_to IS NULL AND NOT f.pinned ORDER BY 2 DESC LIMIT %s",
+                "AND f.valid_to IS NULL AND f.parked_at IS NULL AND NOT f.pinned ORDER BY 2 DESC LIMIT %s",
                 [tsquery_expression(terms), subject_id, limit],
             )
         rows = cursor.fetchall()
@@ -470,7 +477,7 @@ def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -
 
 
 def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[Hit]:
-    """Active facts of the subject matching any of `terms` in key, value or keywords."""
+    """Active (unparked) facts of the subject matching any of `terms` in key, value or keywords."""
     if not terms:
         return []
     with connection.cursor() as cursor:
@@ -478,7 +485,7 @@ def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[H
             cursor.execute(
                 "SELECT f.id, -bm25(memory_profilefact_fts) FROM memory_profilefact_fts "
                 "CROSS JOIN memory_profilefact f ON f.id = memory_profilefact_fts.rowid "
-                "WHERE memory_profilefact_fts MATCH %s AND f.subject_id = %s AND f.valid_to IS NULL "
+                "WHERE memory_profilefact_fts MATCH %s AND f.subject_id = %s AND f.valid_to IS NULL AND f.parked_at IS NULL "
                 "ORDER BY bm25(memory_profilefact_fts) LIMIT %s",
                 [fts5_expression(terms), subject_id, limit],
             )
@@ -487,7 +494,7 @@ def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[H
             cursor.execute(
                 f"SELECT f.id, ts_rank_cd({vector}, q) FROM memory_profilefact f, "
                 f"to_tsquery('{PG_TS_CONFIG}', %s) q "
-                f"WHERE {vector} @@ q AND f.subject_id = %s AND f.valid_to IS NULL "
+                f"WHERE {vector} @@ q AND f.subject_id = %s AND f.valid_to IS NULL AND f.parked_at IS NULL "
                 "ORDER BY 2 DESC LIMIT %s",
                 [tsquery_expression(terms), subject_id, limit],
             )

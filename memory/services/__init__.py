@@ -18,6 +18,7 @@ from memory.services.notes import (
     notes_evict_overflow,
     notes_mark_recalled,
 )
+from memory.services.parking import item_park
 from memory.services.retrieval import context_deliveries_update, retrieval_event_record
 from memory.services.votes import person_vote, vote_cast
 
@@ -31,6 +32,7 @@ __all__ = [
     "context_deliveries_update",
     "fact_remove",
     "fact_set",
+    "item_park",
     "note_edit",
     "note_forget",
     "note_store",

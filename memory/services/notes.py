@@ -222,17 +222,18 @@ def note_forget(*, note: Note, actor: Actor) -> None:
 def notes_evict_overflow(*, subject: Subject, config: MemoryConfig, actor: Actor) -> int:
     """Delete the subject's live notes beyond `notes.maxEntries`; returns how many. Safe to repeat.
 
-    Archived notes (consolidated into a lesson) do not count and are never evicted here. The
+    Archived notes (consolidated into a lesson) and parked ones (kept by the person) do not count
+    and are never evicted here. The
     victims are chosen and deleted by one DELETE … WHERE id IN (SELECT … ORDER BY … LIMIT n);
     their dependent rows go first by the same subquery, all in this transaction.
     """
     limit = config["notes.maxEntries"]
-    live = Note.objects.filter(subject=subject, archived_at__isnull=True).count()
+    live = Note.objects.filter(subject=subject, archived_at__isnull=True, parked_at__isnull=True).count()
     overflow = live - limit
     if overflow <= 0:
         return 0
     victims = (
-        "SELECT id FROM memory_note WHERE subject_id = %s AND archived_at IS NULL "
+        "SELECT id FROM memory_note WHERE subject_id = %s AND archived_at IS NULL AND parked_at IS NULL "
         f"ORDER BY {eviction_order(config)} LIMIT %s"
     )
     params = [subject.pk, overflow]

@@ -315,6 +315,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             recall_count=n["recall_count"],
             last_recalled_at=_when(n["last_recalled_at"]),
             archived_at=_when(n["archived_at"]),
+            parked_at=_when(n.get("parked_at")),
             consolidated_into_id=ids.get("lesson", n["consolidated_into"], f"{at}.consolidated_into"),
             category=n["category"],
             origin=Origin.IMPORT,
@@ -379,6 +380,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             source_message_id=ids.get("message", f["source_message"], f"{at}.source_message"),
             valid_from=_at(f["valid_from"]),
             valid_to=_when(f["valid_to"]),
+            parked_at=_when(f.get("parked_at")),
             exceptions=redact_data(f["exceptions"]),
             created_at=_at(f["recorded_at"]),
         )

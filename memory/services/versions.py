@@ -70,7 +70,11 @@ def _fact_version_write(*, active: ProfileFact | None, changes: dict, origin: st
         # closed before the new row: one active version per key is a database constraint
         active.valid_to = valid_from
         active.save(update_fields=["valid_to"])
-    fact = ProfileFact.objects.create(**changes, origin=origin, valid_from=valid_from, created_at=now)
+    # a parked fact stays parked through a new value: only unparking brings it back
+    parked_at = active.parked_at if active is not None else None
+    fact = ProfileFact.objects.create(
+        **changes, origin=origin, valid_from=valid_from, parked_at=parked_at, created_at=now
+    )
     if active is not None:
         active.superseded_by = fact
         active.save(update_fields=["superseded_by"])

@@ -1,10 +1,12 @@
-"""Notes: search as you type with filters, vote, edit (a new version), forget; note detail."""
+"""Notes: search as you type with filters, add, vote, edit (a new version), park, forget; bulk
+actions on the selected notes; note detail."""
 
 from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -12,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory import services
 from memory.dashboard.writers import writer_origins
-from memory.models import ConsentCategory, ItemKind, Note, Signal
+from memory.models import ConsentCategory, ItemKind, Note, Origin, Signal
 from memory.modes import mode_names
 from memory.selectors import note_browse, note_dossier, note_facets
 from memory.services.notes import TAG_RE
@@ -41,7 +43,12 @@ class NoteSearchForm(forms.Form):
     scope = forms.CharField(required=False, max_length=200)
     archived = forms.ChoiceField(
         required=False,
-        choices=[("live", "Live notes"), ("archived", "Archived (in a lesson)"), ("all", "All notes")],
+        choices=[
+            ("live", "Live notes"),
+            ("parked", "Parked (kept, never in a context)"),
+            ("archived", "Archived (in a lesson)"),
+            ("all", "All notes"),
+        ],
     )
     category = forms.ChoiceField(required=False)
     app = forms.CharField(required=False, max_length=100, help_text="The app that wrote them.")
@@ -79,6 +86,52 @@ class NoteEditForm(forms.Form):
         return split_list(self.cleaned_data.get("tags", ""))
 
 
+class NoteAddForm(NoteEditForm):
+    """The person writes a note themselves (stored as the API stores one: `note_store`)."""
+
+
+BULK_LIMIT = 200
+BULK_ACTIONS = [
+    ("park", "Park"),
+    ("unpark", "Unpark"),
+    ("up", "Vote up"),
+    ("down", "Vote down"),
+    ("tag_add", "Add tag"),
+    ("tag_remove", "Remove tag"),
+    ("forget", "Forget"),
+]
+
+
+class BulkForm(forms.Form):
+    action = forms.ChoiceField(choices=BULK_ACTIONS)
+    tag = forms.CharField(required=False, max_length=50)
+    confirmed = forms.BooleanField(required=False)
+    # how many notes the confirmation named: more ticked since then are asked about again
+    count = forms.IntegerField(required=False, min_value=1, max_value=BULK_LIMIT)
+
+    def __init__(self, data, *args, **kwargs):
+        super().__init__(data, *args, **kwargs)
+        self.raw_ids = data.getlist("ids") if hasattr(data, "getlist") else []
+
+    def clean(self):
+        data = super().clean()
+        try:
+            ids = sorted({int(raw) for raw in self.raw_ids})
+        except ValueError:
+            raise forms.ValidationError("Ids: each selected note is a number.") from None
+        if not ids:
+            raise forms.ValidationError("Select at least one note.")
+        if len(ids) > BULK_LIMIT:
+            raise forms.ValidationError(f"Select at most {BULK_LIMIT} notes at once.")
+        data["ids"] = ids
+        if data.get("action") in ("tag_add", "tag_remove"):
+            tag = (data.get("tag") or "").strip().lower()
+            if not TAG_RE.match(tag):
+                self.add_error("tag", "Give a tag: letters, digits and : . / - _ only.")
+            data["tag"] = tag
+        return data
+
+
 class VoteForm(forms.Form):
     signal = forms.ChoiceField(choices=[(Signal.UP, "up"), (Signal.DOWN, "down")])
     # the mode of the page the vote was given on (its `?mode=`, e.g. followed from a context
@@ -93,6 +146,19 @@ class VoteForm(forms.Form):
         mode_field = self.fields["mode"]
         assert isinstance(mode_field, forms.ChoiceField)
         mode_field.choices = [("", "none")] + [(name, name) for name in sorted(mode_names())]
+
+
+def _notes_page(
+    request, subject, form: NoteSearchForm, *, add_form=None, bulk_confirm=None, status: int = 200
+) -> HttpResponse:
+    context = _results_context(subject, form) if form.is_valid() else {"subject": subject, "results": []}
+    context.update(
+        form=form,
+        facets=note_facets(subject=subject),
+        add_form=add_form or NoteAddForm(),
+        bulk_confirm=bulk_confirm,
+    )
+    return render_page(request, subject, "dashboard/notes.html", context, page="notes", status=status)
 
 
 def _results_context(subject, form: NoteSearchForm) -> dict:
@@ -131,8 +197,34 @@ def notes(request: HttpRequest, subject) -> HttpResponse:
     status = 200 if valid else 400
     if is_htmx(request):
         return render_fragment(request, "dashboard/partials/notes_results.html", context, status=status)
-    context["facets"] = note_facets(subject=subject)
-    return render_page(request, subject, "dashboard/notes.html", context, page="notes", status=status)
+    return _notes_page(request, subject, form, status=status)
+
+
+@subject_view
+@require_POST
+def note_add(request: HttpRequest, subject) -> HttpResponse:
+    """The person writes a note: stored through `note_store` as the API stores one (deduplicated,
+    audited as `note.stored`, origin dashboard). Their own write needs no consent: it is theirs."""
+    form = NoteAddForm(request.POST)
+    if form.is_valid():
+        try:
+            note, created = services.note_store(
+                subject=subject,
+                content=form.cleaned_data["content"],
+                tags=form.cleaned_data["tags"],
+                origin=Origin.DASHBOARD,
+                actor=dashboard_actor(request),
+                config=subject_config(subject),
+            )
+        except MemorywebError as error:
+            add_service_error(form, error)
+        else:
+            if created:
+                messages.success(request, f"Saved note n:{note.pk}.")
+            else:
+                messages.info(request, f"Note n:{note.pk} already said that: nothing new was stored.")
+            return redirect("dashboard:notes", subject_id=subject.pk)
+    return _notes_page(request, subject, NoteSearchForm({}), add_form=form, status=400)
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -275,3 +367,92 @@ def note_forget(request: HttpRequest, subject, note_id: int) -> HttpResponse:
             context.update(total=counted["total"], searching=counted["searching"])
         return render_fragment(request, "dashboard/partials/notes_removed.html", context)
     return redirect("dashboard:notes", subject_id=subject.pk)
+
+
+def _bulk_apply(request: HttpRequest, subject, action: str, notes: list[Note], tag: str) -> int:
+    """Apply one bulk action to the notes (all of the subject); returns how many changed."""
+    actor = dashboard_actor(request)
+    config = subject_config(subject)
+    changed = 0
+    for note in notes:
+        if action in ("park", "unpark"):
+            changed += services.item_park(item=note, parked=action == "park", actor=actor)
+        elif action == "forget":
+            services.note_forget(note=note, actor=actor)
+            changed += 1
+        elif action in ("up", "down"):
+            signal = Signal.UP if action == "up" else Signal.DOWN
+            wanted = 1 if action == "up" else -1
+            # the person's one vote, set (never withdrawn: that is the single note's button)
+            if services.person_vote(item_kind=ItemKind.NOTE, item_id=note.pk, actor=actor) != wanted:
+                services.vote_cast(
+                    subject=subject,
+                    item_kind=ItemKind.NOTE,
+                    item_id=note.pk,
+                    signal=signal,
+                    actor=actor,
+                    config=config,
+                    person=True,
+                )
+                changed += 1
+        else:
+            if action == "tag_add":
+                tags = note.tags if tag in note.tags else [*note.tags, tag]
+            else:
+                tags = [t for t in note.tags if t != tag]
+            if tags != note.tags:  # a new version of the note, as an edit writes
+                services.note_edit(note=note, tags=tags, origin=Origin.DASHBOARD, actor=actor, config=config)
+                changed += 1
+    return changed
+
+
+BULK_DONE = {
+    "park": "Parked",
+    "unpark": "Unparked",
+    "forget": "Forgot",
+    "up": "Voted up",
+    "down": "Voted down",
+    "tag_add": "Tagged",
+    "tag_remove": "Untagged",
+}
+
+
+@subject_view
+@require_POST
+def notes_bulk(request: HttpRequest, subject) -> HttpResponse:
+    """One action on the selected notes (`ids`): park, unpark, vote up or down (the person's one
+    vote), add or remove a tag, or forget — which asks first (`confirmed`, with the `count` it
+    named). Every id must be one
+    of the subject's notes, else 404 and nothing changes; all or nothing. Answers the list again
+    (htmx, with the search and filters of the page) or goes back to it."""
+    form = BulkForm(request.POST)
+    search = NoteSearchForm(request.POST)
+    status, confirm = 200, None
+    if not form.is_valid():
+        status = 400
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+    else:
+        ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
+        notes = list(Note.objects.filter(subject=subject, pk__in=ids).order_by("pk"))
+        if len(notes) != len(ids):  # another subject's note, or none: as owned_or_404
+            raise Http404("No such note.")
+        confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
+        if action == "forget" and not confirmed:
+            confirm = {"ids": ids, "count": len(ids)}
+        else:
+            try:
+                with transaction.atomic():
+                    changed = _bulk_apply(request, subject, action, notes, form.cleaned_data["tag"])
+            except MemorywebError as error:
+                status = 400
+                messages.error(request, f"Nothing changed: {error.message}")
+            else:
+                label = "note" if changed == 1 else "notes"
+                messages.success(request, f"{BULK_DONE[action]} {changed} {label}.")
+    if not is_htmx(request):
+        if status == 200 and confirm is None:  # back to the list, or the note page it came from
+            return redirect(_safe_next(request) or reverse("dashboard:notes", args=[subject.pk]))
+        return _notes_page(request, subject, search, bulk_confirm=confirm, status=status)
+    context = _results_context(subject, search) if search.is_valid() else {"subject": subject, "results": []}
+    context.update(form=search, bulk_confirm=confirm)
+    return render_fragment(request, "dashboard/partials/notes_results.html", context, status=status)

@@ -1,4 +1,4 @@
-"""Profile: the subject's active facts, add, inline edit (a new version), remove, history."""
+"""Profile: the subject's active facts, add, inline edit (a new version), park, remove, history."""
 
 from django import forms
 from django.contrib import messages
@@ -64,7 +64,7 @@ def _profile_page(request, subject, *, add_form=None, editing=None, edit_form=No
         subject,
         "dashboard/profile.html",
         {
-            "facts": fact_list(subject=subject, origins=writer_origins(subject, app)),
+            "facts": fact_list(subject=subject, include_parked=True, origins=writer_origins(subject, app)),
             "app_filter": app,
             "add_form": add_form or FactAddForm(initial={"pinned": True}),
             "editing": editing,
@@ -105,13 +105,13 @@ def fact_add(request: HttpRequest, subject) -> HttpResponse:
                 return redirect("dashboard:profile", subject_id=subject.pk)
             context = {
                 "subject": subject,
-                "facts": fact_list(subject=subject),
+                "facts": fact_list(subject=subject, include_parked=True),
                 "add_form": FactAddForm(initial={"pinned": True}),
             }
             return render_fragment(request, "dashboard/partials/profile_body.html", context)
     if not is_htmx(request):
         return _profile_page(request, subject, add_form=form, status=400)
-    context = {"subject": subject, "facts": fact_list(subject=subject), "add_form": form}
+    context = {"subject": subject, "facts": fact_list(subject=subject, include_parked=True), "add_form": form}
     return render_fragment(request, "dashboard/partials/profile_body.html", context, status=400)
 
 
@@ -168,6 +168,35 @@ def fact_edit(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
         return _profile_page(request, subject, editing=fact.pk, edit_form=form, status=400)
     context = {"subject": subject, "fact": fact, "form": form}
     return render_fragment(request, "dashboard/partials/profile_fact_form.html", context, status=400)
+
+
+class ParkForm(forms.Form):
+    parked = forms.TypedChoiceField(choices=[("1", "park"), ("0", "unpark")], coerce=lambda v: v == "1")
+
+
+@subject_view
+@require_POST
+def fact_park(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
+    """Park the fact (kept here, never in a context, search or tool) or unpark it."""
+    fact = _active_fact(subject, fact_id)
+    form = ParkForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose park or unpark.")
+        status = 400
+    else:
+        parked = form.cleaned_data["parked"]
+        services.item_park(item=fact, parked=parked, actor=dashboard_actor(request))
+        if parked:
+            messages.success(
+                request, f"Parked {fact.key}: kept, and out of every context until you unpark it."
+            )
+        else:
+            messages.success(request, f"Unparked {fact.key}: it is back in the context.")
+        status = 200
+    if not is_htmx(request):
+        return redirect("dashboard:profile", subject_id=subject.pk)
+    context = {"subject": subject, "fact": fact}
+    return render_fragment(request, "dashboard/partials/profile_fact_row.html", context, status=status)
 
 
 @subject_view

@@ -35,6 +35,11 @@ def _fact(subject: Subject) -> dict:
     return {"fact_id": FactFactory(subject=subject, key="city", value="Lisbon").pk}
 
 
+def _bulk_notes(subject: Subject) -> dict:
+    """Bulk actions name their notes in the body, not the URL."""
+    return {"body": {"ids": [_note(subject)["note_id"], _note(subject)["note_id"]]}}
+
+
 def _linked_note(subject: Subject) -> dict:
     note = NoteFactory(subject=subject, content="Alice trains for a half marathon")
     other = NoteFactory(subject=subject, content="Alice runs on Sundays")
@@ -187,9 +192,12 @@ ROUTES = [
     Route("dashboard:fact_row", make=_fact),
     Route("dashboard:fact_edit", make=_fact),
     Route("dashboard:fact_edit", "POST", make=_fact, data={"value": "Porto", "pinned": "on"}),
+    Route("dashboard:fact_park", "POST", make=_fact, data={"parked": "1"}),
     Route("dashboard:fact_remove", "POST", make=_fact),
     Route("dashboard:fact_history", make=_fact),
     Route("dashboard:notes"),
+    Route("dashboard:note_add", "POST", data={"content": "Alice swims on Mondays", "tags": "sport"}),
+    Route("dashboard:notes_bulk", "POST", make=_bulk_notes, data={"action": "park"}),
     Route("dashboard:note_detail", make=_linked_note),
     Route("dashboard:note_vote", "POST", make=_note, data={"signal": "up"}),
     Route("dashboard:note_edit", make=_note),
@@ -286,18 +294,25 @@ STAFF_ONLY = {"dashboard:audit": {}, "dashboard:audit_export": {"fmt": "csv"}}
 EVERY_USER = ["dashboard:modes"]
 
 
-def _url(route: Route, subject: Subject, item_subject: Subject | None = None) -> str:
+def _target(route: Route, subject: Subject, item_subject: Subject | None = None) -> tuple[str, dict]:
+    """The route's URL and POST body (the row's data, plus items named in the body)."""
     kwargs = route.make(item_subject or subject)
     query = kwargs.pop("query", None)  # an item named in the query string (the graph's focus)
+    body = {**route.data, **kwargs.pop("body", {})}  # items named in the body (bulk actions' ids)
     url = reverse(route.name, kwargs={"subject_id": subject.pk, **kwargs})
-    return f"{url}?{urlencode(query)}" if query else url
+    return (f"{url}?{urlencode(query)}" if query else url), body
 
 
-def _send(client: Client, route: Route, url: str, *, htmx: bool = False):
+def _url(route: Route, subject: Subject, item_subject: Subject | None = None) -> str:
+    return _target(route, subject, item_subject)[0]
+
+
+def _send(client: Client, route: Route, target: tuple[str, dict], *, htmx: bool = False):
+    url, body = target
     if htmx:
-        return hx(client, route.method, url, route.data)
+        return hx(client, route.method, url, body)
     if route.method == "POST":
-        return client.post(url, route.data)
+        return client.post(url, body)
     return client.get(url)
 
 
@@ -315,9 +330,9 @@ def test_every_dashboard_url_is_in_the_table():
 
 @pytest.mark.parametrize("route", ROUTES, ids=str)
 def test_anonymous_is_sent_to_login(route, owned_subject, web_client):
-    url = _url(route, owned_subject)
+    target = _target(route, owned_subject)
     before = _writes()
-    response = _send(web_client, route, url)
+    response = _send(web_client, route, target)
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("login"))
     assert _writes() == before
@@ -326,22 +341,22 @@ def test_anonymous_is_sent_to_login(route, owned_subject, web_client):
 @pytest.mark.parametrize("route", ROUTES, ids=str)
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
 def test_owner_is_served(route, htmx, owned_subject, owner_client):
-    response = _send(owner_client, route, _url(route, owned_subject), htmx=htmx)
+    response = _send(owner_client, route, _target(route, owned_subject), htmx=htmx)
     assert 200 <= response.status_code < 400, response.content[:500]
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=str)
 def test_staff_is_served_any_subject(route, owned_subject, staff_client):
-    response = _send(staff_client, route, _url(route, owned_subject))
+    response = _send(staff_client, route, _target(route, owned_subject))
     assert 200 <= response.status_code < 400, response.content[:500]
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=str)
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
 def test_another_person_gets_404_and_nothing_changes(route, htmx, owned_subject, stranger_client):
-    url = _url(route, owned_subject)
+    target = _target(route, owned_subject)
     before = _writes()
-    response = _send(stranger_client, route, url, htmx=htmx)
+    response = _send(stranger_client, route, target, htmx=htmx)
     assert response.status_code == 404
     assert _writes() == before
 
@@ -350,9 +365,9 @@ def test_another_person_gets_404_and_nothing_changes(route, htmx, owned_subject,
 def test_another_subjects_item_under_your_own_subject_is_404(
     route, owned_subject, stranger_subject, owner_client
 ):
-    url = _url(route, owned_subject, item_subject=stranger_subject)
+    target = _target(route, owned_subject, item_subject=stranger_subject)
     before = _writes()
-    response = _send(owner_client, route, url)
+    response = _send(owner_client, route, target)
     assert response.status_code == 404
     assert _writes() == before
 
@@ -372,9 +387,9 @@ def test_state_changes_refuse_get(route, owned_subject, owner_client):
 def test_state_changes_need_the_csrf_token(route, owned_subject, owner):
     client = Client(enforce_csrf_checks=True)
     client.force_login(owner)
-    url = _url(route, owned_subject)
+    url, body = _target(route, owned_subject)
     before = _writes()
-    assert client.post(url, route.data).status_code == 403
+    assert client.post(url, body).status_code == 403
     assert _writes() == before
 
 
