@@ -121,6 +121,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "profile": ("GET", "/subjects/{subject}/profile"),
     "profile_history": ("GET", "/subjects/{subject}/profile/{key}/history"),
     "profile_remove": ("DELETE", "/subjects/{subject}/profile/{key}"),
+    "profile_park": ("PATCH", "/subjects/{subject}/profile/{key}"),
     # notes and votes
     "note_store": ("POST", "/subjects/{subject}/notes"),
     "notes_recall": ("GET", "/subjects/{subject}/notes"),
@@ -687,6 +688,16 @@ class _Api:
         params = {k: v for k, v in {"mode": mode, "scope": scope}.items() if v}
         return self._run(_call("profile_remove", _one(Fact), params=params, subject=subject, key=key))
 
+    def profile_park(
+        self, subject: str, key: str, parked: bool = True, mode: str = "", scope: str = ""
+    ) -> Fact:
+        """Park the active version of `key` (kept, in no context) or, with parked=False, unpark it."""
+        params = {k: v for k, v in {"mode": mode, "scope": scope}.items() if v}
+        body = {"parked": parked}
+        return self._run(
+            _call("profile_park", _one(Fact), json=body, params=params, subject=subject, key=key)
+        )
+
     # --- notes and votes --------------------------------------------------------------------
     def note_store(
         self,
@@ -741,10 +752,16 @@ class _Api:
         return self._run(_call("note", _one(Note), subject=subject, note_id=int(id)))
 
     def note_edit(
-        self, subject: str, id: int, content: str | None = None, tags: list[str] | None = None
+        self,
+        subject: str,
+        id: int,
+        content: str | None = None,
+        tags: list[str] | None = None,
+        parked: bool | None = None,
     ) -> Note:
-        """Write a new version of a note."""
-        body = _drop_none({"content": content, "tags": tags})
+        """Write a new version of a note (content, tags), and/or park it (kept, in no context) or
+        unpark it (parked=False)."""
+        body = _drop_none({"content": content, "tags": tags, "parked": parked})
         return self._run(_call("note_edit", _one(Note), json=body, subject=subject, note_id=int(id)))
 
     def note_forget(self, subject: str, id: int) -> None:

@@ -649,6 +649,24 @@ def test_results_are_typed_and_still_dicts(memory):
         note.no_such_field  # noqa: B018
 
 
+def test_a_parked_note_and_fact_leave_the_context_and_come_back_when_unparked(memory):
+    memory.profile_set("alice", "hometown", "Braga", pinned=True)
+    note = memory.note_store("alice", "Alice keeps her climbing shoes in the blue locker")
+
+    fact = memory.profile_park("alice", "hometown")
+    parked = memory.note_edit("alice", note.id, parked=True)
+    hidden = memory.context("alice", "where are my climbing shoes? hometown?").prompt
+
+    assert fact.parked_at and parked.parked_at
+    assert "Braga" not in hidden and "blue locker" not in hidden
+
+    memory.profile_park("alice", "hometown", parked=False)
+    memory.note_edit("alice", note.id, parked=False)
+    shown = memory.context("alice", "where are my climbing shoes? hometown?").prompt
+
+    assert "Braga" in shown and "blue locker" in shown
+
+
 def test_lessons_and_procedures_are_listed_read_edited_and_deleted(memory, subject):
     lesson = Lesson.objects.create(subject=subject, text="Deploy the billing api on Tuesdays.")
     procedure = Procedure.objects.create(subject=subject, title="Deploy", steps=["build", "ship"])
