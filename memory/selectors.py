@@ -57,7 +57,7 @@ def conversations_with_pause(queryset, *, app: App):
 def paused_subject(conversation: Conversation) -> Conversation:
     """Hand a `conversations_with_pause` row's flag to its subject, for subject_access_check."""
     if hasattr(conversation, "subject_app_paused"):
-        conversation.subject.app_paused = conversation.subject_app_paused
+        conversation.subject.app_paused = conversation.subject_app_paused  # type: ignore[attr-defined]
     return conversation
 
 

@@ -26,7 +26,7 @@ def item_park(*, item: Note | ProfileFact, parked: bool, actor: Actor) -> bool:
         raise InvalidInput("only notes and facts can be parked", field="item")
     if not isinstance(parked, bool):
         raise InvalidInput("parked must be true or false", field="parked")
-    if kind == "fact" and item.valid_to is not None:
+    if isinstance(item, ProfileFact) and item.valid_to is not None:
         raise InvalidInput("only the active version of a fact can be parked", field="item")
     if (item.parked_at is not None) == parked:
         return False

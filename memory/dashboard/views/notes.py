@@ -430,7 +430,7 @@ def notes_bulk(request: HttpRequest, subject) -> HttpResponse:
     status, confirm = 200, None
     if not form.is_valid():
         status = 400
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
     else:
         ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
         notes = list(Note.objects.filter(subject=subject, pk__in=ids).order_by("pk"))
