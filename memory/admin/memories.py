@@ -12,6 +12,38 @@ from memory.services.evidence import evidence_forget
 from memory.services.lessons import lesson_delete, procedure_delete
 
 
+class NoteColumns:
+    """The notes' and note versions' list columns: the content wrapped (its full text on hover,
+    static/css/admin.css) so the table fits 1366 px, and short tags, votes, archived, date."""
+
+    class Media:
+        css = {"all": ["css/admin.css"]}
+
+    @admin.display(description="content")
+    def short_content(self, obj):
+        return format_html(
+            '<span class="mw-content" title="{}">{}</span>',
+            truncate(obj.content, 500),
+            truncate(obj.content, 160),
+        )
+
+    @admin.display(description="tags")
+    def tag_list(self, obj):
+        return truncate(", ".join(obj.tags or []), 40)
+
+    @admin.display(description="votes · recalls")
+    def votes_and_recalls(self, obj):
+        return f"{obj.vote_score:.2f} · {obj.recall_count}"
+
+    @admin.display(description="archived", boolean=True, ordering="archived_at")
+    def is_archived(self, obj):
+        return obj.archived_at is not None
+
+    @admin.display(description="created", ordering="created_at")
+    def created_on(self, obj):
+        return obj.created_at.date().isoformat()
+
+
 @admin.register(models.ProfileFact)
 class ProfileFactAdmin(HistoryAdmin):
     """Every version of every fact: a set supersedes, a remove closes, nothing is rewritten."""
@@ -46,7 +78,7 @@ class NoteSourceInline(HistoryInline):
 
 
 @admin.register(models.Note)
-class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
+class NoteAdmin(NoteColumns, ServiceDeleteMixin, HistoryAdmin):
     # few, narrow columns so the content gets the room and the table fits 1366 px beside the
     # filters: the gist wraps (the whole text is its tooltip), votes and recalls share a column
     list_display = [
@@ -71,33 +103,6 @@ class NoteAdmin(ServiceDeleteMixin, HistoryAdmin):
     show_full_result_count = False  # a subject may hold 100k notes
     inlines = [NoteVersionInline, NoteSourceInline]
     deletable = True  # deleting is "forget", through note_forget
-
-    class Media:
-        css = {"all": ["css/admin.css"]}
-
-    @admin.display(description="content")
-    def short_content(self, obj):
-        return format_html(
-            '<span class="mw-content" title="{}">{}</span>',
-            truncate(obj.content, 500),
-            truncate(obj.content, 160),
-        )
-
-    @admin.display(description="tags")
-    def tag_list(self, obj):
-        return truncate(", ".join(obj.tags or []), 40)
-
-    @admin.display(description="votes · recalls")
-    def votes_and_recalls(self, obj):
-        return f"{obj.vote_score:.2f} · {obj.recall_count}"
-
-    @admin.display(description="archived", boolean=True, ordering="archived_at")
-    def is_archived(self, obj):
-        return obj.archived_at is not None
-
-    @admin.display(description="created", ordering="created_at")
-    def created_on(self, obj):
-        return obj.created_at.date().isoformat()
 
     def service_delete(self, request, obj):
         note_forget(note=obj, actor=admin_actor(request))
@@ -135,39 +140,12 @@ class EvidenceAdmin(ServiceDeleteMixin, HistoryAdmin):
 
 
 @admin.register(models.NoteVersion)
-class NoteVersionAdmin(HistoryAdmin):
+class NoteVersionAdmin(NoteColumns, HistoryAdmin):
     list_display = ["note", "version", "short_content", "origin", "created_at"]
     list_filter = ["origin"]
     search_fields = ["content", "=note__id"]
     list_select_related = ["note"]
     show_full_result_count = False
-
-    class Media:
-        css = {"all": ["css/admin.css"]}
-
-    @admin.display(description="content")
-    def short_content(self, obj):
-        return format_html(
-            '<span class="mw-content" title="{}">{}</span>',
-            truncate(obj.content, 500),
-            truncate(obj.content, 160),
-        )
-
-    @admin.display(description="tags")
-    def tag_list(self, obj):
-        return truncate(", ".join(obj.tags or []), 40)
-
-    @admin.display(description="votes · recalls")
-    def votes_and_recalls(self, obj):
-        return f"{obj.vote_score:.2f} · {obj.recall_count}"
-
-    @admin.display(description="archived", boolean=True, ordering="archived_at")
-    def is_archived(self, obj):
-        return obj.archived_at is not None
-
-    @admin.display(description="created", ordering="created_at")
-    def created_on(self, obj):
-        return obj.created_at.date().isoformat()
 
 
 @admin.register(models.NoteSource)

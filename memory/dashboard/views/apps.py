@@ -8,8 +8,6 @@ dashboard (the person) and memoryweb's own jobs (consolidation: lessons, procedu
 rest (memory/dashboard/writers.py names the writer of an item from its origin).
 """
 
-from datetime import UTC, datetime, time, timedelta
-
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -34,7 +32,7 @@ from memory.models import (
 from memory.selectors import retrieval_events_naming
 from memory.services.apps import subject_app_pause, subject_app_resume
 
-from .base import dashboard_actor, render_page, subject_config, subject_view
+from .base import DateRangeForm, created_between, dashboard_actor, render_page, subject_config, subject_view
 
 PAGE_SIZE = 50
 
@@ -118,24 +116,13 @@ def app_resume(request: HttpRequest, subject: Subject, app_id: int) -> HttpRespo
     return redirect("dashboard:apps", subject_id=subject.pk)
 
 
-class AccessFilterForm(forms.Form):
+class AccessFilterForm(DateRangeForm):
     app = forms.CharField(required=False, max_length=100)
     kind = forms.ChoiceField(
         required=False,
         choices=[("", "Any item"), *ItemKind.choices],
     )
-    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
-    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
-
-    def clean(self):
-        data = super().clean()
-        if data.get("since") and data.get("until") and data["since"] > data["until"]:
-            self.add_error("until", "until is before since")
-        return data
-
-
-def _day_start(day) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=UTC)
+    field_order = ["app", "kind", "since", "until"]
 
 
 @subject_view
@@ -152,10 +139,7 @@ def access(request: HttpRequest, subject: Subject) -> HttpResponse:
             events = events.none()
         if data["kind"]:
             events = retrieval_events_naming(events, f'"kind": "{data["kind"]}"')
-        if data["since"]:
-            events = events.filter(created_at__gte=_day_start(data["since"]))
-        if data["until"]:
-            events = events.filter(created_at__lt=_day_start(data["until"] + timedelta(days=1)))
+        events = created_between(events, data)
     else:
         events = events.none()
     page_obj = Paginator(events.order_by("-created_at", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))

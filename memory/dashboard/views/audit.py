@@ -12,7 +12,6 @@ Filters (query string, all optional):
 import csv
 import json
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, time, timedelta
 from functools import wraps
 
 from django import forms
@@ -27,7 +26,7 @@ from django.views.decorators.http import require_GET
 from memory.models import AuditEvent
 from memory.services.audit import audit_record
 
-from .base import dashboard_actor, render_page
+from .base import DateRangeForm, created_between, dashboard_actor, render_page
 
 PAGE_SIZE = 50
 EXPORT_FIELDS = [
@@ -58,22 +57,11 @@ def staff_view(view: Callable) -> Callable:
     return wrapper
 
 
-class AuditFilterForm(forms.Form):
+class AuditFilterForm(DateRangeForm):
     subject = forms.CharField(required=False, max_length=200)
     actor = forms.CharField(required=False, max_length=220)
     action = forms.CharField(required=False, max_length=60)
-    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
-    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
-
-    def clean(self):
-        data = super().clean()
-        if data.get("since") and data.get("until") and data["since"] > data["until"]:
-            self.add_error("until", "until is before since")
-        return data
-
-
-def _day_start(day) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=UTC)
+    field_order = ["subject", "actor", "action", "since", "until"]
 
 
 def audit_filtered(filters: dict) -> QuerySet[AuditEvent]:
@@ -93,11 +81,7 @@ def audit_filtered(filters: dict) -> QuerySet[AuditEvent]:
     action = (filters.get("action") or "").strip()
     if action:
         events = events.filter(action__startswith=action)
-    if filters.get("since"):
-        events = events.filter(created_at__gte=_day_start(filters["since"]))
-    if filters.get("until"):
-        events = events.filter(created_at__lt=_day_start(filters["until"] + timedelta(days=1)))
-    return events
+    return created_between(events, filters)
 
 
 def _row(event: AuditEvent) -> dict:

@@ -23,6 +23,7 @@ Adding a page:
 """
 
 from collections.abc import Callable
+from datetime import UTC, datetime, time, timedelta
 from functools import wraps
 from typing import TypeVar
 
@@ -167,3 +168,30 @@ def report_edit(request: HttpRequest, *, before: int, after: int) -> None:
 def split_list(text: str) -> list[str]:
     """Comma-separated input ("a, b,c") → ["a", "b", "c"], blanks dropped."""
     return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+class DateRangeForm(forms.Form):
+    """`since` and `until` (YYYY-MM-DD, UTC, both days included) for a page's filters: the audit
+    trail's and the access log's forms add their own fields."""
+
+    since = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+    until = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["since"] > data["until"]:
+            self.add_error("until", "until is before since")
+        return data
+
+
+def created_between(queryset, filters: dict):
+    """`queryset` kept to rows created from `since` to `until` (DateRangeForm's cleaned data)."""
+    if filters.get("since"):
+        queryset = queryset.filter(created_at__gte=_day_start(filters["since"]))
+    if filters.get("until"):
+        queryset = queryset.filter(created_at__lt=_day_start(filters["until"] + timedelta(days=1)))
+    return queryset
+
+
+def _day_start(day) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
