@@ -131,6 +131,7 @@ ENDPOINTS = {
     "profile-list": ("api-profile", "get", "/subjects/alice/profile", None),
     "profile-set": ("api-profile", "post", "/subjects/alice/profile", {"key": "city", "value": "Lyon"}),
     "profile-remove": ("api-profile-key", "delete", "/subjects/alice/profile/{key}", None),
+    "profile-park": ("api-profile-key", "patch", "/subjects/alice/profile/{key}", {"parked": True}),
     "profile-history": ("api-profile-history", "get", "/subjects/alice/profile/{key}/history", None),
     "contract-list": ("api-contract", "get", "/subjects/alice/contract", None),
     "contract-set": (
@@ -306,6 +307,7 @@ FOREIGN = {
     "responses-post": ("post", "/conversations/{conversation}/responses", {"text": "hi!"}),
     "profile-list": ("get", "/subjects/alice/profile", None),
     "profile-remove": ("delete", "/subjects/alice/profile/{key}", None),
+    "profile-park": ("patch", "/subjects/alice/profile/{key}", {"parked": True}),
     "profile-history": ("get", "/subjects/alice/profile/{key}/history", None),
     "contract-list": ("get", "/subjects/alice/contract", None),
     "notes-recall": ("get", "/subjects/alice/notes?query=cat", None),
@@ -321,6 +323,7 @@ FOREIGN = {
     ),
     "note-read": ("get", "/subjects/alice/notes/{note}", None),
     "note-edit": ("patch", "/subjects/alice/notes/{note}", {"content": "overwritten"}),
+    "note-park": ("patch", "/subjects/alice/notes/{note}", {"parked": True}),
     "note-forget": ("delete", "/subjects/alice/notes/{note}", None),
     "evidence-read": ("get", "/evidence/{evidence}", None),
     "evidence-forget": ("delete", "/evidence/{evidence}", None),
