@@ -376,6 +376,7 @@ class ProfileKeyApi(AppAPIView):
         responses={200: FactOut},
         summary="Park or unpark a fact",
     )
+    @transaction.atomic  # fact_active locks the active version until the park is written
     def patch(self, request, subject, key):
         data = self.validated(self.ParkSerializer, request.data)
         fact = fact_active(
