@@ -93,7 +93,7 @@ def test_focus_stays_on_the_control_an_in_place_update_replaced(page, bob, memor
 
     page.goto(bob.page_url("profile"))
     page.locator(f"#fact-{fact['id']}").get_by_role("link", name="Edit").click()
-    expect(page.locator(f"#fact-{fact['id']} form")).to_be_visible()
+    expect(page.get_by_role("button", name="Save new version")).to_be_visible()  # the edit form is in
     assert focused(page)["name"] == "value"  # the edit form's first field
     page.get_by_label("Value").fill("a red gravel bike")
     page.get_by_role("button", name="Save new version").click()
