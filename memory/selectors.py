@@ -38,20 +38,25 @@ from memoryweb.errors import AppPausedForSubject, NotFound
 
 def subject_get(*, app: App, external_id: str) -> Subject:
     # whether the person paused this App for the subject comes along (subject_access_check)
-    paused = SubjectAppPause.objects.filter(subject=OuterRef("pk"), app=app)
     subject = (
-        Subject.objects.filter(app=app, external_id=external_id).annotate(app_paused=Exists(paused)).first()
+        Subject.objects.filter(app=app, external_id=external_id)
+        .annotate(app_paused=_app_paused(app, OuterRef("pk")))
+        .first()
     )
     if subject is None:
         raise NotFound(f"no subject {external_id!r}", field="subject")
     return subject
 
 
+def _app_paused(app: App, subject_ref: OuterRef) -> Exists:
+    """Whether the person paused `app` for the subject `subject_ref` names, as a subquery."""
+    return Exists(SubjectAppPause.objects.filter(subject=subject_ref, app=app))
+
+
 def conversations_with_pause(queryset, *, app: App):
     """`queryset` of Conversations with whether the person paused `app` for each one's subject,
     read in the same query (`subject_app_paused`; `paused_subject` puts it on the subject)."""
-    paused = SubjectAppPause.objects.filter(subject=OuterRef("subject_id"), app=app)
-    return queryset.annotate(subject_app_paused=Exists(paused))
+    return queryset.annotate(subject_app_paused=_app_paused(app, OuterRef("subject_id")))
 
 
 def paused_subject(conversation: Conversation) -> Conversation:

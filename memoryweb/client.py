@@ -453,6 +453,11 @@ def _seg(value: Any) -> str:
     return quote(str(value), safe="")
 
 
+def _qualifiers(mode: str, scope: str) -> dict:
+    """A fact's `mode` and `scope` as query parameters, the empty ones left out."""
+    return {k: v for k, v in {"mode": mode, "scope": scope}.items() if v}
+
+
 def _drop_none(data: dict) -> dict:
     return {k: v for k, v in data.items() if v is not None}
 
@@ -685,14 +690,14 @@ class _Api:
 
     def profile_remove(self, subject: str, key: str, mode: str = "", scope: str = "") -> Fact:
         """Close the active version of `key` (its history stays)."""
-        params = {k: v for k, v in {"mode": mode, "scope": scope}.items() if v}
+        params = _qualifiers(mode, scope)
         return self._run(_call("profile_remove", _one(Fact), params=params, subject=subject, key=key))
 
     def profile_park(
         self, subject: str, key: str, parked: bool = True, mode: str = "", scope: str = ""
     ) -> Fact:
         """Park the active version of `key` (kept, in no context) or, with parked=False, unpark it."""
-        params = {k: v for k, v in {"mode": mode, "scope": scope}.items() if v}
+        params = _qualifiers(mode, scope)
         body = {"parked": parked}
         return self._run(
             _call("profile_park", _one(Fact), json=body, params=params, subject=subject, key=key)
