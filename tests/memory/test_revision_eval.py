@@ -79,6 +79,43 @@ def test_the_splits_do_not_share_wording():
     assert len({c["id"] for c in dev + test}) == len(dev + test)
 
 
+@pytest.mark.django_db
+def test_the_heldout2_split_loads_whole_and_stays_out_of_all():
+    """heldout2 (written apart from the rules and from dev/test) loads on its own, measures every
+    action at least 12 times in facts and notes alike, and is never part of "all"."""
+    heldout = load_split("heldout2")
+    assert load_cases("heldout2") == heldout
+    assert set_errors(heldout) == []
+    assert all(c["split"] == "heldout2" for c in heldout)
+    ids = [c["id"] for c in heldout]
+    assert len(set(ids)) == len(ids)
+    assert ids == [f"h2-{i:03d}" for i in range(1, len(ids) + 1)]
+    per_action = Counter(c["expected"] for c in heldout)
+    assert set(per_action) == set(ACTIONS) and min(per_action.values()) >= 12, per_action
+    for action in ACTIONS:
+        kinds = Counter(c["belief"]["kind"] for c in heldout if c["expected"] == action)
+        assert kinds["fact"] >= 4 and kinds["note"] >= 4, (action, kinds)
+    assert not set(ids) & {c["id"] for c in load_cases("all")}
+    known = {c["id"]: c for c in load_split("dev") + load_split("test")}
+    known_words = {c["evidence"]["text"] for c in known.values()} | {
+        c["belief"]["said"] for c in known.values()
+    }
+    assert not known_words & (
+        {c["evidence"]["text"] for c in heldout} | {c["belief"]["said"] for c in heldout}
+    )
+
+
+@pytest.mark.django_db
+def test_every_heldout2_label_can_be_applied_with_history_intact():
+    """The oracle (the expected action, never the engine) on heldout2: every case runs and each
+    label is one its belief can take — a split's two sides differ, an ending has its value."""
+    cases = load_split("heldout2")
+    report = measure(cases, split="heldout2", reviser=oracle(cases), claim_class=dict)
+    assert [(r.id, r.error) for r in report.results if r.error] == []
+    assert report.scores()["accuracy"] == 1.0
+    assert report.history_broken() == []
+
+
 def _good_case() -> dict:
     return copy.deepcopy(load_split("dev")[0])
 

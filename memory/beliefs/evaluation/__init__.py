@@ -1,5 +1,5 @@
 """Whether conflicting statements become the right revision (`manage.py revision_eval`; the set:
-tests/data/revisions/{dev,test}.json, described in docs/revision-set.md).
+tests/data/revisions/{dev,test,heldout2}.json, described in docs/revision-set.md).
 
 Each case is one belief a person holds and one new piece of evidence that bears on it, with
 the revision a careful annotator expects (one of the eight `RevisionAction`s, written from their
@@ -35,6 +35,7 @@ recall and F1, accuracy, the confusion matrix and the cases whose history broke.
 
 from memory.beliefs.evaluation.cases import (
     ACTIONS,
+    ALL_SPLITS,
     DATA_DIR,
     KINDS,
     LABELS,
@@ -63,6 +64,7 @@ from memory.beliefs.evaluation.scoring import scores
 
 __all__ = [
     "ACTIONS",
+    "ALL_SPLITS",
     "DATA_DIR",
     "KINDS",
     "LABELS",

@@ -1,4 +1,4 @@
-"""`manage.py revision_eval [--split dev|test|all] [--json [OUT]] [--show-misses] [--llm] [--keep]`:
+"""`manage.py revision_eval [--split dev|test|heldout2|all] [--json [OUT]] [--show-misses] [--llm] [--keep]`:
 how often conflicting statements become the right belief revision on the labelled set
 (tests/data/revisions/), per action (precision, recall, F1), the accuracy, the confusion and
 whether the history stayed intact; memory/beliefs/evaluation/ says how a case runs and
@@ -24,7 +24,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--split", choices=[*SPLITS, "all"], default="dev", help="which cases (default dev)"
+            "--split",
+            choices=[*SPLITS, "all"],
+            default="dev",
+            help="which cases (default dev; all is dev and test, heldout2 only on its own)",
         )
         parser.add_argument(
             "--json",
@@ -43,7 +46,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--keep", action="store_true", help="commit the cases instead of rolling them back"
         )
-        parser.add_argument("--data", type=Path, default=None, help="folder holding dev.json and test.json")
+        parser.add_argument(
+            "--data",
+            type=Path,
+            default=None,
+            help="folder holding the split files (dev.json, test.json, heldout2.json)",
+        )
 
     def handle(self, *args, split, json_out, show_misses, llm, keep, data, **options):
         try:
