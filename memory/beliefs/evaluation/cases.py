@@ -8,7 +8,7 @@ from pathlib import Path
 from memory.models import RevisionAction
 
 DATA_DIR = Path(__file__).resolve().parents[3] / "tests" / "data" / "revisions"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test", "dev2")
 ACTIONS: tuple[str, ...] = tuple(RevisionAction.values)
 NONE = "NONE"  # no revision on the belief
 LABELS = (*ACTIONS, NONE)
