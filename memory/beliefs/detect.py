@@ -24,10 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 from memory.models import Message, Note, NoteLink, ProfileFact, Subject
 from memory.search.lexical import note_search
-from memory.text import query_terms, word_set
+from memory.temporal import lemmas
+from memory.text import one_edit, query_terms, word_set
 
 # a note whose words overlap the claim's at least this much (Jaccard) bears on it
 NOTE_OVERLAP = 0.3
@@ -96,80 +98,104 @@ class Conflict:
 
 
 # --- the cues of the claim's own words ----------------------------------------------------------
+# Each cue is a few patterns read over two forms of the words: as written (lower-cased, so "-ing"
+# and word order stay) and as lemmas (`said_lemmas`: "moved" → "move", "misheard" → "mishear",
+# a typo of a cue word → the cue word), so that unseen inflections and slips still count.
 def _rx(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 DOUBT = _rx(
-    r"\bnot\s+(?:so\s+|that\s+|too\s+|entirely\s+|completely\s+|totally\s+|100%\s+)?(?:sure|certain|convinced)\b",
-    r"\b(?:unsure|uncertain|doubt|doubtful|questioning|wondering\s+(?:if|whether))\b",
-    r"\bi\s+(?:think|guess|suppose|believe)\b",
-    r"\b(?:i\s+)?(?:do\s+not|don'?t)\s+know\s+(?:if|whether|what|anymore|any\s+more|about)\b",
-    r"\b(?:maybe|perhaps|possibly|probably|might|may\s+not|could\s+be|kind\s+of|sort\s+of|i'?m\s+torn)\b",
-    r"\bno\s+longer\s+(?:sure|certain|convinced)\b",
-    r"\bhaving\s+second\s+thoughts\b|\bon\s+the\s+fence\b|\bnot\s+as\s+(?:keen|into|sure)\b",
-    r"\bless\s+(?:sure|keen|into)\b|\bstarting\s+to\s+(?:doubt|question|wonder)\b",
+    r"\bnot\s+(?:so\s+|that\s+|too\s+|entirely\s+|completely\s+|totally\s+|100%\s+|really\s+)?(?:sure|certain|convinced)\b",
+    r"\b(?:unsure|uncertain|doubt|doubtful|dubious|questioning|undecided|ambivalent|waver|second[- ]guess|torn)\b",
+    r"\bwonder(?:ing)?\s+(?:if|whether)\b|\bstart(?:ing)?\s+to\s+(?:doubt|question|wonder)\b",
+    r"\bi\s+(?:think|guess|suppose|believe|reckon)\b|\bi\s+am\s+not\s+sure\b",
+    r"\b(?:i\s+)?(?:do\s+not|don'?t)\s+know\s+(?:if|whether|what|anymore|any\s+more|about|how\s+long)\b",
+    r"\b(?:can\s*not|can'?t)\s+(?:say|tell)\b",
+    r"\b(?:maybe|perhaps|possibly|probably|might|may\s+not|could\s+be|kind\s+of|sort\s+of)\b",
+    r"\bno\s+longer\s+(?:sure|certain|convinced)\b|\bhave\s+second\s+thought|\bon\s+the\s+fence\b",
+    r"\b(?:less|not\s+as)\s+(?:sure|certain|keen|into|convinced)\b|\bre(?:think|consider)\b",
+    r"\bmight\s+have\s+change\b|\bnot\s+\w+\s+(?:i|if\s+i)\s+(?:still|would\s+still)\b",
 )
 CORRECTION = _rx(
-    r"^\s*(?:no|nope|nah)\b[,.!]?",
-    r"\bactually\b|\bcorrection\b|\bi\s+meant\b|\bi\s+misspoke\b|\bi\s+was\s+wrong\b|\bmy\s+mistake\b",
-    r"\bthat'?s\s+(?:wrong|not\s+right|incorrect|not\s+true)\b|\bto\s+be\s+clear\b|\bto\s+clarify\b",
-    r"\bsorry,?\s+(?:it'?s|i\s+meant|i\s+said|that\s+was)\b|\b(?:my|a|that\s+was\s+a)\s+typo\b|\btypo\s+on\s+my\b",
-    r"\b(?:the\s+|was\s+|got\s+(?:it\s+)?|had\s+(?:that|it)\s+|spelling\s+it\s+)wrong\b|\bby\s+mistake\b|\bmis(?:read|heard|typed|spoke)\b",
-    r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+)?\w+",
-    r"\bnever\s+(?:was|said|lived|worked|had)\b|\bi\s+(?:said|told\s+you)\s+\w+.{0,20}\bbut\b",
+    r"^\s*(?:no|nope|nah|oops|whoops|wait|sorry)\b[,.!]?|\b(?:oops|whoops|no\s+wait|scratch\s+that)\b",
+    r"\bactually\b|\bcorrection\b|\bto\s+correct\b|\bi\s+mean\b|\bi\s+meant\b|\bmistake\b|\bmistaken\b",
+    r"\b(?:typo|autocorrect|spell|spelling|spelt|spelled)\b|\bwith\s+an?\s+[a-z]\b",
+    r"\bmis(?:speak|spoke|hear|heard|read|type|typed|remember|remembered|understand|understood|label|labelled)\b",
+    r"\b(?:be|was|is|get|got|have|had|give|gave|tell|told|say|said|write|wrote|that|the|a)\s+(?:\w+\s+){0,2}wrong\b",
+    r"\bwrong\s+(?:day|date|name|number|time|place|city|company|one|way)\b|\bby\s+mistake\b",
+    r"\bthat\s*(?:'s|\s+is|\s+be)?\s+(?:not\s+right|incorrect|not\s+true|not\s+what\s+i)\b|\bto\s+(?:be\s+clear|clarify)\b",
+    r"\bsorry\b|\b(?:small|quick|one)\s+(?:fix|correction)\b|\bmix(?:ed)?\s+up\b",
+    r"\bnever\s+(?:was|be|said|say|lived|live|worked|work|had|have)\b",
+    r"\bi\s+(?:said|say|told\s+you|tell\s+you)\s+\w+.{0,20}\bbut\b",
 )
+# "Lyon, not Lille": a correction when nothing else explains it (a weak cue)
+CORRECTION_WEAK = _rx(r"\b\w+,\s*not\s+\w+\b", r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+|it\s+is\s+|it'?s\s+)?\w+")
 CHANGE = _rx(
-    r"\b(?:moved|relocated|switched|changed|became|become|started|begun|began|joined|left|quit|"
-    r"retired|graduated|got\s+(?:a\s+)?(?:new|married|divorced|promoted|engaged)|turned|upgraded|"
-    r"transferred|converted|took\s+up|picked\s+up|gave\s+up|stopped|now\s+(?:that|i)|these\s+days|"
-    r"nowadays|since\s+(?:last|the|january|february|march|april|may|june|july|august|september|"
-    r"october|november|december|\d)|as\s+of|from\s+now\s+on|anymore|any\s+more|no\s+longer|"
-    r"used\s+to|recently|lately|this\s+year|new\s+job|rescheduled|postponed|pushed\s+back|"
-    r"brought\s+forward|moved\s+(?:to|up)|got\s+rid\s+of|sold)\b",
-    r"\bnow\b",
-)
-EXCEPTION_WEAK = _rx(
-    r"\b(?:for|in|to|with)\s+this\s+one\b|\bthis\s+one\s+(?:is|needs)\b|\bthis\s+(?:monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|weekend|week)\b|\bthis\s+time\b|\btoday\b|\btonight\b",
-    r"\bbut\s+(?:normally|usually|generally|otherwise|in\s+general|as\s+a\s+rule)\b|\bnormally\s+i\b",
+    r"\b(?:move|relocate|switch|change|become|start|begin|join|quit|retire|graduate|promote|promotion|"
+    r"upgrade|downgrade|transfer|convert|marry|divorce|engage|hire|adopt|buy|reschedule|postpone|"
+    r"replace|unpack|settle|migrate)\b|\bleft\s+(?:my|the|our|a)\b",
+    r"\bnew\s+(?:job|role|position|flat|apartment|house|place|home|team|company|car|laptop|phone|city|"
+    r"office|school|partner|manager|one)\b",
+    r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|used\s+to|recently|as\s+of|"
+    r"from\s+now\s+on|since|take\s+up|pick\s+up|give\s+up|get\s+into|took\s+up|picked\s+up|gave\s+up)\b",
+    rf"\blast\s+(?:week|month|year|spring|summer|autumn|fall|winter|{_DAYS})\b|\b\w+\s+ago\b",
+    rf"\bfrom\s+(?:next\s+\w+|tomorrow|today|{_DAYS}|the\s+\d+\w*|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december)\b",
+    r"\b(?:push|pushed|bring|brought)\s+(?:back|forward)\b|\bturn\s+\d+\b",
 )
 EXCEPTION = _rx(
-    r"\bjust\s+(?:this|that)\s+(?:once|time)\b|\bfor\s+once\b|\bthis\s+one\s+time\b|\bone[- ]off\b",
-    r"\b(?:made|making)\s+an\s+exception\b|\bexcept(?:ion)?\b|\bspecial\s+occasion\b|\bcheat\s+day\b",
-    r"\bonly\s+(?:today|tonight|this\s+(?:once|time|week|weekend))\b|\bjust\s+for\s+(?:today|tonight|"
-    r"this\s+(?:trip|week|weekend|occasion|once))\b|\bjust\s+once\b|\bonce\s+in\s+a\s+while\b",
-    r"\b(?:this\s+time|today|tonight)\s+(?:only|though|i\s+(?:had|did|made|went|will))\b",
-    r"\bbroke\s+my\s+(?:rule|diet|streak)\b|\ban\s+exception\b|\bother\s+than\s+that\b",
+    r"\bexcept\b|\bexception\b|\bunless\b|\bapart\s+from\b|\bother\s+than\b|\bbut\s+not\s+when\b",
+    r"\bjust\s+(?:this|that)\s+(?:once|time|one)\b|\bfor\s+once\b|\b(?:this|that)\s+one\s+time\b|\bone[- ]off\b",
+    r"\bone[- ]time\b|\bjust\s+once\b|\bonly\s+once\b|\bonce\s+in\s+a\s+while\b|\bonly\s+(?:today|tonight|this)\b",
+    r"\botherwise\b|\bbut\s+(?:normally|usually|generally|in\s+general|as\s+a\s+rule)\b|\bnormally\s+i\b",
+    r"\bspecial\s+occasion\b|\bcheat\s+day\b|\bbreak\s+my\s+(?:rule|diet|streak)\b|\b(?:rule|usual)\s+stand\b",
+    r"\bback\s+to\s+(?:\w+\s+)?(?:normal|usual|tomorrow)\b|\bback\s+to\s+\w+\s+tomorrow\b",
+    r"\b(?:this|today|tonight)\s+(?:only|though)\b",
+)
+EXCEPTION_WEAK = _rx(
+    rf"\b(?:for|in|to|with|on)\s+this\s+one\b|\bthis\s+(?:particular|one)\b|\bthat\s+one\b|\bthis\s+(?:{_DAYS}|weekend|week)\b",
+    r"\bthis\s+time\b|\btoday\b|\btonight\b|\bfor\s+(?:the|this)\s+(?:trip|occasion|party|wedding|visit|event)\b",
+    r"\b(?:still|usually|normally|generally|as\s+a\s+rule)\b",
 )
 ENDING_HARD = _rx(
-    r"\b(?:died|passed\s+away|sold|broke\s+up|split\s+up|divorced|cancel(?:l?ed)|called\s+off|retired|abandoned|"
-    r"scrapped|shut\s+down|quit|gave\s+up|given\s+up|got\s+rid\s+of|tapering\s+off|tapered\s+off|drop\s+the|"
-    r"dropped|finished\s+(?:tapering|with)|no\s+more|(?:is|was)\s+off|not\s+taking\s+anything|single\s+now|"
-    r"car-free|no\s+\w+\s+at\s+the\s+moment|is\s+over|are\s+over|ended)\b",
+    r"\b(?:die|died|pass\s+away|passed\s+away|sold|sell|broke\s+up|break\s+up|split\s+up|divorced|cancel|"
+    r"cancel(?:l?ed)|call\s+off|called\s+off|retired|retire|abandon|abandoned|scrap|scrapped|shut\s+down|quit|"
+    r"gave\s+up|give\s+up|given\s+up|got\s+rid\s+of|get\s+rid\s+of|taper(?:ing|ed)?\s+off|drop\s+the|dropped|"
+    r"finished\s+(?:tapering|with)|no\s+more|(?:is|was|be)\s+off|not\s+taking\s+anything|single\s+now|"
+    r"car-free|no\s+\w+\s+at\s+the\s+moment|(?:is|are|be)\s+over|ended|decommission(?:ed)?|gone|"
+    r"never\s+came\s+back|never\s+come\s+back|(?:took|take)\s+me\s+off|(?:come|came)\s+off|put\s+down)\b",
 )
 ENDING = _rx(
-    r"\b(?:no\s+longer|not\s+any\s*more|anymore|any\s+more|stopped|quit|gave\s+up|given\s+up|"
+    r"\b(?:no\s+longer|not\s+any\s*more|anymore|any\s+more|stopped|stop|quit|gave\s+up|given\s+up|"
     r"cancel(?:l?ed)?|called\s+off|(?:is|was)\s+off|dropped|abandoned|scrapped|ended|over\s+now|"
     r"finished\s+with|done\s+with|sold|got\s+rid\s+of|broke\s+up|passed\s+away|died|forget\s+(?:it|that|about))\b",
     r"\bdon'?t\s+(?:have|own|use|do|play|take|need)\b.{0,40}\b(?:anymore|any\s+more)\b",
 )
+# the person asks for the belief to go ("forget that", "drop it", "doesn't matter anymore")
+ARCHIVE_WORDS = _rx(
+    r"\b(?:forget|ignore|disregard|delete|remove)\s+(?:it|that|this|about|the|my|all)\b|\bforget\s+it\b",
+    r"\b(?:doesn'?t|does\s+not|do\s+not|don'?t|no\s+longer)\s+matter\b|\bno\s+longer\s+relevant\b",
+    r"\bnot\s+relevant\s+any\s*more\b|\bdrop\s+(?:it|that|this|the)\b|\bnever\s+mind\b|\bwon'?t\s+go\s+back\b",
+)
 MODE_WORDS = _rx(
-    r"\bwhen\s+(?:i'?m\s+|we'?re\s+)?(?:debugging|coding|fixing|programming|researching|writing|chatting|"
-    r"studying|working|learning|exploring|planning)\b",
-    r"\b(?:for|in|during)\s+(?:debugging|research|coding|code|chat|casual\s+chat|deep\s+dives?|"
-    r"brainstorming|this\s+mode)\b|\bin\s+(?:the\s+)?(?:heat|middle)\s+of\b",
-    r"\bjust\s+(?:give\s+me\s+)?the\s+(?:command|code|fix|answer)\b",
-    r"\bwhen\s+(?:i'?m|we'?re|i\s+am|we\s+are)\s+\w+ing\b",
-    r"\b(?:in|for|during)\s+(?:the\s+|our\s+|my\s+)?(?:[\w-]+\s+){0,2}(?:sessions?|interviews?|chats?|mode|conversations?)\b",
-    r"\bfor\s+(?:quick|simple|small|casual|scheduling|planning|everyday|\w+ing)\s+(?:questions?|stuff|things|tasks?)\b",
+    r"\b(?:when|while|whenever|if)\s+(?:i'?m\s+|we'?re\s+|i\s+am\s+|we\s+are\s+)?(?:\w+\s+){0,2}?"
+    r"(?:debugging|coding|fixing|programming|researching|writing|chatting|studying|working|learning|"
+    r"exploring|planning|brainstorming|reviewing|throwing|digging|reading|venting|talking)\b",
+    r"\bwhen\s+(?:i|we)\s+(?:dig|deep[- ]dive|brainstorm|research|debug|code|chat|talk|vent|review)\b",
+    r"\b(?:for|in|during|with)\s+(?:the\s+|my\s+|our\s+|this\s+|these\s+|a\s+)?(?:[\w-]+\s+){0,2}(?:debugging|"
+    r"research|coding|code|brainstorm(?:ing|s)?|interviews?|sessions?|deep[- ]dives?|literature\s+reviews?|"
+    r"chats?|conversations?|mode|kind\s+of\s+(?:tasks?|questions?|work))\b",
+    r"\bin\s+(?:the\s+)?(?:heat|middle)\s+of\b|\bjust\s+(?:give\s+me\s+)?the\s+(?:command|code|fix|answer|steps)\b",
+    r"\bfor\s+(?:quick|simple|small|casual|everyday|scheduling|planning|\w+ing)\s+(?:questions?|stuff|things|tasks?)\b",
 )
 SCOPE_WORDS = _rx(
-    r"\b(?:for|in|on)\s+(?:this|that|the|my)\s+(?:\w+\s+)?(?:project|repo|repository|codebase|client|"
-    r"team|job|workspace|app|service|monorepo|paper|thesis|article|book|chapter|site|package|module)\b",
-    r"\b(?:this|that)\s+(?:repo|repository|codebase|project|service|one)\b|\b(?:tests?|code|we)\s+here\b|\bhere\s+(?:we|it)\b",
-    r"\b(?:in|for|on)\s+the\s+[\w-]+\s+(?:repo|repository|project|service|codebase)\b",
-    r"\bat\s+work\b|\bat\s+home\b|\bfor\s+work\b|\bin\s+this\s+one\b|\bhere\s+we\b",
+    r"\b(?:for|in|on)\s+(?:this|that|the|my|our)\s+(?:\w+\s+)?(?:project|repo|repository|codebase|client|"
+    r"team|job|workspace|app|service|monorepo|paper|thesis|article|book|chapter|site|package|module|blog|course)\b",
+    r"\b(?:this|that)\s+(?:repo|repository|codebase|project|service)\b|\b(?:tests?|code|we)\s+here\b|\bhere\s+(?:we|it)\b",
+    r"\b(?:codebase|repo|repository|monorepo|workspace)\b|\bthis\s+one'?s\b|\bthis\s+one\s+is\b",
+    r"\bat\s+work\b|\bfor\s+work\b|\bin\s+this\s+one\b|\bthere\b",
 )
 NEGATION = re.compile(
     r"\b(?:not|no|never|don'?t|doesn'?t|didn'?t|isn'?t|aren'?t|wasn'?t|won'?t|can'?t|cannot|none|nobody|"
@@ -190,25 +216,75 @@ DATE = re.compile(
 )
 NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)*)")
 
+CUE_PATTERNS = (
+    ("doubt", DOUBT),
+    ("correction", CORRECTION),
+    ("correction_weak", CORRECTION_WEAK),
+    ("change", CHANGE),
+    ("exception", EXCEPTION),
+    ("exception_weak", EXCEPTION_WEAK),
+    ("ending", ENDING),
+    ("ending_hard", ENDING_HARD),
+    ("archive", ARCHIVE_WORDS),
+    ("mode", MODE_WORDS),
+    ("scope", SCOPE_WORDS),
+)
+# the cue words a slip of one letter still counts as ("actualy", "mispoke", "excpet")
+CUE_WORDS = frozenset(
+    """actually mistake mistaken typo autocorrect correction misspeak misspoke mishear misheard misread
+    mistype wrong sorry spelling switch switched moved relocate relocated promoted promotion upgrade
+    upgraded anymore longer nowadays recently except exception unless otherwise normally usually
+    generally debugging researching brainstorming coding project repository codebase forget ignore
+    cancel cancelled maybe perhaps probably certain wonder wondering doubt unsure convinced""".split()
+)
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+\w*|[,.;:!?]")
+_CONTRACTIONS = (
+    (re.compile(r"\bcan'?t\b"), "can not"),
+    (re.compile(r"\bwon'?t\b"), "will not"),
+    (re.compile(r"n't\b"), " not"),
+    (re.compile(r"'m\b"), " am"),
+    (re.compile(r"'re\b"), " are"),
+    (re.compile(r"'ve\b"), " have"),
+    (re.compile(r"'ll\b"), " will"),
+    (re.compile(r"'d\b"), " would"),
+    (re.compile(r"'s\b"), " is"),
+)
+
+
+@cache
+def _lemma(word: str) -> str:
+    """One lemma for a word: itself when it is a noun, adjective or adverb form already ("left",
+    "data"), else its verb lemma, else its noun lemma; an unknown word one edit from exactly
+    one cue word is read as that word."""
+    found = lemmas(word)
+    if not found:
+        if len(word) >= 5:
+            near = [w for w in CUE_WORDS if one_edit(word, w)]
+            if len(near) == 1:
+                return _lemma(near[0]) if lemmas(near[0]) else near[0]
+        return word
+    if any(word in found.get(pos, ()) for pos in ("NOUN", "ADJ", "ADV", "ADP", "CCONJ", "PRON", "DET")):
+        return word
+    for pos in ("VERB", "AUX", "NOUN", "ADJ"):
+        if found.get(pos):
+            return found[pos][0]
+    return word
+
+
+def said_lemmas(text: str) -> str:
+    """The words of `text` as lemmas, contractions spelt out: "I've moved" → "i have move"."""
+    lowered = (text or "").lower().replace("’", "'")
+    for pattern, spelt in _CONTRACTIONS:
+        lowered = pattern.sub(spelt, lowered)
+    return " ".join(_lemma(t) if t[0].isalpha() else t for t in _TOKEN.findall(lowered))
+
 
 def cues(text: str) -> list[str]:
     """The cues in the claim's own words, as signals: ``cue:doubt``, ``cue:correction``,
-    ``cue:change``, ``cue:exception``, ``cue:ending``, ``cue:mode``, ``cue:scope``."""
-    found = []
-    for name, pattern in (
-        ("doubt", DOUBT),
-        ("correction", CORRECTION),
-        ("change", CHANGE),
-        ("exception", EXCEPTION),
-        ("exception_weak", EXCEPTION_WEAK),
-        ("ending", ENDING),
-        ("ending_hard", ENDING_HARD),
-        ("mode", MODE_WORDS),
-        ("scope", SCOPE_WORDS),
-    ):
-        if pattern.search(text or ""):
-            found.append(f"cue:{name}")
-    return found
+    ``cue:change``, ``cue:exception`` … (CUE_PATTERNS), read as written and as lemmas."""
+    raw = " ".join((text or "").lower().replace("’", "'").split())
+    lemma = said_lemmas(text)
+    return [f"cue:{name}" for name, pattern in CUE_PATTERNS if pattern.search(raw) or pattern.search(lemma)]
 
 
 def _norm(text: str) -> str:
@@ -278,9 +354,20 @@ def _where(belief, claim: Claim) -> list[str]:
         learned = _qualifier(belief, name)
         if said and learned and said != learned:
             signals.append(name)
-        elif said and not learned and name == "mode":
-            signals.append("mode_unqualified")
+        elif said and not learned:
+            signals.append(f"{name}_unqualified")
+    scope = claim.where_scope
+    if scope and scope != _qualifier(belief, "scope") and _names_scope(claim.words, scope):
+        signals.append("scope_named")
     return signals
+
+
+def _names_scope(text: str, scope: str) -> bool:
+    """Whether the words name the project they were said in ("the webshop codebase" in scope
+    "webshop", "edge cache" in "edge-cache")."""
+    parts = [p for p in re.split(r"[\W_]+", scope.lower()) if len(p) > 2]
+    lowered = (text or "").lower()
+    return bool(parts) and (scope.lower() in lowered or all(re.search(rf"\b{re.escape(p)}", lowered) for p in parts))
 
 
 def _fact_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
