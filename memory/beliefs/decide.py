@@ -192,7 +192,7 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
     elif "cue:exception_weak" in s:
         vote(A.MARK_EXCEPTION, W_EXCEPTION_WEAK if not same else 0.5, "a one-off")
     if same:
-        vote(A.REINFORCE, W_SAID_AGAIN + (0.0 if note else 1.0), "the same again")
+        vote(A.REINFORCE, W_SAID_AGAIN, "the same again")
         return votes
     # a different value (content)
     vote(A.SPLIT_BY_TIME, W_BASE, "a new value")

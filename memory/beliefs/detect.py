@@ -149,7 +149,7 @@ EXCEPTION = _rx(
     r"\bexcept\b|\bexception\b|\bunless\b|\bapart\s+from\b|\bother\s+than\b|\bbut\s+not\s+when\b",
     r"\bjust\s+(?:this|that)\s+(?:once|time|one)\b|\bfor\s+once\b|\b(?:this|that)\s+one\s+time\b|\bone[- ]off\b",
     r"\bone[- ]time\b|\bjust\s+once\b|\bonly\s+once\b|\bonce\s+in\s+a\s+while\b|\bonly\s+(?:today|tonight|this)\b",
-    r"\botherwise\b|\bbut\s+(?:normally|usually|generally|in\s+general|as\s+a\s+rule)\b|\bnormally\s+i\b",
+    r"\bbut\s+(?:normally|usually|generally|in\s+general|as\s+a\s+rule)\b|\bnormally\s+i\b",
     r"\bspecial\s+occasion\b|\bcheat\s+day\b|\bbreak\s+my\s+(?:rule|diet|streak)\b|\b(?:rule|usual)\s+stand\b",
     r"\bback\s+to\s+(?:\w+\s+)?(?:normal|usual|tomorrow)\b|\bback\s+to\s+\w+\s+tomorrow\b",
     r"\b(?:this|today|tonight)\s+(?:only|though)\b",
@@ -157,7 +157,7 @@ EXCEPTION = _rx(
 EXCEPTION_WEAK = _rx(
     rf"\b(?:for|in|to|with|on)\s+this\s+one\b|\bthis\s+(?:particular|one)\b|\bthat\s+one\b|\bthis\s+(?:{_DAYS}|weekend|week)\b",
     r"\bthis\s+time\b|\btoday\b|\btonight\b|\bfor\s+(?:the|this)\s+(?:trip|occasion|party|wedding|visit|event)\b",
-    r"\b(?:still|usually|normally|generally|as\s+a\s+rule)\b",
+    r"\b(?:still|usually|normally|generally|as\s+a\s+rule|otherwise)\b",
 )
 ENDING_HARD = _rx(
     r"\b(?:die|died|pass\s+away|passed\s+away|sold|sell|broke\s+up|break\s+up|split\s+up|divorced|cancel|"
