@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from memory.beliefs.detect import (
     DATE_KEYS,
+    DOUBT,
     ENDING,
     ENDING_HARD,
     NUMBER_KEYS,
@@ -49,11 +50,15 @@ SCOPE_KEY = re.compile(
     r"branch|python|node|version|cloud|preference|naming|license|timezone)",
     re.IGNORECASE,
 )
-WORLD_KEYS = (
-    PLACE_KEYS | NUMBER_KEYS | DATE_KEYS | {"name", "preferred_name", "pronouns", "partner", "children"}
-)
+WORLD_KEYS = PLACE_KEYS | NUMBER_KEYS | DATE_KEYS | {"name", "preferred_name", "pronouns", "partner", "children"}
 # facts that do not change over time: a new value means the old one was wrong
-FIXED_KEYS = frozenset({"name", "birthday", "birthplace", "hometown", "birth_year", "eye_colour", "eye_color", "native_language"})
+FIXED_KEYS = frozenset(
+    {"name", "birthday", "birthplace", "hometown", "birth_year", "eye_colour", "eye_color", "native_language"}
+)
+# facts about the person's life, never split by mode or scope
+PERSONAL_KEYS = frozenset(
+    {"diet", "pets", "allergies", "medications", "job_title", "job", "partner", "children", "politics", "religion"}
+)
 
 
 @dataclass
@@ -68,16 +73,20 @@ class Decision:
     claim: dict = field(default_factory=dict)
 
 
-def _mode_sensitive(claim: Claim) -> bool:
+def _mode_sensitive(claim: Claim, named: bool = False) -> bool:
+    """Whether the claim's key can differ by mode: a note, a style or preference key, or any
+    key but a fact about the world when the words name the mode."""
     if claim.kind == "note":
         return True
-    return claim.key not in WORLD_KEYS and bool(MODE_KEY.match(claim.key))
+    return claim.key not in WORLD_KEYS | PERSONAL_KEYS and (named or bool(MODE_KEY.match(claim.key)))
 
 
-def _scope_sensitive(claim: Claim) -> bool:
+def _scope_sensitive(claim: Claim, named: bool = False) -> bool:
+    """Whether the claim's key can differ by scope: a note, a convention or tool key, or any key
+    but a fact about the world when the words or two named projects say so."""
     if claim.kind == "note":
         return True
-    return claim.key not in WORLD_KEYS and bool(SCOPE_KEY.match(claim.key))
+    return claim.key not in WORLD_KEYS | PERSONAL_KEYS and (named or bool(SCOPE_KEY.match(claim.key)))
 
 
 def _exception_text(claim: Claim, belief_value: str = "") -> str:
@@ -135,7 +144,7 @@ def _decision(action: str, reason: str, conflict: Conflict, claim: Claim) -> Dec
 # going to the earlier of ORDER
 W_BASE = 1.0  # what a changed value is without any other word: the world changed
 W_CORRECTION, W_CORRECTION_WEAK = 3.0, 1.5
-W_DOUBT = 2.5
+W_DOUBT, W_DOUBT_WEAK = 2.5, 1.5
 W_CHANGE = 2.0
 W_EXCEPTION, W_EXCEPTION_WEAK = 3.0, 1.5
 W_WHERE, W_WHERE_CUE, W_WHERE_NAMED = 2.0, 1.5, 1.0
@@ -187,11 +196,13 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
         vote(A.ARCHIVE, W_ARCHIVE, "asked to drop it")
     if doubt:
         vote(A.WEAKEN, W_DOUBT, "doubt")
+    elif "cue:doubt_weak" in s:
+        vote(A.WEAKEN, W_DOUBT_WEAK, "a hedge")
     if "cue:exception" in s:
         vote(A.MARK_EXCEPTION, W_EXCEPTION, "a named exception")
     elif "cue:exception_weak" in s:
         vote(A.MARK_EXCEPTION, W_EXCEPTION_WEAK if not same else 0.5, "a one-off")
-    if same:
+    if same and not (note and "cue:correction" in s):
         vote(A.REINFORCE, W_SAID_AGAIN, "the same again")
         return votes
     # a different value (content)
@@ -207,12 +218,14 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
     if not note and claim.key in WORLD_KEYS:
         vote(A.SPLIT_BY_TIME, 0.5, "a fact about the world")
     mode_usable = bool(claim.where_mode) and "mode" in s or ("mode_unqualified" in s and "cue:mode" in s)
-    if mode_usable and _mode_sensitive(claim):
+    mode_named = "cue:mode" in s or "mode_named" in s
+    if mode_usable and _mode_sensitive(claim, mode_named):
         vote(A.SPLIT_BY_MODE, W_WHERE if not note else W_WHERE - 0.5, "said in another mode")
-        if "cue:mode" in s:
+        if mode_named:
             vote(A.SPLIT_BY_MODE, W_WHERE_CUE, "the words name the mode")
     scope_usable = "scope" in s or "scope_unqualified" in s
-    if scope_usable and _scope_sensitive(claim):
+    scope_named = "cue:scope" in s or "scope_named" in s or "scope" in s
+    if scope_usable and _scope_sensitive(claim, scope_named):
         vote(A.SPLIT_BY_SCOPE, W_WHERE, "said in another scope")
         if "cue:scope" in s:
             vote(A.SPLIT_BY_SCOPE, W_WHERE_CUE, "the words name the scope")
@@ -224,7 +237,9 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
         if {"number", "date", "place"} & s:
             vote(A.SPLIT_BY_TIME, 0.5, "a number, date or place changed")
         if not ({"number", "date", "place", "negation"} & s):
-            vote(A.REINFORCE, 1.5, "the same in other words")
+            vote(A.REINFORCE, W_SAID_AGAIN, "the same in other words")
+        if DOUBT.search(claim.content):
+            vote(A.WEAKEN, 1.5, "the new note is hedged itself")
     return votes
 
 

@@ -36,6 +36,13 @@ NOTE_OVERLAP = 0.3
 NOTE_SHARED = 2
 SAME_CONTENT = 0.6  # a note overlapping this much, with nothing contradicting, says the same  # stems in common before the belief's share counts
 NOTE_CANDIDATES = 20
+# a note overlapping less still bears on a claim whose words revise something (a cue) or name
+# where they hold, when they share a specific word ("box-7", "deploys", "spelling")
+NOTE_OVERLAP_CUED = 0.08
+REVISING_CUES = frozenset(
+    {"cue:correction", "cue:change", "cue:exception", "cue:ending", "cue:ending_hard", "cue:archive", "cue:mode", "cue:scope"}
+)
+GENERIC_STEMS = frozenset({"want", "like", "use", "every", "thing", "make", "need", "time", "day", "week", "good"})
 # keys whose values are places / numbers / dates by nature
 PLACE_KEYS = frozenset(
     {"location", "hometown", "birthplace", "address", "city", "country", "school", "employer", "office"}
@@ -109,19 +116,21 @@ _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 DOUBT = _rx(
     r"\bnot\s+(?:so\s+|that\s+|too\s+|entirely\s+|completely\s+|totally\s+|100%\s+|really\s+)?(?:sure|certain|convinced)\b",
     r"\b(?:unsure|uncertain|doubt|doubtful|dubious|questioning|undecided|ambivalent|waver|second[- ]guess|torn)\b",
-    r"\bwonder(?:ing)?\s+(?:if|whether)\b|\bstart(?:ing)?\s+to\s+(?:doubt|question|wonder)\b",
-    r"\bi\s+(?:think|guess|suppose|believe|reckon)\b|\bi\s+am\s+not\s+sure\b",
+    r"\bquestion\s+(?:it|that|this|whether|if)\b|\bwonder(?:ing)?\s+(?:if|whether)\b|\bstart(?:ing)?\s+to\s+(?:doubt|question|wonder)\b",
+    r"\bi\s+am\s+not\s+sure\b",
     r"\b(?:i\s+)?(?:do\s+not|don'?t)\s+know\s+(?:if|whether|what|anymore|any\s+more|about|how\s+long)\b",
     r"\b(?:can\s*not|can'?t)\s+(?:say|tell)\b",
-    r"\b(?:maybe|perhaps|possibly|probably|might|may\s+not|could\s+be|kind\s+of|sort\s+of)\b",
+    r"\b(?:maybe|perhaps|possibly|might|may\s+not|could\s+be)\b",
     r"\bno\s+longer\s+(?:sure|certain|convinced)\b|\bhave\s+second\s+thought|\bon\s+the\s+fence\b",
     r"\b(?:less|not\s+as)\s+(?:sure|certain|keen|into|convinced)\b|\bre(?:think|consider)\b",
     r"\bmight\s+have\s+change\b|\bnot\s+\w+\s+(?:i|if\s+i)\s+(?:still|would\s+still)\b",
 )
+# a hedge ("I suppose", "probably"): doubt only when nothing says the belief again
+DOUBT_WEAK = _rx(r"\bi\s+(?:think|guess|suppose|believe|reckon)\b|\b(?:probably|kind\s+of|sort\s+of)\b")
 CORRECTION = _rx(
-    r"^\s*(?:no|nope|nah|oops|whoops|wait|sorry)\b[,.!]?|\b(?:oops|whoops|no\s+wait|scratch\s+that)\b",
+    r"^\s*(?:no|nope|nah|wait)\s*[,.!—-]|^\s*(?:oops|whoops|sorry)\b|\b(?:oops|whoops|no\s+wait|scratch\s+that)\b",
     r"\bactually\b|\bcorrection\b|\bto\s+correct\b|\bi\s+mean\b|\bi\s+meant\b|\bmistake\b|\bmistaken\b",
-    r"\b(?:typo|autocorrect|spell|spelling|spelt|spelled)\b|\bwith\s+an?\s+[a-z]\b",
+    r"\b(?:typo|autocorrect|spelt|spelled)\b|\bspell(?:s|ing)?\s+it\b|\bwith\s+an?\s+[a-z]\b",
     r"\bmis(?:speak|spoke|hear|heard|read|type|typed|remember|remembered|understand|understood|label|labelled)\b",
     r"\b(?:be|was|is|get|got|have|had|give|gave|tell|told|say|said|write|wrote|that|the|a)\s+(?:\w+\s+){0,2}wrong\b",
     r"\bwrong\s+(?:day|date|name|number|time|place|city|company|one|way)\b|\bby\s+mistake\b",
@@ -129,6 +138,7 @@ CORRECTION = _rx(
     r"\bsorry\b|\b(?:small|quick|one)\s+(?:fix|correction)\b|\bmix(?:ed)?\s+up\b",
     r"\bnever\s+(?:was|be|said|say|lived|live|worked|work|had|have)\b",
     r"\bi\s+(?:said|say|told\s+you|tell\s+you)\s+\w+.{0,20}\bbut\b",
+    r"\byou(?:'ve|\s+have)?\s+been\s+(?:using|calling|saying|writing|getting)\b|\byou\s+(?:have|got)\s+(?:it|that|me)\s+wrong\b",
 )
 # "Lyon, not Lille": a correction when nothing else explains it (a weak cue)
 CORRECTION_WEAK = _rx(r"\b\w+,\s*not\s+\w+\b", r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+|it\s+is\s+|it'?s\s+)?\w+")
@@ -157,7 +167,7 @@ EXCEPTION = _rx(
 EXCEPTION_WEAK = _rx(
     rf"\b(?:for|in|to|with|on)\s+this\s+one\b|\bthis\s+(?:particular|one)\b|\bthat\s+one\b|\bthis\s+(?:{_DAYS}|weekend|week)\b",
     r"\bthis\s+time\b|\btoday\b|\btonight\b|\bfor\s+(?:the|this)\s+(?:trip|occasion|party|wedding|visit|event)\b",
-    r"\b(?:still|usually|normally|generally|as\s+a\s+rule|otherwise)\b",
+    r"\b(?:usually|normally|generally|as\s+a\s+rule|otherwise)\b|\bonly\s+because\b",
 )
 ENDING_HARD = _rx(
     r"\b(?:die|died|pass\s+away|passed\s+away|sold|sell|broke\s+up|break\s+up|split\s+up|divorced|cancel|"
@@ -165,7 +175,7 @@ ENDING_HARD = _rx(
     r"gave\s+up|give\s+up|given\s+up|got\s+rid\s+of|get\s+rid\s+of|taper(?:ing|ed)?\s+off|drop\s+the|dropped|"
     r"finished\s+(?:tapering|with)|no\s+more|(?:is|was|be)\s+off|not\s+taking\s+anything|single\s+now|"
     r"car-free|no\s+\w+\s+at\s+the\s+moment|(?:is|are|be)\s+over|ended|decommission(?:ed)?|gone|"
-    r"never\s+came\s+back|never\s+come\s+back|(?:took|take)\s+me\s+off|(?:come|came)\s+off|put\s+down)\b",
+    r"never\s+came\s+back|never\s+come\s+back|withdr[ae]w|withdrawn|(?:took|take)\s+me\s+off|(?:come|came)\s+off|put\s+down)\b",
 )
 ENDING = _rx(
     r"\b(?:no\s+longer|not\s+any\s*more|anymore|any\s+more|stopped|stop|quit|gave\s+up|given\s+up|"
@@ -183,8 +193,9 @@ MODE_WORDS = _rx(
     r"\b(?:when|while|whenever|if)\s+(?:i'?m\s+|we'?re\s+|i\s+am\s+|we\s+are\s+)?(?:\w+\s+){0,2}?"
     r"(?:debugging|coding|fixing|programming|researching|writing|chatting|studying|working|learning|"
     r"exploring|planning|brainstorming|reviewing|throwing|digging|reading|venting|talking)\b",
+    r"\b(?:when|while|whenever)\s+(?:i'?m|we'?re|i\s+am|we\s+are)\s+\w+ing\b",
     r"\bwhen\s+(?:i|we)\s+(?:dig|deep[- ]dive|brainstorm|research|debug|code|chat|talk|vent|review)\b",
-    r"\b(?:for|in|during|with)\s+(?:the\s+|my\s+|our\s+|this\s+|these\s+|a\s+)?(?:[\w-]+\s+){0,2}(?:debugging|"
+    r"\b(?:for|in|during|with|through)\s+(?:the\s+|my\s+|our\s+|this\s+|these\s+|a\s+)?(?:[\w-]+\s+){0,2}(?:debugging|"
     r"research|coding|code|brainstorm(?:ing|s)?|interviews?|sessions?|deep[- ]dives?|literature\s+reviews?|"
     r"chats?|conversations?|mode|kind\s+of\s+(?:tasks?|questions?|work))\b",
     r"\bin\s+(?:the\s+)?(?:heat|middle)\s+of\b|\bjust\s+(?:give\s+me\s+)?the\s+(?:command|code|fix|answer|steps)\b",
@@ -218,6 +229,7 @@ NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)
 
 CUE_PATTERNS = (
     ("doubt", DOUBT),
+    ("doubt_weak", DOUBT_WEAK),
     ("correction", CORRECTION),
     ("correction_weak", CORRECTION_WEAK),
     ("change", CHANGE),
@@ -356,10 +368,31 @@ def _where(belief, claim: Claim) -> list[str]:
             signals.append(name)
         elif said and not learned:
             signals.append(f"{name}_unqualified")
+    if claim.where_mode and claim.where_mode != _qualifier(belief, "mode") and _names_mode(claim.words, claim.where_mode):
+        signals.append("mode_named")
     scope = claim.where_scope
     if scope and scope != _qualifier(belief, "scope") and _names_scope(claim.words, scope):
         signals.append("scope_named")
     return signals
+
+
+# the words that name a mode, beyond its name's own ("research" for research_deep_dive)
+MODE_NAMING = {
+    "coding_debug": ("code", "coding", "debug", "bug", "prod", "production", "error", "stack trace"),
+    "research_deep_dive": ("research", "deep dive", "paper", "literature", "study", "studies"),
+    "brainstorm": ("brainstorm", "ideas", "idea"),
+    "biographical_interview": ("interview", "life story", "memoir"),
+    "companion": ("chat", "venting", "vent"),
+    "personal_assistant": ("reminder", "calendar", "schedule", "errand", "booking"),
+    "general_qa": ("quick question",),
+}
+
+
+def _names_mode(text: str, mode: str) -> bool:
+    """Whether the words name the mode they were said in ("the research stuff" in
+    research_deep_dive, "while I'm debugging" in coding_debug)."""
+    lowered = said_lemmas(text) + " " + (text or "").lower()
+    return any(re.search(rf"\b{re.escape(w)}", lowered) for w in MODE_NAMING.get(mode, ()))
 
 
 def _names_scope(text: str, scope: str) -> bool:
@@ -393,7 +426,14 @@ def _fact_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
 
 
 def _stem(word: str) -> str:
-    """A light stem, so "citations" meets "citation" and "pushing" meets "push"."""
+    """The word's lemma ("hedged" → "hedge", "ran" → "run"), else a light stem, so "citations"
+    meets "citation" and "pushing" meets "push"; "un-" before a known word is dropped
+    ("unhedged" meets "hedged")."""
+    if not lemmas(word) and word.startswith("un") and lemmas(word[2:]):
+        word = word[2:]
+    lemma = _lemma(word)
+    if lemma != word:
+        return lemma
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
@@ -432,9 +472,14 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
     terms = list(dict.fromkeys([*query_terms(content), *query_terms(claim.text)]))
     hits = note_search(subject.pk, terms, limit=NOTE_CANDIDATES)
     overlaps = {}
+    revising = bool(set(cues(claim.words)) & REVISING_CUES)
     for note in live.filter(pk__in=[h.id for h in hits]):
         overlap = max(note_overlap(note.content, words), note_overlap(note.content, said) * 0.9)
-        if overlap >= NOTE_OVERLAP:
+        if overlap >= NOTE_OVERLAP or (
+            overlap >= NOTE_OVERLAP_CUED
+            and (revising or bool(set(_where(note, claim)) & {"mode_named", "scope_named"}))
+            and any(_specific(w) for w in _stems(note.content) & said)
+        ):
             overlaps[note.pk] = (note, overlap)
     linked: set[int] = set()
     if claim.note_id:
@@ -459,6 +504,11 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
         signals += _where(note, claim)
         found.append(Conflict(note, [*signals, *claim_cues], overlap=round(overlap, 4)))
     return found
+
+
+def _specific(stem: str) -> bool:
+    """A word that tells a note apart: not a generic verb or noun, four letters or a digit."""
+    return stem not in GENERIC_STEMS and (len(stem) >= 4 or any(c.isdigit() for c in stem))
 
 
 def _negations(text: str) -> int:
