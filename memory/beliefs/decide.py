@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from memory.beliefs.detect import (
+    _norm,
     DATE_KEYS,
     DOUBT,
     ENDING,
@@ -198,11 +199,15 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
         vote(A.WEAKEN, W_DOUBT, "doubt")
     elif "cue:doubt_weak" in s:
         vote(A.WEAKEN, W_DOUBT_WEAK, "a hedge")
+    if "cue:doubt_contrast" in s and not doubt:
+        vote(A.WEAKEN, 1.0, "the next words undercut it")
     if "cue:exception" in s:
         vote(A.MARK_EXCEPTION, W_EXCEPTION, "a named exception")
     elif "cue:exception_weak" in s:
         vote(A.MARK_EXCEPTION, W_EXCEPTION_WEAK if not same else 0.5, "a one-off")
-    if same and not (note and "cue:correction" in s):
+    # a note in other words (`same_content` is a near duplicate, not the same words) that says it
+    # was wrong or has changed is weighed like a new value
+    if same and not (note and {"cue:correction", "cue:change"} & s and _norm(claim.content) != _norm(conflict.belief.content)):
         vote(A.REINFORCE, W_SAID_AGAIN, "the same again")
         return votes
     # a different value (content)

@@ -37,8 +37,9 @@ NOTE_SHARED = 2
 SAME_CONTENT = 0.6  # a note overlapping this much, with nothing contradicting, says the same  # stems in common before the belief's share counts
 NOTE_CANDIDATES = 20
 # a note overlapping less still bears on a claim whose words revise something (a cue) or name
-# where they hold, when they share a specific word ("box-7", "deploys", "spelling")
-NOTE_OVERLAP_CUED = 0.08
+# where they hold, when they share a specific word ("box-7", "deploys", "spelling") and this
+# share of the belief's words
+NOTE_SHARE_CUED = 0.2
 REVISING_CUES = frozenset(
     {"cue:correction", "cue:change", "cue:exception", "cue:ending", "cue:ending_hard", "cue:archive", "cue:mode", "cue:scope"}
 )
@@ -127,6 +128,10 @@ DOUBT = _rx(
 )
 # a hedge ("I suppose", "probably"): doubt only when nothing says the belief again
 DOUBT_WEAK = _rx(r"\bi\s+(?:think|guess|suppose|believe|reckon)\b|\b(?:probably|kind\s+of|sort\s+of)\b")
+# "…, though I haven't opened it in weeks": a restatement the next clause undercuts
+DOUBT_CONTRAST = _rx(
+    r"\b(?:though|although|but|except\s+that)\b[^.;!?]{0,40}\b(?:not|haven'?t|hasn'?t|hardly|barely|rarely|never|seldom)\b"
+)
 CORRECTION = _rx(
     r"^\s*(?:no|nope|nah|wait)\s*[,.!—-]|^\s*(?:oops|whoops|sorry)\b|\b(?:oops|whoops|no\s+wait|scratch\s+that)\b",
     r"\bactually\b|\bcorrection\b|\bto\s+correct\b|\bi\s+mean\b|\bi\s+meant\b|\bmistake\b|\bmistaken\b",
@@ -230,6 +235,7 @@ NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)
 CUE_PATTERNS = (
     ("doubt", DOUBT),
     ("doubt_weak", DOUBT_WEAK),
+    ("doubt_contrast", DOUBT_CONTRAST),
     ("correction", CORRECTION),
     ("correction_weak", CORRECTION_WEAK),
     ("change", CHANGE),
@@ -476,9 +482,8 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
     for note in live.filter(pk__in=[h.id for h in hits]):
         overlap = max(note_overlap(note.content, words), note_overlap(note.content, said) * 0.9)
         if overlap >= NOTE_OVERLAP or (
-            overlap >= NOTE_OVERLAP_CUED
-            and (revising or bool(set(_where(note, claim)) & {"mode_named", "scope_named"}))
-            and any(_specific(w) for w in _stems(note.content) & said)
+            (revising or bool(set(_where(note, claim)) & {"mode_named", "scope_named"}))
+            and _shares_specific(note.content, said)
         ):
             overlaps[note.pk] = (note, overlap)
     linked: set[int] = set()
@@ -504,6 +509,14 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
         signals += _where(note, claim)
         found.append(Conflict(note, [*signals, *claim_cues], overlap=round(overlap, 4)))
     return found
+
+
+def _shares_specific(belief_text: str, said: set[str]) -> bool:
+    """Whether the claim's words hold a specific word of the belief and at least
+    NOTE_SHARE_CUED of its words."""
+    belief = _stems(belief_text)
+    shared = belief & said
+    return bool(belief) and any(_specific(w) for w in shared) and len(shared) / len(belief) >= NOTE_SHARE_CUED
 
 
 def _specific(stem: str) -> bool:
