@@ -144,9 +144,9 @@ def _decision(action: str, reason: str, conflict: Conflict, claim: Claim) -> Dec
 # how much each signal speaks for each action (`_scores`); the action with the most wins, ties
 # going to the earlier of ORDER
 W_BASE = 1.0  # what a changed value is without any other word: the world changed
-W_CORRECTION, W_CORRECTION_WEAK = 3.0, 1.5
-W_DOUBT, W_DOUBT_WEAK = 2.5, 1.5
-W_CHANGE = 2.0
+W_CORRECTION, W_CORRECTION_WEAK = 2.5, 1.5
+W_DOUBT, W_DOUBT_WEAK = 3.0, 1.5
+W_CHANGE, W_CHANGE_EVENT = 1.5, 1.0
 W_EXCEPTION, W_EXCEPTION_WEAK = 3.0, 1.5
 W_WHERE, W_WHERE_CUE, W_WHERE_NAMED = 2.0, 1.5, 1.0
 W_ENDS, W_ARCHIVE = 2.5, 3.0
@@ -214,10 +214,12 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
     vote(A.SPLIT_BY_TIME, W_BASE, "a new value")
     if correction:
         vote(A.SUPERSEDE, W_CORRECTION, "a correction")
-    elif "cue:correction_weak" in s:
+    if "cue:correction_weak" in s:
         vote(A.SUPERSEDE, W_CORRECTION_WEAK, "X, not Y")
     if "cue:change" in s:
         vote(A.SPLIT_BY_TIME, W_CHANGE, "the world changed")
+    if "cue:change_event" in s:
+        vote(A.SPLIT_BY_TIME, W_CHANGE_EVENT, "it happened")
     if not note and claim.key in FIXED_KEYS:
         vote(A.SUPERSEDE, W_FIXED, "a key that does not change")
     if not note and claim.key in WORLD_KEYS:
@@ -226,8 +228,10 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
     mode_named = "cue:mode" in s or "mode_named" in s
     if mode_usable and _mode_sensitive(claim, mode_named):
         vote(A.SPLIT_BY_MODE, W_WHERE if not note else W_WHERE - 0.5, "said in another mode")
-        if mode_named:
-            vote(A.SPLIT_BY_MODE, W_WHERE_CUE, "the words name the mode")
+        if "cue:mode" in s:
+            vote(A.SPLIT_BY_MODE, W_WHERE_CUE, "the words say when")
+        if "mode_named" in s:
+            vote(A.SPLIT_BY_MODE, W_WHERE_NAMED, "the words name the mode")
     scope_usable = "scope" in s or "scope_unqualified" in s
     scope_named = "cue:scope" in s or "scope_named" in s or "scope" in s
     if scope_usable and _scope_sensitive(claim, scope_named):

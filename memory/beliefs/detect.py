@@ -133,32 +133,39 @@ DOUBT_CONTRAST = _rx(
     r"\b(?:though|although|but|except\s+that)\b[^.;!?]{0,40}\b(?:not|haven'?t|hasn'?t|hardly|barely|rarely|never|seldom)\b"
 )
 CORRECTION = _rx(
-    r"^\s*(?:no|nope|nah|wait)\s*[,.!—-]|^\s*(?:oops|whoops|sorry)\b|\b(?:oops|whoops|no\s+wait|scratch\s+that)\b",
+    r"^\s*(?:no|nope|nah|wait)\s*[,.!—-]|^\s*(?:oops|whoops)\b|\bsorry,?\s+(?:i\s+meant|it'?s|that\s+was|i\s+said|my\s+bad)\b|\b(?:oops|whoops|no\s+wait|scratch\s+that)\b",
     r"\bactually\b|\bcorrection\b|\bto\s+correct\b|\bi\s+mean\b|\bi\s+meant\b|\bmistake\b|\bmistaken\b",
     r"\b(?:typo|autocorrect|spelt|spelled)\b|\bspell(?:s|ing)?\s+it\b|\bwith\s+an?\s+[a-z]\b",
     r"\bmis(?:speak|spoke|hear|heard|read|type|typed|remember|remembered|understand|understood|label|labelled)\b",
     r"\b(?:be|was|is|get|got|have|had|give|gave|tell|told|say|said|write|wrote|that|the|a)\s+(?:\w+\s+){0,2}wrong\b",
     r"\bwrong\s+(?:day|date|name|number|time|place|city|company|one|way)\b|\bby\s+mistake\b",
     r"\bthat\s*(?:'s|\s+is|\s+be)?\s+(?:not\s+right|incorrect|not\s+true|not\s+what\s+i)\b|\bto\s+(?:be\s+clear|clarify)\b",
-    r"\bsorry\b|\b(?:small|quick|one)\s+(?:fix|correction)\b|\bmix(?:ed)?\s+up\b",
+    r"\b(?:small|quick|one)\s+(?:fix|correction)\b|\bmix(?:ed)?\s+up\b",
     r"\bnever\s+(?:was|be|said|say|lived|live|worked|work|had|have)\b",
     r"\bi\s+(?:said|say|told\s+you|tell\s+you)\s+\w+.{0,20}\bbut\b",
     r"\byou(?:'ve|\s+have)?\s+been\s+(?:using|calling|saying|writing|getting)\b|\byou\s+(?:have|got)\s+(?:it|that|me)\s+wrong\b",
 )
 # "Lyon, not Lille": a correction when nothing else explains it (a weak cue)
-CORRECTION_WEAK = _rx(r"\b\w+,\s*not\s+\w+\b", r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+|it\s+is\s+|it'?s\s+)?\w+")
-CHANGE = _rx(
-    r"\b(?:move|relocate|switch|change|become|start|begin|join|quit|retire|graduate|promote|promotion|"
-    r"upgrade|downgrade|transfer|convert|marry|divorce|engage|hire|adopt|buy|reschedule|postpone|"
-    r"replace|unpack|settle|migrate)\b|\bleft\s+(?:my|the|our|a)\b",
+CORRECTION_WEAK = _rx(r"\b\w+,\s*not\s+\w+\b", r"\bsorry\b", r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+|it\s+is\s+|it'?s\s+)?\w+")
+# a change that happened (a move, a new job, "since May"), and the softer words of the present
+# (the verbs as done or under way, so "tell me what to change" or "start with the answer" is none)
+CHANGE_EVENT = _rx(
+    r"\b(?:moved|relocated|switched|changed|became|started|began|begun|joined|quit|retired|graduated|"
+    r"promoted|upgraded|downgraded|transferred|converted|married|divorced|engaged|hired|adopted|bought|"
+    r"rescheduled|postponed|replaced|unpacked|settled|migrated|promotion)\b|\bleft\s+(?:my|the|our|a)\b",
+    r"\b(?:moving|moves|relocating|switching|switches|changing|transferring|migrating)\s+(?:to|over|jobs?|from)\b",
+    rf"\b(?:starting|beginning)\s+(?:next|from|on|in|this|today|tomorrow|{_DAYS})\b",
     r"\bnew\s+(?:job|role|position|flat|apartment|house|place|home|team|company|car|laptop|phone|city|"
     r"office|school|partner|manager|one)\b",
-    r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|used\s+to|recently|as\s+of|"
-    r"from\s+now\s+on|since|take\s+up|pick\s+up|give\s+up|get\s+into|took\s+up|picked\s+up|gave\s+up)\b",
+    r"\b(?:since|as\s+of|from\s+now\s+on|take\s+up|pick\s+up|give\s+up|get\s+into|took\s+up|picked\s+up|gave\s+up)\b",
     rf"\blast\s+(?:week|month|year|spring|summer|autumn|fall|winter|{_DAYS})\b|\b\w+\s+ago\b",
     rf"\bfrom\s+(?:next\s+\w+|tomorrow|today|{_DAYS}|the\s+\d+\w*|january|february|march|april|may|june|"
     r"july|august|september|october|november|december)\b",
     r"\b(?:push|pushed|bring|brought)\s+(?:back|forward)\b|\bturn\s+\d+\b",
+)
+CHANGE = _rx(
+    CHANGE_EVENT.pattern,
+    r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|used\s+to|recently|lately)\b",
 )
 EXCEPTION = _rx(
     r"\bexcept\b|\bexception\b|\bunless\b|\bapart\s+from\b|\bother\s+than\b|\bbut\s+not\s+when\b",
@@ -239,6 +246,7 @@ CUE_PATTERNS = (
     ("correction", CORRECTION),
     ("correction_weak", CORRECTION_WEAK),
     ("change", CHANGE),
+    ("change_event", CHANGE_EVENT),
     ("exception", EXCEPTION),
     ("exception_weak", EXCEPTION_WEAK),
     ("ending", ENDING),
