@@ -24,7 +24,6 @@ import re
 from dataclasses import dataclass, field
 
 from memory.beliefs.detect import (
-    _norm,
     DATE_KEYS,
     DOUBT,
     ENDING,
@@ -34,7 +33,7 @@ from memory.beliefs.detect import (
     Claim,
     Conflict,
 )
-from memory.models import ProfileFact, RevisionAction
+from memory.models import Note, ProfileFact, RevisionAction
 
 A = RevisionAction
 
@@ -51,14 +50,27 @@ SCOPE_KEY = re.compile(
     r"branch|python|node|version|cloud|preference|naming|license|timezone)",
     re.IGNORECASE,
 )
-WORLD_KEYS = PLACE_KEYS | NUMBER_KEYS | DATE_KEYS | {"name", "preferred_name", "pronouns", "partner", "children"}
+WORLD_KEYS = (
+    PLACE_KEYS | NUMBER_KEYS | DATE_KEYS | {"name", "preferred_name", "pronouns", "partner", "children"}
+)
 # facts that do not change over time: a new value means the old one was wrong
 FIXED_KEYS = frozenset(
     {"name", "birthday", "birthplace", "hometown", "birth_year", "eye_colour", "eye_color", "native_language"}
 )
 # facts about the person's life, never split by mode or scope
 PERSONAL_KEYS = frozenset(
-    {"diet", "pets", "allergies", "medications", "job_title", "job", "partner", "children", "politics", "religion"}
+    {
+        "diet",
+        "pets",
+        "allergies",
+        "medications",
+        "job_title",
+        "job",
+        "partner",
+        "children",
+        "politics",
+        "religion",
+    }
 )
 
 
@@ -207,7 +219,8 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
         vote(A.MARK_EXCEPTION, W_EXCEPTION_WEAK if not same else 0.5, "a one-off")
     # a note in other words (`same_content` is a near duplicate, not the same words) that says it
     # was wrong or has changed is weighed like a new value
-    if same and not (note and {"cue:correction", "cue:change"} & s and _norm(claim.content) != _norm(conflict.belief.content)):
+    reworded = isinstance(conflict.belief, Note) and _words(claim.content) != _words(conflict.belief.content)
+    if same and not (reworded and {"cue:correction", "cue:change"} & s):
         vote(A.REINFORCE, W_SAID_AGAIN, "the same again")
         return votes
     # a different value (content)
@@ -268,6 +281,10 @@ def decide_rules(conflict: Conflict, claim: Claim) -> Decision:
         where = f" ({claim.where_scope} now)"
     reason = f"{REASONS[action]}{where} ({because}): {_subject_of(conflict)}"
     return _decision(action, reason, conflict, claim)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", (text or "").lower())
 
 
 def _ends(claim: Claim) -> bool:

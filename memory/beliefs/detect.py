@@ -41,9 +41,20 @@ NOTE_CANDIDATES = 20
 # share of the belief's words
 NOTE_SHARE_CUED = 0.2
 REVISING_CUES = frozenset(
-    {"cue:correction", "cue:change", "cue:exception", "cue:ending", "cue:ending_hard", "cue:archive", "cue:mode", "cue:scope"}
+    {
+        "cue:correction",
+        "cue:change",
+        "cue:exception",
+        "cue:ending",
+        "cue:ending_hard",
+        "cue:archive",
+        "cue:mode",
+        "cue:scope",
+    }
 )
-GENERIC_STEMS = frozenset({"want", "like", "use", "every", "thing", "make", "need", "time", "day", "week", "good"})
+GENERIC_STEMS = frozenset(
+    {"want", "like", "use", "every", "thing", "make", "need", "time", "day", "week", "good"}
+)
 # keys whose values are places / numbers / dates by nature
 PLACE_KEYS = frozenset(
     {"location", "hometown", "birthplace", "address", "city", "country", "school", "employer", "office"}
@@ -119,6 +130,9 @@ DOUBT = _rx(
     r"\b(?:unsure|uncertain|doubt|doubtful|dubious|questioning|undecided|ambivalent|waver|second[- ]guess|torn)\b",
     r"\bquestion\s+(?:it|that|this|whether|if)\b|\bwonder(?:ing)?\s+(?:if|whether)\b|\bstart(?:ing)?\s+to\s+(?:doubt|question|wonder)\b",
     r"\bi\s+am\s+not\s+sure\b",
+    # a hedge on "still" asks whether it still holds ("still vegetarian I guess")
+    r"\bstill\b[^.;!?]{0,40}\b(?:i\s+(?:guess|think|suppose|reckon)|probably)\b",
+    r"\b(?:i\s+(?:guess|think|suppose|reckon)|probably)\b[^.;!?]{0,20}\bstill\b",
     r"\b(?:i\s+)?(?:do\s+not|don'?t)\s+know\s+(?:if|whether|what|anymore|any\s+more|about|how\s+long)\b",
     r"\b(?:can\s*not|can'?t)\s+(?:say|tell)\b",
     r"\b(?:maybe|perhaps|possibly|might|may\s+not|could\s+be)\b",
@@ -146,7 +160,9 @@ CORRECTION = _rx(
     r"\byou(?:'ve|\s+have)?\s+been\s+(?:using|calling|saying|writing|getting)\b|\byou\s+(?:have|got)\s+(?:it|that|me)\s+wrong\b",
 )
 # "Lyon, not Lille": a correction when nothing else explains it (a weak cue)
-CORRECTION_WEAK = _rx(r"\b\w+,\s*not\s+\w+\b", r"\bsorry\b", r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+|it\s+is\s+|it'?s\s+)?\w+")
+CORRECTION_WEAK = _rx(
+    r"\b\w+,\s*not\s+\w+\b", r"\bsorry\b", r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+|it\s+is\s+|it'?s\s+)?\w+"
+)
 # a change that happened (a move, a new job, "since May"), and the softer words of the present
 # (the verbs as done or under way, so "tell me what to change" or "start with the answer" is none)
 CHANGE_EVENT = _rx(
@@ -382,7 +398,11 @@ def _where(belief, claim: Claim) -> list[str]:
             signals.append(name)
         elif said and not learned:
             signals.append(f"{name}_unqualified")
-    if claim.where_mode and claim.where_mode != _qualifier(belief, "mode") and _names_mode(claim.words, claim.where_mode):
+    if (
+        claim.where_mode
+        and claim.where_mode != _qualifier(belief, "mode")
+        and _names_mode(claim.words, claim.where_mode)
+    ):
         signals.append("mode_named")
     scope = claim.where_scope
     if scope and scope != _qualifier(belief, "scope") and _names_scope(claim.words, scope):
@@ -414,7 +434,9 @@ def _names_scope(text: str, scope: str) -> bool:
     "webshop", "edge cache" in "edge-cache")."""
     parts = [p for p in re.split(r"[\W_]+", scope.lower()) if len(p) > 2]
     lowered = (text or "").lower()
-    return bool(parts) and (scope.lower() in lowered or all(re.search(rf"\b{re.escape(p)}", lowered) for p in parts))
+    return bool(parts) and (
+        scope.lower() in lowered or all(re.search(rf"\b{re.escape(p)}", lowered) for p in parts)
+    )
 
 
 def _fact_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:

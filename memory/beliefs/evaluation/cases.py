@@ -34,7 +34,7 @@ def load_split(split: str, data_dir: Path | str = DATA_DIR) -> list[dict]:
 
 
 def load_cases(split: str = "all", data_dir: Path | str = DATA_DIR) -> list[dict]:
-    """The cases of `split` ("dev", "test" or "all": dev then test)."""
+    """The cases of `split` (one of SPLITS, or "all": every split in SPLITS' order)."""
     if split == "all":
         return [case for name in SPLITS for case in load_split(name, data_dir)]
     return load_split(split, data_dir)

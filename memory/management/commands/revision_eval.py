@@ -1,4 +1,4 @@
-"""`manage.py revision_eval [--split dev|test|all] [--json [OUT]] [--show-misses] [--llm] [--keep]`:
+"""`manage.py revision_eval [--split dev|test|dev2|all] [--json [OUT]] [--show-misses] [--llm] [--keep]`:
 how often conflicting statements become the right belief revision on the labelled set
 (tests/data/revisions/), per action (precision, recall, F1), the accuracy, the confusion and
 whether the history stayed intact; memory/beliefs/evaluation/ says how a case runs and
@@ -43,7 +43,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--keep", action="store_true", help="commit the cases instead of rolling them back"
         )
-        parser.add_argument("--data", type=Path, default=None, help="folder holding dev.json and test.json")
+        parser.add_argument(
+            "--data",
+            type=Path,
+            default=None,
+            help="folder holding the split files (dev.json, test.json, dev2.json)",
+        )
 
     def handle(self, *args, split, json_out, show_misses, llm, keep, data, **options):
         try:
