@@ -2,18 +2,14 @@
 
 `decide_rules(conflict, claim)` reads what detection found (memory/beliefs/detect.py) and
 chooses one of the eight actions (memory/beliefs/__init__.py says what each means), with the
-reason in plain words and the claim revision_apply needs. In order:
-
-1. The claim says the belief again (same value / a near-duplicate note): doubt in its words →
-   WEAKEN; a named exception → MARK_EXCEPTION; else REINFORCE.
-2. The claim ends the belief (no new value, or its words deny it / say it stopped) with nothing
-   in its place: doubt → WEAKEN; else ARCHIVE.
-3. A different value: a named exception ("just this once") → MARK_EXCEPTION (the belief
-   holds); doubt without a correction → WEAKEN; a correction ("actually", "I meant") →
-   SUPERSEDE; said in another mode than the belief was learned in, for a key that can differ by
-   mode (styles, preferences; never a place, a number or a date) → SPLIT_BY_MODE; in another
-   scope (project), for a key that can differ by project → SPLIT_BY_SCOPE; else the world
-   changed → SPLIT_BY_TIME.
+reason in plain words and the claim revision_apply needs. A scored choice, not a cascade:
+each signal votes for the actions it speaks for with a weight (W_*), the action with the most
+wins (ties to the earlier of ORDER), and the reason names the votes. The structure first: the
+same value → REINFORCE (2) unless doubt (3) or a named exception (3) outweighs it; no value (a
+note that says it ended) → ARCHIVE unless soft doubt; a new value → SPLIT_BY_TIME (1), plus a
+correction (2.5, "X, not Y" 1.5, a key that never changes 1.5) for SUPERSEDE, a change (1.5,
+one that happened +1) for SPLIT_BY_TIME, another mode or scope (2, the words saying when or
+naming the mode/project +1.5/+1) for the splits, for keys that can differ there.
 
 `llm.revision`, when configured, decides instead (memory/beliefs/llm.py) and falls back here.
 """
