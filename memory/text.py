@@ -37,6 +37,25 @@ FILLER_WORDS = {
 MAX_TERMS = 32
 
 
+def one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance exactly 1 (insert, delete, substitute or swap two neighbours)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1 :]
+
+
 def query_terms(text: str, *, limit: int = MAX_TERMS) -> list[str]:
     """Distinct lower-case word tokens of `text`, stop words and one-letter tokens dropped."""
     seen: dict[str, None] = {}

@@ -18,6 +18,7 @@ import lemminflect
 
 from chat.reflection.lexicon import JOB_HEADS, PET_SPECIES, SPOKEN_LANGUAGES
 from memory.temporal import lemmas
+from memory.text import one_edit
 
 # The content words the rules are anchored on; a typo of one of them hides the whole fact.
 _TRIGGERS = {
@@ -51,25 +52,6 @@ def known(word: str) -> bool:
     return bool(lemmas(w)) or w in _TRIGGERS or w in _NOT_TYPOS or w in _FUNCTION_WORDS
 
 
-def _one_edit(a: str, b: str) -> bool:
-    """Damerau-Levenshtein distance exactly 1 (insert, delete, substitute or swap two neighbours)."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (
-            len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and a[diff[0]] == b[diff[1]]
-            and a[diff[1]] == b[diff[0]]
-        )
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    i = 0
-    while i < len(short) and short[i] == long_[i]:
-        i += 1
-    return short[i:] == long_[i + 1 :]
-
-
 @cache
 def correction(word: str) -> str | None:
     """The trigger word a lower-case unknown `word` is a typo of, if there is exactly one."""
@@ -78,7 +60,7 @@ def correction(word: str) -> str | None:
     if word.endswith("in") and word + "g" in _TRIGGERS:  # "workin", "livin"
         return word + "g"
     # a three-letter word only ever lost one letter of a four-letter trigger ("wrk")
-    candidates = {t for t in _TRIGGERS if len(t) >= 4 and _one_edit(word, t)}
+    candidates = {t for t in _TRIGGERS if len(t) >= 4 and one_edit(word, t)}
     if len(word) < 4:
         candidates = {t for t in candidates if len(t) == 4}
     return candidates.pop() if len(candidates) == 1 else None

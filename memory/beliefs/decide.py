@@ -2,18 +2,14 @@
 
 `decide_rules(conflict, claim)` reads what detection found (memory/beliefs/detect.py) and
 chooses one of the eight actions (memory/beliefs/__init__.py says what each means), with the
-reason in plain words and the claim revision_apply needs. In order:
-
-1. The claim says the belief again (same value / a near-duplicate note): doubt in its words →
-   WEAKEN; a named exception → MARK_EXCEPTION; else REINFORCE.
-2. The claim ends the belief (no new value, or its words deny it / say it stopped) with nothing
-   in its place: doubt → WEAKEN; else ARCHIVE.
-3. A different value: a named exception ("just this once") → MARK_EXCEPTION (the belief
-   holds); doubt without a correction → WEAKEN; a correction ("actually", "I meant") →
-   SUPERSEDE; said in another mode than the belief was learned in, for a key that can differ by
-   mode (styles, preferences; never a place, a number or a date) → SPLIT_BY_MODE; in another
-   scope (project), for a key that can differ by project → SPLIT_BY_SCOPE; else the world
-   changed → SPLIT_BY_TIME.
+reason in plain words and the claim revision_apply needs. A scored choice, not a cascade:
+each signal votes for the actions it speaks for with a weight (W_*), the action with the most
+wins (ties to the earlier of ORDER), and the reason names the votes. The structure first: the
+same value → REINFORCE (2) unless doubt (3) or a named exception (3) outweighs it; no value (a
+note that says it ended) → ARCHIVE unless soft doubt; a new value → SPLIT_BY_TIME (1), plus a
+correction (2.5, "X, not Y" 1.5, a key that never changes 1.5) for SUPERSEDE, a change (1.5,
+one that happened +1) for SPLIT_BY_TIME, another mode or scope (2, the words saying when or
+naming the mode/project +1.5/+1) for the splits, for keys that can differ there.
 
 `llm.revision`, when configured, decides instead (memory/beliefs/llm.py) and falls back here.
 """
@@ -25,6 +21,7 @@ from dataclasses import dataclass, field
 
 from memory.beliefs.detect import (
     DATE_KEYS,
+    DOUBT,
     ENDING,
     ENDING_HARD,
     NUMBER_KEYS,
@@ -32,7 +29,7 @@ from memory.beliefs.detect import (
     Claim,
     Conflict,
 )
-from memory.models import ProfileFact, RevisionAction
+from memory.models import Note, ProfileFact, RevisionAction
 
 A = RevisionAction
 
@@ -52,6 +49,25 @@ SCOPE_KEY = re.compile(
 WORLD_KEYS = (
     PLACE_KEYS | NUMBER_KEYS | DATE_KEYS | {"name", "preferred_name", "pronouns", "partner", "children"}
 )
+# facts that do not change over time: a new value means the old one was wrong
+FIXED_KEYS = frozenset(
+    {"name", "birthday", "birthplace", "hometown", "birth_year", "eye_colour", "eye_color", "native_language"}
+)
+# facts about the person's life, never split by mode or scope
+PERSONAL_KEYS = frozenset(
+    {
+        "diet",
+        "pets",
+        "allergies",
+        "medications",
+        "job_title",
+        "job",
+        "partner",
+        "children",
+        "politics",
+        "religion",
+    }
+)
 
 
 @dataclass
@@ -66,16 +82,20 @@ class Decision:
     claim: dict = field(default_factory=dict)
 
 
-def _mode_sensitive(claim: Claim) -> bool:
+def _mode_sensitive(claim: Claim, named: bool = False) -> bool:
+    """Whether the claim's key can differ by mode: a note, a style or preference key, or any
+    key but a fact about the world when the words name the mode."""
     if claim.kind == "note":
         return True
-    return claim.key not in WORLD_KEYS and bool(MODE_KEY.match(claim.key))
+    return claim.key not in WORLD_KEYS | PERSONAL_KEYS and (named or bool(MODE_KEY.match(claim.key)))
 
 
-def _scope_sensitive(claim: Claim) -> bool:
+def _scope_sensitive(claim: Claim, named: bool = False) -> bool:
+    """Whether the claim's key can differ by scope: a note, a convention or tool key, or any key
+    but a fact about the world when the words or two named projects say so."""
     if claim.kind == "note":
         return True
-    return claim.key not in WORLD_KEYS and bool(SCOPE_KEY.match(claim.key))
+    return claim.key not in WORLD_KEYS | PERSONAL_KEYS and (named or bool(SCOPE_KEY.match(claim.key)))
 
 
 def _exception_text(claim: Claim, belief_value: str = "") -> str:
@@ -129,54 +149,138 @@ def _decision(action: str, reason: str, conflict: Conflict, claim: Claim) -> Dec
     return Decision(action, reason, list(conflict.signals), "rules", revision_claim(action, conflict, claim))
 
 
-def decide_rules(conflict: Conflict, claim: Claim) -> Decision:
-    """The rules' revision for one conflict (module docstring)."""
+# how much each signal speaks for each action (`_scores`); the action with the most wins, ties
+# going to the earlier of ORDER
+W_BASE = 1.0  # what a changed value is without any other word: the world changed
+W_CORRECTION, W_CORRECTION_WEAK = 2.5, 1.5
+W_DOUBT, W_DOUBT_WEAK = 3.0, 1.5
+W_CHANGE, W_CHANGE_EVENT = 1.5, 1.0
+W_EXCEPTION, W_EXCEPTION_WEAK = 3.0, 1.5
+W_WHERE, W_WHERE_CUE, W_WHERE_NAMED = 2.0, 1.5, 1.0
+W_ENDS, W_ARCHIVE = 2.5, 3.0
+W_SAID_AGAIN = 2.0
+W_FIXED = 1.5  # a changed value of a key that does not change over time (a birthday): it was wrong
+ORDER = (
+    A.SUPERSEDE,
+    A.MARK_EXCEPTION,
+    A.SPLIT_BY_SCOPE,
+    A.SPLIT_BY_MODE,
+    A.WEAKEN,
+    A.ARCHIVE,
+    A.SPLIT_BY_TIME,
+    A.REINFORCE,
+)
+REASONS = {
+    A.REINFORCE: "said again",
+    A.WEAKEN: "the new evidence doubts it",
+    A.SUPERSEDE: "corrected by the new evidence",
+    A.SPLIT_BY_TIME: "changed: held until now, the new from now",
+    A.SPLIT_BY_MODE: "both hold, each in its own mode",
+    A.SPLIT_BY_SCOPE: "both hold, each in its own scope",
+    A.MARK_EXCEPTION: "holds, with a named exception",
+    A.ARCHIVE: "no longer holds, nothing replaces it",
+}
+
+
+def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str]]]:
+    """For each action, the signals that speak for it with their weights."""
     s = set(conflict.signals)
-    what = _subject_of(conflict)
     note = conflict.kind == "note"
+    votes: dict[str, list[tuple[float, str]]] = {action: [] for action in ORDER}
 
-    def decided(action: str, reason: str) -> Decision:
-        return _decision(action, f"{reason}: {what}", conflict, claim)
+    def vote(action: str, weight: float, why: str) -> None:
+        votes[action].append((weight, why))
 
-    doubt, correction, change = "cue:doubt" in s, "cue:correction" in s, "cue:change" in s
-    exception, exception_weak = "cue:exception" in s, "cue:exception_weak" in s
-    ending_hard = "cue:ending_hard" in s
+    doubt, correction = "cue:doubt" in s, "cue:correction" in s
     same = "same_value" in s or ("same_content" in s and "negation" not in s)
-    mode_split = ("mode" in s or ("mode_unqualified" in s and "cue:mode" in s)) and _mode_sensitive(claim)
-    scope_split = "scope" in s and _scope_sensitive(claim)
-    if same and not (note and _ends(claim)):
-        if doubt:
-            return decided(A.WEAKEN, "said again with doubt")
-        if exception:
-            return decided(A.MARK_EXCEPTION, "holds, with a named exception")
-        return decided(A.REINFORCE, "said again")
-    if not note and not claim.value.strip():  # the fact ends
-        if doubt and not ending_hard:
-            return decided(A.WEAKEN, "the new evidence doubts it")
-        return decided(A.ARCHIVE, "no longer holds, nothing replaces it")
-    if exception:
-        return decided(A.MARK_EXCEPTION, "holds, except this once")
-    if scope_split and ("cue:scope" in s or not (change or correction)):
-        return decided(A.SPLIT_BY_SCOPE, f"both hold, each in its own scope ({claim.where_scope} now)")
-    if mode_split and ("cue:mode" in s or not (change or correction or note)):
-        return decided(A.SPLIT_BY_MODE, f"both hold, each in its own mode ({claim.where_mode} now)")
-    if note and _ends(claim):
-        return decided(A.ARCHIVE, "no longer holds, nothing replaces it")
-    if doubt and not correction:
-        return decided(A.WEAKEN, "the new evidence doubts it")
+    ends = (not note and not claim.value.strip()) or (note and _ends(claim))
+    if ends and not same or (same and note and ends):
+        vote(A.ARCHIVE, W_ENDS, "it ends")
+        if "cue:ending_hard" in s:
+            vote(A.ARCHIVE, 1.0, "a hard ending")
+        if doubt and "cue:ending_hard" not in s:
+            vote(A.WEAKEN, W_DOUBT + 0.5, "doubt, no hard ending")
+        return votes
+    if "cue:archive" in s:
+        vote(A.ARCHIVE, W_ARCHIVE, "asked to drop it")
+    if doubt:
+        vote(A.WEAKEN, W_DOUBT, "doubt")
+    elif "cue:doubt_weak" in s:
+        vote(A.WEAKEN, W_DOUBT_WEAK, "a hedge")
+    if "cue:doubt_contrast" in s and not doubt:
+        vote(A.WEAKEN, 1.0, "the next words undercut it")
+    if "cue:exception" in s:
+        vote(A.MARK_EXCEPTION, W_EXCEPTION, "a named exception")
+    elif "cue:exception_weak" in s:
+        vote(A.MARK_EXCEPTION, W_EXCEPTION_WEAK if not same else 0.5, "a one-off")
+    # a note in other words (`same_content` is a near duplicate, not the same words) that says it
+    # was wrong or has changed is weighed like a new value
+    reworded = isinstance(conflict.belief, Note) and _words(claim.content) != _words(conflict.belief.content)
+    if same and not (reworded and {"cue:correction", "cue:change"} & s):
+        vote(A.REINFORCE, W_SAID_AGAIN, "the same again")
+        return votes
+    # a different value (content)
+    vote(A.SPLIT_BY_TIME, W_BASE, "a new value")
     if correction:
-        return decided(A.SUPERSEDE, "corrected by the new evidence")
-    if exception_weak:
-        return decided(A.MARK_EXCEPTION, "holds, with this one exception")
+        vote(A.SUPERSEDE, W_CORRECTION, "a correction")
+    if "cue:correction_weak" in s:
+        vote(A.SUPERSEDE, W_CORRECTION_WEAK, "X, not Y")
+    if "cue:change" in s:
+        vote(A.SPLIT_BY_TIME, W_CHANGE, "the world changed")
+    if "cue:change_event" in s:
+        vote(A.SPLIT_BY_TIME, W_CHANGE_EVENT, "it happened")
+    if not note and claim.key in FIXED_KEYS:
+        vote(A.SUPERSEDE, W_FIXED, "a key that does not change")
+    if not note and claim.key in WORLD_KEYS:
+        vote(A.SPLIT_BY_TIME, 0.5, "a fact about the world")
+    mode_usable = bool(claim.where_mode) and "mode" in s or ("mode_unqualified" in s and "cue:mode" in s)
+    mode_named = "cue:mode" in s or "mode_named" in s
+    if mode_usable and _mode_sensitive(claim, mode_named):
+        vote(A.SPLIT_BY_MODE, W_WHERE if not note else W_WHERE - 0.5, "said in another mode")
+        if "cue:mode" in s:
+            vote(A.SPLIT_BY_MODE, W_WHERE_CUE, "the words say when")
+        if "mode_named" in s:
+            vote(A.SPLIT_BY_MODE, W_WHERE_NAMED, "the words name the mode")
+    scope_usable = "scope" in s or "scope_unqualified" in s
+    scope_named = "cue:scope" in s or "scope_named" in s or "scope" in s
+    if scope_usable and _scope_sensitive(claim, scope_named):
+        vote(A.SPLIT_BY_SCOPE, W_WHERE, "said in another scope")
+        if "cue:scope" in s:
+            vote(A.SPLIT_BY_SCOPE, W_WHERE_CUE, "the words name the scope")
+        if "scope_named" in s:
+            vote(A.SPLIT_BY_SCOPE, W_WHERE_NAMED, "the words name the project")
     if note:
-        if change:
-            return decided(A.SPLIT_BY_TIME, "changed: held until now, the new from now")
         if "negation" in s:
-            return decided(A.SUPERSEDE, "the new evidence contradicts it")
+            vote(A.SUPERSEDE, 1.0, "the new evidence contradicts it")
         if {"number", "date", "place"} & s:
-            return decided(A.SPLIT_BY_TIME, "changed: held until now, the new from now")
-        return decided(A.REINFORCE, "said again in other words")
-    return decided(A.SPLIT_BY_TIME, "changed: held until now, the new value from now")
+            vote(A.SPLIT_BY_TIME, 0.5, "a number, date or place changed")
+        if not ({"number", "date", "place", "negation"} & s):
+            vote(A.REINFORCE, W_SAID_AGAIN, "the same in other words")
+        if DOUBT.search(claim.content):
+            vote(A.WEAKEN, 1.5, "the new note is hedged itself")
+    return votes
+
+
+def decide_rules(conflict: Conflict, claim: Claim) -> Decision:
+    """The rules' revision for one conflict (module docstring): the action whose signals weigh
+    most, the reason naming them."""
+    votes = _scores(conflict, claim)
+    totals = {action: sum(w for w, _ in votes[action]) for action in ORDER}
+    action = max(ORDER, key=lambda a: (totals[a], -ORDER.index(a)))
+    if totals[action] <= 0:
+        action = A.REINFORCE if conflict.kind == "note" else A.SPLIT_BY_TIME
+    because = ", ".join(why for _, why in votes[action]) or "nothing else applies"
+    where = ""
+    if action == A.SPLIT_BY_MODE:
+        where = f" ({claim.where_mode} now)"
+    elif action == A.SPLIT_BY_SCOPE:
+        where = f" ({claim.where_scope} now)"
+    reason = f"{REASONS[action]}{where} ({because}): {_subject_of(conflict)}"
+    return _decision(action, reason, conflict, claim)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", (text or "").lower())
 
 
 def _ends(claim: Claim) -> bool:

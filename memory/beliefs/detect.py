@@ -24,16 +24,37 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 from memory.models import Message, Note, NoteLink, ProfileFact, Subject
 from memory.search.lexical import note_search
-from memory.text import query_terms, word_set
+from memory.temporal import lemmas
+from memory.text import one_edit, query_terms, word_set
 
 # a note whose words overlap the claim's at least this much (Jaccard) bears on it
 NOTE_OVERLAP = 0.3
 NOTE_SHARED = 2
 SAME_CONTENT = 0.6  # a note overlapping this much, with nothing contradicting, says the same  # stems in common before the belief's share counts
 NOTE_CANDIDATES = 20
+# a note overlapping less still bears on a claim whose words revise something (a cue) or name
+# where they hold, when they share a specific word ("box-7", "deploys", "spelling") and this
+# share of the belief's words
+NOTE_SHARE_CUED = 0.2
+REVISING_CUES = frozenset(
+    {
+        "cue:correction",
+        "cue:change",
+        "cue:exception",
+        "cue:ending",
+        "cue:ending_hard",
+        "cue:archive",
+        "cue:mode",
+        "cue:scope",
+    }
+)
+GENERIC_STEMS = frozenset(
+    {"want", "like", "use", "every", "thing", "make", "need", "time", "day", "week", "good"}
+)
 # keys whose values are places / numbers / dates by nature
 PLACE_KEYS = frozenset(
     {"location", "hometown", "birthplace", "address", "city", "country", "school", "employer", "office"}
@@ -96,80 +117,124 @@ class Conflict:
 
 
 # --- the cues of the claim's own words ----------------------------------------------------------
+# Each cue is a few patterns read over two forms of the words: as written (lower-cased, so "-ing"
+# and word order stay) and as lemmas (`said_lemmas`: "moved" → "move", "misheard" → "mishear",
+# a typo of a cue word → the cue word), so that unseen inflections and slips still count.
 def _rx(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 DOUBT = _rx(
-    r"\bnot\s+(?:so\s+|that\s+|too\s+|entirely\s+|completely\s+|totally\s+|100%\s+)?(?:sure|certain|convinced)\b",
-    r"\b(?:unsure|uncertain|doubt|doubtful|questioning|wondering\s+(?:if|whether))\b",
-    r"\bi\s+(?:think|guess|suppose|believe)\b",
-    r"\b(?:i\s+)?(?:do\s+not|don'?t)\s+know\s+(?:if|whether|what|anymore|any\s+more|about)\b",
-    r"\b(?:maybe|perhaps|possibly|probably|might|may\s+not|could\s+be|kind\s+of|sort\s+of|i'?m\s+torn)\b",
-    r"\bno\s+longer\s+(?:sure|certain|convinced)\b",
-    r"\bhaving\s+second\s+thoughts\b|\bon\s+the\s+fence\b|\bnot\s+as\s+(?:keen|into|sure)\b",
-    r"\bless\s+(?:sure|keen|into)\b|\bstarting\s+to\s+(?:doubt|question|wonder)\b",
+    r"\bnot\s+(?:so\s+|that\s+|too\s+|entirely\s+|completely\s+|totally\s+|100%\s+|really\s+)?(?:sure|certain|convinced)\b",
+    r"\b(?:unsure|uncertain|doubt|doubtful|dubious|questioning|undecided|ambivalent|waver|second[- ]guess|torn)\b",
+    r"\bquestion\s+(?:it|that|this|whether|if)\b|\bwonder(?:ing)?\s+(?:if|whether)\b|\bstart(?:ing)?\s+to\s+(?:doubt|question|wonder)\b",
+    r"\bi\s+am\s+not\s+sure\b",
+    # a hedge on "still" asks whether it still holds ("still vegetarian I guess")
+    r"\bstill\b[^.;!?]{0,40}\b(?:i\s+(?:guess|think|suppose|reckon)|probably)\b",
+    r"\b(?:i\s+(?:guess|think|suppose|reckon)|probably)\b[^.;!?]{0,20}\bstill\b",
+    r"\b(?:i\s+)?(?:do\s+not|don'?t)\s+know\s+(?:if|whether|what|anymore|any\s+more|about|how\s+long)\b",
+    r"\b(?:can\s*not|can'?t)\s+(?:say|tell)\b",
+    r"\b(?:maybe|perhaps|possibly|might|may\s+not|could\s+be)\b",
+    r"\bno\s+longer\s+(?:sure|certain|convinced)\b|\bhave\s+second\s+thought|\bon\s+the\s+fence\b",
+    r"\b(?:less|not\s+as)\s+(?:sure|certain|keen|into|convinced)\b|\bre(?:think|consider)\b",
+    r"\bmight\s+have\s+change\b|\bnot\s+\w+\s+(?:i|if\s+i)\s+(?:still|would\s+still)\b",
+)
+# a hedge ("I suppose", "probably"): doubt only when nothing says the belief again
+DOUBT_WEAK = _rx(r"\bi\s+(?:think|guess|suppose|believe|reckon)\b|\b(?:probably|kind\s+of|sort\s+of)\b")
+# "…, though I haven't opened it in weeks": a restatement the next clause undercuts
+DOUBT_CONTRAST = _rx(
+    r"\b(?:though|although|but|except\s+that)\b[^.;!?]{0,40}\b(?:not|haven'?t|hasn'?t|hardly|barely|rarely|never|seldom)\b"
 )
 CORRECTION = _rx(
-    r"^\s*(?:no|nope|nah)\b[,.!]?",
-    r"\bactually\b|\bcorrection\b|\bi\s+meant\b|\bi\s+misspoke\b|\bi\s+was\s+wrong\b|\bmy\s+mistake\b",
-    r"\bthat'?s\s+(?:wrong|not\s+right|incorrect|not\s+true)\b|\bto\s+be\s+clear\b|\bto\s+clarify\b",
-    r"\bsorry,?\s+(?:it'?s|i\s+meant|i\s+said|that\s+was)\b|\b(?:my|a|that\s+was\s+a)\s+typo\b|\btypo\s+on\s+my\b",
-    r"\b(?:the\s+|was\s+|got\s+(?:it\s+)?|had\s+(?:that|it)\s+|spelling\s+it\s+)wrong\b|\bby\s+mistake\b|\bmis(?:read|heard|typed|spoke)\b",
-    r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+)?\w+",
-    r"\bnever\s+(?:was|said|lived|worked|had)\b|\bi\s+(?:said|told\s+you)\s+\w+.{0,20}\bbut\b",
+    r"^\s*(?:no|nope|nah|wait)\s*[,.!—-]|^\s*(?:oops|whoops)\b|\bsorry,?\s+(?:i\s+meant|it'?s|that\s+was|i\s+said|my\s+bad)\b|\b(?:oops|whoops|no\s+wait|scratch\s+that)\b",
+    r"\bactually\b|\bcorrection\b|\bto\s+correct\b|\bi\s+mean\b|\bi\s+meant\b|\bmistake\b|\bmistaken\b",
+    r"\b(?:typo|autocorrect|spelt|spelled)\b|\bspell(?:s|ing)?\s+it\b|\bwith\s+an?\s+[a-z]\b",
+    r"\bmis(?:speak|spoke|hear|heard|read|type|typed|remember|remembered|understand|understood|label|labelled)\b",
+    r"\b(?:be|was|is|get|got|have|had|give|gave|tell|told|say|said|write|wrote|that|the|a)\s+(?:\w+\s+){0,2}wrong\b",
+    r"\bwrong\s+(?:day|date|name|number|time|place|city|company|one|way)\b|\bby\s+mistake\b",
+    r"\bthat\s*(?:'s|\s+is|\s+be)?\s+(?:not\s+right|incorrect|not\s+true|not\s+what\s+i)\b|\bto\s+(?:be\s+clear|clarify)\b",
+    r"\b(?:small|quick|one)\s+(?:fix|correction)\b|\bmix(?:ed)?\s+up\b",
+    r"\bnever\s+(?:was|be|said|say|lived|live|worked|work|had|have)\b",
+    r"\bi\s+(?:said|say|told\s+you|tell\s+you)\s+\w+.{0,20}\bbut\b",
+    r"\byou(?:'ve|\s+have)?\s+been\s+(?:using|calling|saying|writing|getting)\b|\byou\s+(?:have|got)\s+(?:it|that|me)\s+wrong\b",
+)
+# "Lyon, not Lille": a correction when nothing else explains it (a weak cue)
+CORRECTION_WEAK = _rx(
+    r"\b\w+,\s*not\s+\w+\b", r"\bsorry\b", r"\bnot\s+\w+(?:\s+\w+)?,\s+(?:but\s+|it\s+is\s+|it'?s\s+)?\w+"
+)
+# a change that happened (a move, a new job, "since May"), and the softer words of the present
+# (the verbs as done or under way, so "tell me what to change" or "start with the answer" is none)
+CHANGE_EVENT = _rx(
+    r"\b(?:moved|relocated|switched|changed|became|started|began|begun|joined|quit|retired|graduated|"
+    r"promoted|upgraded|downgraded|transferred|converted|married|divorced|engaged|hired|adopted|bought|"
+    r"rescheduled|postponed|replaced|unpacked|settled|migrated|promotion)\b|\bleft\s+(?:my|the|our|a)\b",
+    r"\b(?:moving|moves|relocating|switching|switches|changing|transferring|migrating)\s+(?:to|over|jobs?|from)\b",
+    rf"\b(?:starting|beginning)\s+(?:next|from|on|in|this|today|tomorrow|{_DAYS})\b",
+    r"\bnew\s+(?:job|role|position|flat|apartment|house|place|home|team|company|car|laptop|phone|city|"
+    r"office|school|partner|manager|one)\b",
+    r"\b(?:since|as\s+of|from\s+now\s+on|take\s+up|pick\s+up|give\s+up|get\s+into|took\s+up|picked\s+up|gave\s+up)\b",
+    rf"\blast\s+(?:week|month|year|spring|summer|autumn|fall|winter|{_DAYS})\b|\b\w+\s+ago\b",
+    rf"\bfrom\s+(?:next\s+\w+|tomorrow|today|{_DAYS}|the\s+\d+\w*|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december)\b",
+    r"\b(?:push|pushed|bring|brought)\s+(?:back|forward)\b|\bturn\s+\d+\b",
 )
 CHANGE = _rx(
-    r"\b(?:moved|relocated|switched|changed|became|become|started|begun|began|joined|left|quit|"
-    r"retired|graduated|got\s+(?:a\s+)?(?:new|married|divorced|promoted|engaged)|turned|upgraded|"
-    r"transferred|converted|took\s+up|picked\s+up|gave\s+up|stopped|now\s+(?:that|i)|these\s+days|"
-    r"nowadays|since\s+(?:last|the|january|february|march|april|may|june|july|august|september|"
-    r"october|november|december|\d)|as\s+of|from\s+now\s+on|anymore|any\s+more|no\s+longer|"
-    r"used\s+to|recently|lately|this\s+year|new\s+job|rescheduled|postponed|pushed\s+back|"
-    r"brought\s+forward|moved\s+(?:to|up)|got\s+rid\s+of|sold)\b",
-    r"\bnow\b",
-)
-EXCEPTION_WEAK = _rx(
-    r"\b(?:for|in|to|with)\s+this\s+one\b|\bthis\s+one\s+(?:is|needs)\b|\bthis\s+(?:monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|weekend|week)\b|\bthis\s+time\b|\btoday\b|\btonight\b",
-    r"\bbut\s+(?:normally|usually|generally|otherwise|in\s+general|as\s+a\s+rule)\b|\bnormally\s+i\b",
+    CHANGE_EVENT.pattern,
+    r"\b(?:now|nowadays|these\s+days|anymore|any\s+more|no\s+longer|used\s+to|recently|lately)\b",
 )
 EXCEPTION = _rx(
-    r"\bjust\s+(?:this|that)\s+(?:once|time)\b|\bfor\s+once\b|\bthis\s+one\s+time\b|\bone[- ]off\b",
-    r"\b(?:made|making)\s+an\s+exception\b|\bexcept(?:ion)?\b|\bspecial\s+occasion\b|\bcheat\s+day\b",
-    r"\bonly\s+(?:today|tonight|this\s+(?:once|time|week|weekend))\b|\bjust\s+for\s+(?:today|tonight|"
-    r"this\s+(?:trip|week|weekend|occasion|once))\b|\bjust\s+once\b|\bonce\s+in\s+a\s+while\b",
-    r"\b(?:this\s+time|today|tonight)\s+(?:only|though|i\s+(?:had|did|made|went|will))\b",
-    r"\bbroke\s+my\s+(?:rule|diet|streak)\b|\ban\s+exception\b|\bother\s+than\s+that\b",
+    r"\bexcept\b|\bexception\b|\bunless\b|\bapart\s+from\b|\bother\s+than\b|\bbut\s+not\s+when\b",
+    r"\bjust\s+(?:this|that)\s+(?:once|time|one)\b|\bfor\s+once\b|\b(?:this|that)\s+one\s+time\b|\bone[- ]off\b",
+    r"\bone[- ]time\b|\bjust\s+once\b|\bonly\s+once\b|\bonce\s+in\s+a\s+while\b|\bonly\s+(?:today|tonight|this)\b",
+    r"\bbut\s+(?:normally|usually|generally|in\s+general|as\s+a\s+rule)\b|\bnormally\s+i\b",
+    r"\bspecial\s+occasion\b|\bcheat\s+day\b|\bbreak\s+my\s+(?:rule|diet|streak)\b|\b(?:rule|usual)\s+stand\b",
+    r"\bback\s+to\s+(?:\w+\s+)?(?:normal|usual|tomorrow)\b|\bback\s+to\s+\w+\s+tomorrow\b",
+    r"\b(?:this|today|tonight)\s+(?:only|though)\b",
+)
+EXCEPTION_WEAK = _rx(
+    rf"\b(?:for|in|to|with|on)\s+this\s+one\b|\bthis\s+(?:particular|one)\b|\bthat\s+one\b|\bthis\s+(?:{_DAYS}|weekend|week)\b",
+    r"\bthis\s+time\b|\btoday\b|\btonight\b|\bfor\s+(?:the|this)\s+(?:trip|occasion|party|wedding|visit|event)\b",
+    r"\b(?:usually|normally|generally|as\s+a\s+rule|otherwise)\b|\bonly\s+because\b",
 )
 ENDING_HARD = _rx(
-    r"\b(?:died|passed\s+away|sold|broke\s+up|split\s+up|divorced|cancel(?:l?ed)|called\s+off|retired|abandoned|"
-    r"scrapped|shut\s+down|quit|gave\s+up|given\s+up|got\s+rid\s+of|tapering\s+off|tapered\s+off|drop\s+the|"
-    r"dropped|finished\s+(?:tapering|with)|no\s+more|(?:is|was)\s+off|not\s+taking\s+anything|single\s+now|"
-    r"car-free|no\s+\w+\s+at\s+the\s+moment|is\s+over|are\s+over|ended)\b",
+    r"\b(?:die|died|pass\s+away|passed\s+away|sold|sell|broke\s+up|break\s+up|split\s+up|divorced|cancel|"
+    r"cancel(?:l?ed)|call\s+off|called\s+off|retired|retire|abandon|abandoned|scrap|scrapped|shut\s+down|quit|"
+    r"gave\s+up|give\s+up|given\s+up|got\s+rid\s+of|get\s+rid\s+of|taper(?:ing|ed)?\s+off|drop\s+the|dropped|"
+    r"finished\s+(?:tapering|with)|no\s+more|(?:is|was|be)\s+off|not\s+taking\s+anything|single\s+now|"
+    r"car-free|no\s+\w+\s+at\s+the\s+moment|(?:is|are|be)\s+over|ended|decommission(?:ed)?|gone|"
+    r"never\s+came\s+back|never\s+come\s+back|withdr[ae]w|withdrawn|(?:took|take)\s+me\s+off|(?:come|came)\s+off|put\s+down)\b",
 )
 ENDING = _rx(
-    r"\b(?:no\s+longer|not\s+any\s*more|anymore|any\s+more|stopped|quit|gave\s+up|given\s+up|"
+    r"\b(?:no\s+longer|not\s+any\s*more|anymore|any\s+more|stopped|stop|quit|gave\s+up|given\s+up|"
     r"cancel(?:l?ed)?|called\s+off|(?:is|was)\s+off|dropped|abandoned|scrapped|ended|over\s+now|"
     r"finished\s+with|done\s+with|sold|got\s+rid\s+of|broke\s+up|passed\s+away|died|forget\s+(?:it|that|about))\b",
     r"\bdon'?t\s+(?:have|own|use|do|play|take|need)\b.{0,40}\b(?:anymore|any\s+more)\b",
 )
+# the person asks for the belief to go ("forget that", "drop it", "doesn't matter anymore")
+ARCHIVE_WORDS = _rx(
+    r"\b(?:forget|ignore|disregard|delete|remove)\s+(?:it|that|this|about|the|my|all)\b|\bforget\s+it\b",
+    r"\b(?:doesn'?t|does\s+not|do\s+not|don'?t|no\s+longer)\s+matter\b|\bno\s+longer\s+relevant\b",
+    r"\bnot\s+relevant\s+any\s*more\b|\bdrop\s+(?:it|that|this|the)\b|\bnever\s+mind\b|\bwon'?t\s+go\s+back\b",
+)
 MODE_WORDS = _rx(
-    r"\bwhen\s+(?:i'?m\s+|we'?re\s+)?(?:debugging|coding|fixing|programming|researching|writing|chatting|"
-    r"studying|working|learning|exploring|planning)\b",
-    r"\b(?:for|in|during)\s+(?:debugging|research|coding|code|chat|casual\s+chat|deep\s+dives?|"
-    r"brainstorming|this\s+mode)\b|\bin\s+(?:the\s+)?(?:heat|middle)\s+of\b",
-    r"\bjust\s+(?:give\s+me\s+)?the\s+(?:command|code|fix|answer)\b",
-    r"\bwhen\s+(?:i'?m|we'?re|i\s+am|we\s+are)\s+\w+ing\b",
-    r"\b(?:in|for|during)\s+(?:the\s+|our\s+|my\s+)?(?:[\w-]+\s+){0,2}(?:sessions?|interviews?|chats?|mode|conversations?)\b",
-    r"\bfor\s+(?:quick|simple|small|casual|scheduling|planning|everyday|\w+ing)\s+(?:questions?|stuff|things|tasks?)\b",
+    r"\b(?:when|while|whenever|if)\s+(?:i'?m\s+|we'?re\s+|i\s+am\s+|we\s+are\s+)?(?:\w+\s+){0,2}?"
+    r"(?:debugging|coding|fixing|programming|researching|writing|chatting|studying|working|learning|"
+    r"exploring|planning|brainstorming|reviewing|throwing|digging|reading|venting|talking)\b",
+    r"\b(?:when|while|whenever)\s+(?:i'?m|we'?re|i\s+am|we\s+are)\s+\w+ing\b",
+    r"\bwhen\s+(?:i|we)\s+(?:dig|deep[- ]dive|brainstorm|research|debug|code|chat|talk|vent|review)\b",
+    r"\b(?:for|in|during|with|through)\s+(?:the\s+|my\s+|our\s+|this\s+|these\s+|a\s+)?(?:[\w-]+\s+){0,2}(?:debugging|"
+    r"research|coding|code|brainstorm(?:ing|s)?|interviews?|sessions?|deep[- ]dives?|literature\s+reviews?|"
+    r"chats?|conversations?|mode|kind\s+of\s+(?:tasks?|questions?|work))\b",
+    r"\bin\s+(?:the\s+)?(?:heat|middle)\s+of\b|\bjust\s+(?:give\s+me\s+)?the\s+(?:command|code|fix|answer|steps)\b",
+    r"\bfor\s+(?:quick|simple|small|casual|everyday|scheduling|planning|\w+ing)\s+(?:questions?|stuff|things|tasks?)\b",
 )
 SCOPE_WORDS = _rx(
-    r"\b(?:for|in|on)\s+(?:this|that|the|my)\s+(?:\w+\s+)?(?:project|repo|repository|codebase|client|"
-    r"team|job|workspace|app|service|monorepo|paper|thesis|article|book|chapter|site|package|module)\b",
-    r"\b(?:this|that)\s+(?:repo|repository|codebase|project|service|one)\b|\b(?:tests?|code|we)\s+here\b|\bhere\s+(?:we|it)\b",
-    r"\b(?:in|for|on)\s+the\s+[\w-]+\s+(?:repo|repository|project|service|codebase)\b",
-    r"\bat\s+work\b|\bat\s+home\b|\bfor\s+work\b|\bin\s+this\s+one\b|\bhere\s+we\b",
+    r"\b(?:for|in|on)\s+(?:this|that|the|my|our)\s+(?:\w+\s+)?(?:project|repo|repository|codebase|client|"
+    r"team|job|workspace|app|service|monorepo|paper|thesis|article|book|chapter|site|package|module|blog|course)\b",
+    r"\b(?:this|that)\s+(?:repo|repository|codebase|project|service)\b|\b(?:tests?|code|we)\s+here\b|\bhere\s+(?:we|it)\b",
+    r"\b(?:codebase|repo|repository|monorepo|workspace)\b|\bthis\s+one'?s\b|\bthis\s+one\s+is\b",
+    r"\bat\s+work\b|\bfor\s+work\b|\bin\s+this\s+one\b|\bthere\b",
 )
 NEGATION = re.compile(
     r"\b(?:not|no|never|don'?t|doesn'?t|didn'?t|isn'?t|aren'?t|wasn'?t|won'?t|can'?t|cannot|none|nobody|"
@@ -190,25 +255,78 @@ DATE = re.compile(
 )
 NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zà-ÿ]+(?:\s+[A-Z][a-zà-ÿ]+)*)")
 
+CUE_PATTERNS = (
+    ("doubt", DOUBT),
+    ("doubt_weak", DOUBT_WEAK),
+    ("doubt_contrast", DOUBT_CONTRAST),
+    ("correction", CORRECTION),
+    ("correction_weak", CORRECTION_WEAK),
+    ("change", CHANGE),
+    ("change_event", CHANGE_EVENT),
+    ("exception", EXCEPTION),
+    ("exception_weak", EXCEPTION_WEAK),
+    ("ending", ENDING),
+    ("ending_hard", ENDING_HARD),
+    ("archive", ARCHIVE_WORDS),
+    ("mode", MODE_WORDS),
+    ("scope", SCOPE_WORDS),
+)
+# the cue words a slip of one letter still counts as ("actualy", "mispoke", "excpet")
+CUE_WORDS = frozenset(
+    """actually mistake mistaken typo autocorrect correction misspeak misspoke mishear misheard misread
+    mistype wrong sorry spelling switch switched moved relocate relocated promoted promotion upgrade
+    upgraded anymore longer nowadays recently except exception unless otherwise normally usually
+    generally debugging researching brainstorming coding project repository codebase forget ignore
+    cancel cancelled maybe perhaps probably certain wonder wondering doubt unsure convinced""".split()
+)
+_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+\w*|[,.;:!?]")
+_CONTRACTIONS = (
+    (re.compile(r"\bcan'?t\b"), "can not"),
+    (re.compile(r"\bwon'?t\b"), "will not"),
+    (re.compile(r"n't\b"), " not"),
+    (re.compile(r"'m\b"), " am"),
+    (re.compile(r"'re\b"), " are"),
+    (re.compile(r"'ve\b"), " have"),
+    (re.compile(r"'ll\b"), " will"),
+    (re.compile(r"'d\b"), " would"),
+    (re.compile(r"'s\b"), " is"),
+)
+
+
+@cache
+def _lemma(word: str) -> str:
+    """One lemma for a word: itself when it is a noun, adjective or adverb form already ("left",
+    "data"), else its verb lemma, else its noun lemma; an unknown word one edit from exactly
+    one cue word is read as that word."""
+    found = lemmas(word)
+    if not found:
+        if len(word) >= 5:
+            near = [w for w in CUE_WORDS if one_edit(word, w)]
+            if len(near) == 1:
+                return _lemma(near[0]) if lemmas(near[0]) else near[0]
+        return word
+    if any(word in found.get(pos, ()) for pos in ("NOUN", "ADJ", "ADV", "ADP", "CCONJ", "PRON", "DET")):
+        return word
+    for pos in ("VERB", "AUX", "NOUN", "ADJ"):
+        if found.get(pos):
+            return found[pos][0]
+    return word
+
+
+def said_lemmas(text: str) -> str:
+    """The words of `text` as lemmas, contractions spelt out: "I've moved" → "i have move"."""
+    lowered = (text or "").lower().replace("’", "'")
+    for pattern, spelt in _CONTRACTIONS:
+        lowered = pattern.sub(spelt, lowered)
+    return " ".join(_lemma(t) if t[0].isalpha() else t for t in _TOKEN.findall(lowered))
+
 
 def cues(text: str) -> list[str]:
     """The cues in the claim's own words, as signals: ``cue:doubt``, ``cue:correction``,
-    ``cue:change``, ``cue:exception``, ``cue:ending``, ``cue:mode``, ``cue:scope``."""
-    found = []
-    for name, pattern in (
-        ("doubt", DOUBT),
-        ("correction", CORRECTION),
-        ("change", CHANGE),
-        ("exception", EXCEPTION),
-        ("exception_weak", EXCEPTION_WEAK),
-        ("ending", ENDING),
-        ("ending_hard", ENDING_HARD),
-        ("mode", MODE_WORDS),
-        ("scope", SCOPE_WORDS),
-    ):
-        if pattern.search(text or ""):
-            found.append(f"cue:{name}")
-    return found
+    ``cue:change``, ``cue:exception`` … (CUE_PATTERNS), read as written and as lemmas."""
+    raw = " ".join((text or "").lower().replace("’", "'").split())
+    lemma = said_lemmas(text)
+    return [f"cue:{name}" for name, pattern in CUE_PATTERNS if pattern.search(raw) or pattern.search(lemma)]
 
 
 def _norm(text: str) -> str:
@@ -278,9 +396,47 @@ def _where(belief, claim: Claim) -> list[str]:
         learned = _qualifier(belief, name)
         if said and learned and said != learned:
             signals.append(name)
-        elif said and not learned and name == "mode":
-            signals.append("mode_unqualified")
+        elif said and not learned:
+            signals.append(f"{name}_unqualified")
+    if (
+        claim.where_mode
+        and claim.where_mode != _qualifier(belief, "mode")
+        and _names_mode(claim.words, claim.where_mode)
+    ):
+        signals.append("mode_named")
+    scope = claim.where_scope
+    if scope and scope != _qualifier(belief, "scope") and _names_scope(claim.words, scope):
+        signals.append("scope_named")
     return signals
+
+
+# the words that name a mode, beyond its name's own ("research" for research_deep_dive)
+MODE_NAMING = {
+    "coding_debug": ("code", "coding", "debug", "bug", "prod", "production", "error", "stack trace"),
+    "research_deep_dive": ("research", "deep dive", "paper", "literature", "study", "studies"),
+    "brainstorm": ("brainstorm", "ideas", "idea"),
+    "biographical_interview": ("interview", "life story", "memoir"),
+    "companion": ("chat", "venting", "vent"),
+    "personal_assistant": ("reminder", "calendar", "schedule", "errand", "booking"),
+    "general_qa": ("quick question",),
+}
+
+
+def _names_mode(text: str, mode: str) -> bool:
+    """Whether the words name the mode they were said in ("the research stuff" in
+    research_deep_dive, "while I'm debugging" in coding_debug)."""
+    lowered = said_lemmas(text) + " " + (text or "").lower()
+    return any(re.search(rf"\b{re.escape(w)}", lowered) for w in MODE_NAMING.get(mode, ()))
+
+
+def _names_scope(text: str, scope: str) -> bool:
+    """Whether the words name the project they were said in ("the webshop codebase" in scope
+    "webshop", "edge cache" in "edge-cache")."""
+    parts = [p for p in re.split(r"[\W_]+", scope.lower()) if len(p) > 2]
+    lowered = (text or "").lower()
+    return bool(parts) and (
+        scope.lower() in lowered or all(re.search(rf"\b{re.escape(p)}", lowered) for p in parts)
+    )
 
 
 def _fact_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
@@ -306,7 +462,14 @@ def _fact_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
 
 
 def _stem(word: str) -> str:
-    """A light stem, so "citations" meets "citation" and "pushing" meets "push"."""
+    """The word's lemma ("hedged" → "hedge", "ran" → "run"), else a light stem, so "citations"
+    meets "citation" and "pushing" meets "push"; "un-" before a known word is dropped
+    ("unhedged" meets "hedged")."""
+    if not lemmas(word) and word.startswith("un") and lemmas(word[2:]):
+        word = word[2:]
+    lemma = _lemma(word)
+    if lemma != word:
+        return lemma
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
@@ -345,9 +508,13 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
     terms = list(dict.fromkeys([*query_terms(content), *query_terms(claim.text)]))
     hits = note_search(subject.pk, terms, limit=NOTE_CANDIDATES)
     overlaps = {}
+    revising = bool(set(cues(claim.words)) & REVISING_CUES)
     for note in live.filter(pk__in=[h.id for h in hits]):
         overlap = max(note_overlap(note.content, words), note_overlap(note.content, said) * 0.9)
-        if overlap >= NOTE_OVERLAP:
+        if overlap >= NOTE_OVERLAP or (
+            (revising or bool(set(_where(note, claim)) & {"mode_named", "scope_named"}))
+            and _shares_specific(note.content, said)
+        ):
             overlaps[note.pk] = (note, overlap)
     linked: set[int] = set()
     if claim.note_id:
@@ -372,6 +539,19 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
         signals += _where(note, claim)
         found.append(Conflict(note, [*signals, *claim_cues], overlap=round(overlap, 4)))
     return found
+
+
+def _shares_specific(belief_text: str, said: set[str]) -> bool:
+    """Whether the claim's words hold a specific word of the belief and at least
+    NOTE_SHARE_CUED of its words."""
+    belief = _stems(belief_text)
+    shared = belief & said
+    return bool(belief) and any(_specific(w) for w in shared) and len(shared) / len(belief) >= NOTE_SHARE_CUED
+
+
+def _specific(stem: str) -> bool:
+    """A word that tells a note apart: not a generic verb or noun, four letters or a digit."""
+    return stem not in GENERIC_STEMS and (len(stem) >= 4 or any(c.isdigit() for c in stem))
 
 
 def _negations(text: str) -> int:

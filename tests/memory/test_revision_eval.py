@@ -42,10 +42,10 @@ def test_splits_load_with_their_sizes():
     dev, test = load_split("dev"), load_split("test")
     assert len(dev) >= 60
     assert len(test) >= 40
-    assert [c["id"] for c in load_cases("all")] == [c["id"] for c in dev + test]
+    assert [c["id"] for c in load_cases("all")] == [c["id"] for split in SPLITS for c in load_split(split)]
     assert load_cases("dev") == dev
-    assert all(c["split"] == "dev" for c in dev)
-    assert all(c["split"] == "test" for c in test)
+    for split in SPLITS:
+        assert all(c["split"] == split for c in load_split(split))
     with pytest.raises(ValueError):
         load_cases("heldout")
 
@@ -73,10 +73,16 @@ def test_every_action_is_covered_in_facts_and_notes():
 
 
 def test_the_splits_do_not_share_wording():
-    dev, test = load_split("dev"), load_split("test")
-    dev_words = {c["evidence"]["text"] for c in dev} | {c["belief"]["said"] for c in dev}
-    assert not dev_words & ({c["evidence"]["text"] for c in test} | {c["belief"]["said"] for c in test})
-    assert len({c["id"] for c in dev + test}) == len(dev + test)
+    words = {
+        split: {c["evidence"]["text"] for c in load_split(split)}
+        | {c["belief"]["said"] for c in load_split(split)}
+        for split in SPLITS
+    }
+    for one in SPLITS:
+        for other in SPLITS:
+            assert one == other or not words[one] & words[other], (one, other)
+    ids = [c["id"] for c in load_cases("all")]
+    assert len(set(ids)) == len(ids)
 
 
 @pytest.mark.django_db
