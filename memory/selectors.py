@@ -883,6 +883,6 @@ def items_named(*, subject_id: int, refs) -> dict[str, dict]:
             wanted.setdefault(prefix, set()).add(int(pk))
     named: dict[str, dict] = {}
     for prefix, pks in wanted.items():
-        for obj in ITEM_MODELS[prefix].objects.filter(subject_id=subject_id, pk__in=pks):
+        for obj in ITEM_MODELS[prefix]._default_manager.filter(subject_id=subject_id, pk__in=pks):
             named[f"{prefix}:{obj.pk}"] = _item_name(obj)
     return named
