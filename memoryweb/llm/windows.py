@@ -70,5 +70,7 @@ def chat_window(config: Settings) -> ContextWindow | None:
     tokens = config["llm.chatContextWindow"]
     if tokens:
         name = spec.model if not spec.is_none else "the chat model"
-        return ContextWindow(key=CONFIGURED, label=name, maker="memory.llm.chatContextWindow", tokens=tokens)
+        return ContextWindow(
+            key=CONFIGURED, label=name, maker="set in memory.llm.chatContextWindow", tokens=tokens
+        )
     return None if spec.is_none else window_for_model(spec.model)

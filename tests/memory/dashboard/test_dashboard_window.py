@@ -123,6 +123,7 @@ def test_the_configured_chat_model_is_preselected(remembered, owned_subject, own
     )
     html = preview(owner_client, owned_subject).content.decode()
     assert '<option value="configured" data-tokens="16000" selected>' in html
+    assert "gpt-4o-mini — set in memory.llm.chatContextWindow, 16,000 tokens</option>" in html
     assert meter_of(html)["aria-valuemax"] == "16000"
 
 
