@@ -24,10 +24,10 @@ from memory.services.audit import Actor
 from memoryweb.errors import MemorywebError
 
 
-def _prompt_message(prompt: TurnPrompt) -> dict:
+def _prompt_message(prompt: TurnPrompt, *, subject, config) -> dict:
     return {
         "type": "context",
-        "html": context_panel(prompt),
+        "html": context_panel(prompt, subject=subject, config=config),
         "model": prompt.model,
         "system": prompt.system,
         "messages": prompt.messages,
@@ -66,13 +66,14 @@ class PlaygroundConsumer(JsonConsumer):
         if subject is None:  # lost access since the socket opened
             return {"type": "error", "error": "subject not found"}
         send = async_to_sync(self.send_json)
+        config = get_config(subject.app)
         try:
             result = playground_turn(
                 subject=subject,
                 text=text,
                 actor=Actor.user(user),
-                config=get_config(subject.app),
-                on_prompt=lambda prompt: send(_prompt_message(prompt)),
+                config=config,
+                on_prompt=lambda prompt: send(_prompt_message(prompt, subject=subject, config=config)),
                 on_chunk=lambda chunk: send({"type": "chunk", "text": chunk}),
             )
         except MemorywebError as exc:

@@ -13,6 +13,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.playground import MAX_MESSAGE_CHARS, NO_MODEL, TurnPrompt, playground_messages, playground_turn
+from memory.config import MemoryConfig
 from memory.dashboard.views.base import (
     add_service_error,
     dashboard_actor,
@@ -20,6 +21,9 @@ from memory.dashboard.views.base import (
     subject_config,
     subject_view,
 )
+from memory.dashboard.window import window_meter
+from memory.models import Subject
+from memory.selectors import items_named
 from memoryweb.errors import MemorywebError
 from memoryweb.llm.spec import component_spec
 
@@ -33,9 +37,15 @@ class PlaygroundForm(forms.Form):
     )
 
 
-def context_panel(prompt: TurnPrompt) -> str:
-    """The "what the model was sent" panel, for the page and for the websocket."""
-    return render_to_string("dashboard/playground_context.html", {"prompt": prompt})
+def context_panel(prompt: TurnPrompt, *, subject: Subject, config: MemoryConfig) -> str:
+    """The "what the model was sent" panel, for the page and for the websocket: the context
+    against the chat model's window, and its items by name."""
+    names = items_named(subject_id=subject.pk, refs=[i["id"] for i in prompt.context["items"]])
+    items = [{**item, "name": names.get(item["id"])} for item in prompt.context["items"]]
+    meter = window_meter(prompt.context, config=config) if prompt.context["enabled"] else None
+    return render_to_string(
+        "dashboard/playground_context.html", {"prompt": prompt, "items": items, "meter": meter}
+    )
 
 
 def _page(request, subject, *, form=None, result=None, status=200) -> HttpResponse:
@@ -51,7 +61,7 @@ def _page(request, subject, *, form=None, result=None, status=200) -> HttpRespon
             "model_configured": not spec.is_none,
             "transcript": playground_messages(subject=subject),
             "result": result,
-            "context_html": context_panel(result.prompt) if result else "",
+            "context_html": context_panel(result.prompt, subject=subject, config=config) if result else "",
             "notice": NO_MODEL,
         },
         page="playground",

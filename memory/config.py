@@ -157,6 +157,9 @@ DEFAULTS: dict[str, Any] = {
         # session summaries; "none" falls back to llm.default, then to the heuristic path
         "summaries": "none",
         "chat": "none",
+        # the chat model's context window in tokens, for the dashboard's context-window bar;
+        # 0: from the table of known models (memoryweb/llm/context_windows.json)
+        "chatContextWindow": 0,
         # judging the candidates' applicability (one batched call per context build)
         "applicability": "none",
         # semantic cut points for very long pasted messages (chunking level 1)
@@ -485,6 +488,11 @@ def check_values(tree: dict) -> dict:
         if key in emb and emb[key] < 0:
             raise ConfigError(f"memory.embeddings.{key} must not be negative", key=f"memory.embeddings.{key}")
     _check_ranking(tree)
+    if tree.get("llm", {}).get("chatContextWindow", 0) < 0:
+        raise ConfigError(
+            "memory.llm.chatContextWindow must not be negative (0: from the table of known models)",
+            key="memory.llm.chatContextWindow",
+        )
     if not 0 <= tree.get("profile", {}).get("keywordSimilarity", 0.55) <= 1:
         raise ConfigError(
             "memory.profile.keywordSimilarity must be between 0 and 1", key="memory.profile.keywordSimilarity"

@@ -290,6 +290,39 @@ def most_specific_facts(ranked: list[tuple], *, mode: str, conversation_scope: s
     return [r for r in ranked if specificity(r[0]) >= best[r[0].key]]
 
 
+def fact_line(fact: ProfileFact) -> str:
+    """A fact's line in `### profile`: key, value, its qualifiers and newest exceptions."""
+    qualifiers = ", ".join(
+        q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
+    )
+    line = f"- {fact.key}: {fact.value}" + (f" ({qualifiers})" if qualifiers else "")
+    if fact.exceptions:  # MARK_EXCEPTION revisions: the belief holds, but not there
+        excepted = "; ".join(" ".join(e["text"].split()) for e in fact.exceptions[-MAX_EXCEPTIONS:])
+        line += f" (except: {excepted})"
+    return line
+
+
+def profile_demand(*, subject: Subject, config: MemoryConfig) -> dict:
+    """What the subject's facts ask of `### profile`'s cap (`profile.maxTokens`), written as
+    the builder writes them: the tokens of the section holding every pinned fact that no
+    mode or scope qualifies (those are in every context), and holding every active fact
+    (a message that hit every keyword, in every mode at once: an upper bound). Parked facts
+    are in no context and count nowhere. {"enabled", "cap", "always", "all", "always_count",
+    "count"}."""
+    facts = list(
+        ProfileFact.objects.filter(subject=subject, valid_to=None, parked_at=None).order_by("key", "id")
+    )
+    always = [f for f in facts if f.pinned and not f.mode and not f.scope]
+    return {
+        "enabled": config["profile.enabled"],
+        "cap": config["profile.maxTokens"],
+        "always": estimate_tokens(_section("profile", [fact_line(f) for f in always])),
+        "all": estimate_tokens(_section("profile", [fact_line(f) for f in facts])),
+        "always_count": len(always),
+        "count": len(facts),
+    }
+
+
 def _profile(facts: list[Candidate], config: MemoryConfig) -> tuple[Block, list[Item]]:
     """`### profile`: the selected facts, best first, each on its line, under
     `profile.maxTokens` (a near-duplicate of a placed fact is skipped)."""
@@ -304,13 +337,7 @@ def _profile(facts: list[Candidate], config: MemoryConfig) -> tuple[Block, list[
         fact = candidate.obj
         if diversity.repeats(candidate.text):
             continue
-        qualifiers = ", ".join(
-            q for q in (fact.mode and f"mode {fact.mode}", fact.scope and f"scope {fact.scope}") if q
-        )
-        line = f"- {fact.key}: {fact.value}" + (f" ({qualifiers})" if qualifiers else "")
-        if fact.exceptions:  # MARK_EXCEPTION revisions: the belief holds, but not there
-            excepted = "; ".join(" ".join(e["text"].split()) for e in fact.exceptions[-MAX_EXCEPTIONS:])
-            line += f" (except: {excepted})"
+        line = fact_line(fact)
         if not _fit("profile", lines, line, cap):
             omitted += 1
             continue  # a later, shorter fact may still fit

@@ -852,3 +852,37 @@ def metric_history(*, app: App | None, limit: int, before: int | None = None) ->
     if before is not None:
         queryset = queryset.filter(pk__lt=before)
     return list(queryset.order_by("-pk")[:limit])
+
+
+# an item id's prefix ("f:8") → its model, as context builds and RetrievalEvents name items
+ITEM_MODELS = {"f": ProfileFact, "n": Note, "l": Lesson, "p": Procedure, "e": Evidence}
+
+
+def _item_name(obj) -> dict:
+    if isinstance(obj, ProfileFact):
+        return {"kind": "fact", "title": obj.key, "text": obj.value}
+    if isinstance(obj, Note):
+        return {"kind": "note", "title": "", "text": obj.content}
+    if isinstance(obj, Lesson):
+        return {"kind": "lesson", "title": "", "text": obj.text}
+    if isinstance(obj, Procedure):
+        return {"kind": "procedure", "title": obj.title, "text": " · ".join(str(s) for s in obj.steps)}
+    return {"kind": "evidence", "title": obj.role, "text": obj.text, "when": obj.occurred_at}
+
+
+def items_named(*, subject_id: int, refs) -> dict[str, dict]:
+    """What the items `refs` ("f:8", "n:12", "l:3", "p:2", "e:5") of the subject are, for a
+    person to read them by name instead of by id: {ref: {"kind", "title", "text"}}, a fact's
+    title its key and text its value, a note's or a lesson's text its content, a procedure's
+    title and steps, an evidence unit's speaker (title), words and `when`. One query per kind;
+    a ref that names nothing of the subject (deleted since, or malformed) is left out."""
+    wanted: dict[str, set[int]] = {}
+    for ref in refs:
+        prefix, _, pk = str(ref).partition(":")
+        if prefix in ITEM_MODELS and pk.isdigit():
+            wanted.setdefault(prefix, set()).add(int(pk))
+    named: dict[str, dict] = {}
+    for prefix, pks in wanted.items():
+        for obj in ITEM_MODELS[prefix]._default_manager.filter(subject_id=subject_id, pk__in=pks):
+            named[f"{prefix}:{obj.pk}"] = _item_name(obj)
+    return named

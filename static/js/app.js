@@ -1,5 +1,6 @@
 /* memoryweb dashboard behaviour. Pages work without it (links keep real hrefs, forms post);
-   this adds htmx configuration, toasts, the subject switcher's auto-submit and the charts.
+   this adds htmx configuration, toasts, the subject switcher's auto-submit, the charts and
+   the context-window bar's model pick.
    Other scripts hook in through `window.memoryweb` (see initCharts, toast). */
 (function () {
   "use strict";
@@ -198,5 +199,45 @@
     if (event.target.isConnected && !event.target.closest("#toasts")) lostFocus.settled.push(event.target);
   });
 
-  window.memoryweb = { toast: toast, initCharts: initCharts };
+  // The context-window bar (templates/dashboard/partials/context_window.html): picking another
+  // model redraws it in place, with memory/dashboard/window.py's arithmetic (a share to a
+  // tenth of a percent, rounded half up; segments in % of the window, or of the total when
+  // the context is over it).
+  function shareText(tokens, window_) {
+    var tenths = Math.floor((tokens * 2000 + window_) / (2 * window_));
+    if (tokens && !tenths) return "under 0.1 %";
+    return Math.floor(tenths / 10) + "." + (tenths % 10) + " %";
+  }
+  function grouped(n) { return n.toLocaleString("en-US"); }
+
+  function redrawWindow(meter) {
+    var select = meter.querySelector("[data-window-select]");
+    var option = select && select.selectedOptions[0];
+    if (!option) return;
+    var window_ = parseInt(option.dataset.tokens, 10);
+    var total = parseInt(meter.dataset.total, 10);
+    var text = grouped(total) + " of " + grouped(window_) + " tokens (" + shareText(total, window_) + ")";
+    if (total > window_) text += ", " + grouped(total - window_) + " over the window";
+    var bar = meter.querySelector("[role=meter]");
+    var segments = meter.querySelectorAll(".window-seg");
+    var sum = 0;
+    segments.forEach(function (seg) { sum += parseInt(seg.dataset.tokens, 10); });
+    var scale = Math.max(window_, sum);
+    segments.forEach(function (seg) { seg.style.width = (100 * parseInt(seg.dataset.tokens, 10) / scale).toFixed(4) + "%"; });
+    bar.setAttribute("aria-valuemax", String(window_));
+    bar.setAttribute("aria-valuenow", String(Math.min(total, window_)));
+    bar.setAttribute("aria-valuetext", text);
+    meter.querySelector("[data-window-text]").textContent = text;
+    meter.querySelectorAll("[data-window-share]").forEach(function (cell) {
+      cell.textContent = shareText(parseInt(cell.dataset.tokens, 10), window_);
+    });
+    meter.classList.toggle("is-over", total > window_);
+  }
+
+  document.addEventListener("change", function (event) {
+    var meter = event.target.matches("[data-window-select]") && event.target.closest("[data-window-meter]");
+    if (meter) redrawWindow(meter);
+  });
+
+  window.memoryweb = { toast: toast, initCharts: initCharts, redrawWindow: redrawWindow };
 })();

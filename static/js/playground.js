@@ -54,7 +54,15 @@
 
   function onMessage(message) {
     if (message.type === "context") {
+      // the model picked for the context-window bar stays picked for the new turn's panel
+      var picked = panel.querySelector("[data-window-select]");
+      var pick = picked ? picked.value : "";
       panel.innerHTML = message.html; // rendered and escaped by the server's template
+      var select = panel.querySelector("[data-window-select]");
+      if (select && pick && select.querySelector('option[value="' + CSS.escape(pick) + '"]')) {
+        select.value = pick;
+        if (window.memoryweb) window.memoryweb.redrawWindow(select.closest("[data-window-meter]"));
+      }
       reply = bubble("assistant", "");
       reply.classList.add("is-streaming");
       setStatus(message.model === "none" ? "No model configured" : "Waiting for " + message.model + "…");

@@ -29,7 +29,7 @@ from memory.models import (
     Subject,
     SubjectAppPause,
 )
-from memory.selectors import retrieval_events_naming
+from memory.selectors import items_named, retrieval_events_naming
 from memory.services.apps import subject_app_pause, subject_app_resume
 
 from .base import DateRangeForm, created_between, dashboard_actor, render_page, subject_config, subject_view
@@ -144,9 +144,15 @@ def access(request: HttpRequest, subject: Subject) -> HttpResponse:
         events = events.none()
     page_obj = Paginator(events.order_by("-created_at", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
     kind = form.cleaned_data.get("kind", "") if valid else ""
-    rows = [
-        {"event": event, "items": [i for i in event.items if not kind or i.get("kind") == kind]}
+    chosen = [
+        (event, [i for i in event.items if not kind or i.get("kind") == kind])
         for event in page_obj.object_list
+    ]
+    # each item by name (a fact's key and value, a note's first words), one query per kind a page
+    names = items_named(subject_id=subject.pk, refs=[i.get("id") for _, items in chosen for i in items])
+    rows = [
+        {"event": event, "items": [{**i, "name": names.get(i.get("id"))} for i in items]}
+        for event, items in chosen
     ]
     query = request.GET.copy()
     query.pop("page", None)

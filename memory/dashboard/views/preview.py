@@ -14,8 +14,10 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
 from memory.context import context_build
+from memory.dashboard.window import window_meter
 from memory.models import Conversation
 from memory.modes import mode_get, modes_all
+from memory.selectors import items_named
 from memoryweb.errors import MemorywebError
 
 from .base import add_service_error, is_htmx, render_fragment, render_page, subject_config, subject_view
@@ -117,7 +119,7 @@ def _item_href(subject, item_id: str, mode: str = "") -> str:
     return ""
 
 
-def _preview(subject, form: PreviewForm) -> dict:
+def _preview(subject, form: PreviewForm, *, window: str = "") -> dict:
     data = form.cleaned_data
     config = subject_config(subject)
     context = context_build(
@@ -131,8 +133,10 @@ def _preview(subject, form: PreviewForm) -> dict:
     )
     result = context.as_dict(full=True)
     items = result["items"]
+    names = items_named(subject_id=subject.pk, refs=[i["id"] for i in items])
     for item in items:
         item["href"] = _item_href(subject, item["id"], result["mode"])
+        item["name"] = names.get(item["id"])
     blocks = []
     for block in result["blocks"]:
         cap = block["cap"] or 0
@@ -153,6 +157,7 @@ def _preview(subject, form: PreviewForm) -> dict:
         "prompt": prompt,
         "tail_tokens": result["tokens"]["total"] - result["tokens"].get("stable_prefix", 0),
         "k": data.get("k") or mode_get(result["mode"]).apply(config)["recallInjection.k"],
+        "meter": window_meter(result, config=config, choice=window),
     }
 
 
@@ -169,7 +174,7 @@ def preview(request: HttpRequest, subject) -> HttpResponse:
     if asked:
         if form.is_valid():
             try:
-                context.update(_preview(subject, form))
+                context.update(_preview(subject, form, window=request.GET.get("window", "")))
             except MemorywebError as error:  # e.g. an App whose modes.default names no mode
                 add_service_error(form, error)
                 status = 400

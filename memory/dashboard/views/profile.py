@@ -4,10 +4,12 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import services
 from memory.beliefs.read import fact_versions_revisions
+from memory.context import profile_demand
 from memory.dashboard.writers import writer_origins
 from memory.models import Origin, ProfileFact
 from memory.selectors import fact_history as select_fact_history
@@ -57,6 +59,35 @@ def _edit_initial(fact: ProfileFact) -> dict:
     return {"value": fact.value, "pinned": fact.pinned, "keywords": ", ".join(fact.keywords)}
 
 
+def _budget(subject) -> dict:
+    """The profile as a memory block: what its facts need of `profile.maxTokens`
+    (memory.context.profile_demand), with the bar's widths and its text."""
+    demand = profile_demand(subject=subject, config=subject_config(subject))
+    cap, always, needed = demand["cap"], demand["always"], demand["all"]
+    scale = max(cap, needed, 1)
+    return {
+        **demand,
+        "contextual": needed - always,
+        "other_count": demand["count"] - demand["always_count"],
+        "over": needed > cap,
+        "excess": max(needed - cap, 0),
+        "room": max(cap - needed, 0),
+        "value_now": min(needed, cap),
+        "always_width": f"{100 * always / scale:.2f}",
+        "contextual_width": f"{100 * (needed - always) / scale:.2f}",
+        "text": f"{needed:,} of {cap:,} tokens (profile.maxTokens)"
+        + (f", {needed - cap:,} over" if needed > cap else ""),
+    }
+
+
+def _with_budget(response: HttpResponse, request, subject) -> HttpResponse:
+    """A changed row's fragment, with the memory block sent along to replace the page's."""
+    response.content += render_to_string(
+        "dashboard/partials/profile_budget.html", {"budget": _budget(subject), "oob": True}, request=request
+    ).encode()
+    return response
+
+
 def _profile_page(request, subject, *, add_form=None, editing=None, edit_form=None, status=200):
     app = request.GET.get("app", "")
     return render_page(
@@ -69,6 +100,7 @@ def _profile_page(request, subject, *, add_form=None, editing=None, edit_form=No
             "add_form": add_form or FactAddForm(initial={"pinned": True}),
             "editing": editing,
             "edit_form": edit_form,
+            "budget": _budget(subject),
         },
         page="profile",
         status=status,
@@ -107,11 +139,17 @@ def fact_add(request: HttpRequest, subject) -> HttpResponse:
                 "subject": subject,
                 "facts": fact_list(subject=subject, include_parked=True),
                 "add_form": FactAddForm(initial={"pinned": True}),
+                "budget": _budget(subject),
             }
             return render_fragment(request, "dashboard/partials/profile_body.html", context)
     if not is_htmx(request):
         return _profile_page(request, subject, add_form=form, status=400)
-    context = {"subject": subject, "facts": fact_list(subject=subject, include_parked=True), "add_form": form}
+    context = {
+        "subject": subject,
+        "facts": fact_list(subject=subject, include_parked=True),
+        "add_form": form,
+        "budget": _budget(subject),
+    }
     return render_fragment(request, "dashboard/partials/profile_body.html", context, status=400)
 
 
@@ -163,7 +201,8 @@ def fact_edit(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
             if not is_htmx(request):
                 return redirect("dashboard:profile", subject_id=subject.pk)
             context = {"subject": subject, "fact": new_fact}
-            return render_fragment(request, "dashboard/partials/profile_fact_row.html", context)
+            response = render_fragment(request, "dashboard/partials/profile_fact_row.html", context)
+            return _with_budget(response, request, subject)
     if not is_htmx(request):
         return _profile_page(request, subject, editing=fact.pk, edit_form=form, status=400)
     context = {"subject": subject, "fact": fact, "form": form}
@@ -196,7 +235,8 @@ def fact_park(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
     if not is_htmx(request):
         return redirect("dashboard:profile", subject_id=subject.pk)
     context = {"subject": subject, "fact": fact}
-    return render_fragment(request, "dashboard/partials/profile_fact_row.html", context, status=status)
+    response = render_fragment(request, "dashboard/partials/profile_fact_row.html", context, status=status)
+    return _with_budget(response, request, subject)
 
 
 @subject_view
@@ -210,7 +250,8 @@ def fact_remove(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
     messages.success(request, f"Removed {fact.key}. Its history is kept.")
     if not is_htmx(request):
         return redirect("dashboard:profile", subject_id=subject.pk)
-    return render_fragment(request, "dashboard/partials/profile_removed.html", {"fact": fact})
+    response = render_fragment(request, "dashboard/partials/profile_removed.html", {"fact": fact})
+    return _with_budget(response, request, subject)
 
 
 @subject_view

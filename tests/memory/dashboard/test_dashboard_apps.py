@@ -308,3 +308,15 @@ def test_a_second_subject_of_the_same_person_is_paused_on_its_own(owned_subject,
 
     assert api.get("/api/v1/subjects/alice-work/profile").status_code == 403
     assert api.get("/api/v1/subjects/alice/profile").status_code == 200
+
+
+def test_the_access_log_names_the_items_it_chose(owned_subject, owner_client):
+    note = NoteFactory(subject=owned_subject, content="Alice's cat is called Miso")
+    fact = FactFactory(subject=owned_subject, key="home_city", value="Lisbon")
+    _read(owned_subject, f"n:{note.pk}", f"f:{fact.pk}", "n:999999")  # the last one is gone since
+
+    html = owner_client.get(reverse("dashboard:access", args=[owned_subject.pk])).content.decode()
+
+    assert f">n:{note.pk}</a>" in html and f">f:{fact.pk}</a>" in html and ">n:999999</a>" in html
+    assert '<span class="item-name" data-kind="note">Alice&#x27;s cat is called Miso</span>' in html
+    assert "<strong>Home city</strong>: Lisbon" in html
