@@ -5,8 +5,8 @@ are dropped, and each remaining term is quoted and OR-ed. An implicit AND of eve
 question finds almost nothing in conversational memory (see shared/bench/README.md).
 
 A term that ends in PREFIX matches every word it begins (FTS5 `"postg"*`, tsquery `'postg':*`):
-`typed_terms` marks so the word a person is still typing in a search box, so "postg" finds
-PostgreSQL before the word is finished.
+`typed_terms` marks the word a person is still typing in a search box that way, so "postg"
+finds PostgreSQL before the word is finished.
 """
 
 from dataclasses import dataclass, field
@@ -459,7 +459,8 @@ def _postgres_bm25(
     )
     # occurrences of term i in the note: the positions of its lexeme(s), all terms in one
     # pass over the note's lexemes
-    # (a prefix term: the lexemes that begin with its stemmed word, as tsquery's `:*` matches)
+    # (a prefix term: the lexemes that begin with its stemmed word or with the word itself, as
+    # pg_tsquery's two `:*` match)
     tfs = ", ".join(
         "coalesce(sum(array_length(u.positions, 1)) FILTER (WHERE "
         + (

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from memoryweb.client import MemoryWeb
-from tests.browser.conftest import Person, expect, log_in
+from tests.browser.conftest import Person, expect, log_in, save_screenshot
 from tests.support import wait_until
 
 pytestmark = pytest.mark.browser
@@ -90,6 +90,8 @@ def test_typing_postg_shows_the_postgresql_note_with_the_word_marked(new_page, c
     shown = _relevances(results)
     assert shown and "0.00" not in shown and shown[0] == "1.00"
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    if viewport is WIDE:
+        save_screenshot(page, "search")
 
     note.get_by_role("link").click()
     expect(page).to_have_url(re.compile(rf"/s/{carol.subject_id}/notes/\d+/$"))
