@@ -6,11 +6,13 @@ from django import template
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
+from memory.search.lexical import PREFIX, term_word
 from memory.services import Actor, person_vote
+from memory.text import STOPWORDS, TOKEN_RE, stem
 
 register = template.Library()
 
@@ -70,6 +72,52 @@ def item_gist(text: str, length: int = 120) -> str:
     """The first `length` characters of a memory's text on one line, with an ellipsis."""
     text = " ".join((text or "").split())
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"
+
+
+SNIPPET = 240
+
+
+@register.filter
+def highlight(text: str, terms: list[str]) -> str:
+    """`text` escaped, on one line, cut to about SNIPPET characters around its first matched
+    word, with every word the search matched in <mark>: the term itself, a word of the same
+    stem (memory.text.stem: "deployed" for "deploys"; stop words never), and for a prefix term
+    (the word still being typed, memory.search.lexical.PREFIX) every word it begins. Only
+    `<mark>` is markup: the memory's own text is escaped."""
+    text = " ".join((text or "").split())
+    whole = {term_word(t) for t in terms if not t.endswith(PREFIX)}
+    stems_ = {stem(w) for w in whole}
+    prefixes = tuple(term_word(t) for t in terms if t.endswith(PREFIX))
+
+    def matches(word: str) -> bool:
+        word = word.lower()
+        if word in whole or word.startswith(prefixes):
+            return True
+        return word not in STOPWORDS and stem(word) in stems_
+
+    spans = [m.span() for m in TOKEN_RE.finditer(text) if matches(m.group())]
+    start, end = 0, len(text)
+    if len(text) > SNIPPET:
+        if spans and spans[0][1] > SNIPPET - 40:  # the first match would fall off the end
+            start = text.rfind(" ", 0, max(spans[0][0] - 60, 0)) + 1
+        end = text.rfind(" ", start, start + SNIPPET)
+        end = end if end > start else start + SNIPPET
+    parts, at = [], start
+    for left, right in spans:
+        if left < start or right > end:
+            continue
+        parts += [escape(text[at:left]), format_html("<mark>{}</mark>", text[left:right])]
+        at = right
+    parts.append(escape(text[at:end]))
+    html = "".join(parts)
+    return mark_safe(("…" if start else "") + html + ("…" if end < len(text) else ""))
+
+
+@register.filter
+def relevance(value: float) -> str:
+    """A search hit's relevance with two decimals, never "0.00" for a hit: below 0.01 it reads
+    "<0.01"."""
+    return f"{value:.2f}" if value >= 0.01 else "<0.01"
 
 
 @register.filter

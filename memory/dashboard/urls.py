@@ -2,7 +2,7 @@
 in the "dashboard" namespace beside chat's playground and consolidation's "consolidate now".
 
 Pages built in their own module (lessons, evidence, graph, consent, contract, preview, jobs, audit,
-modes, beliefs, consequences, portable, apps) declare a module-level
+modes, beliefs, consequences, portable, apps, search) declare a module-level
 `urlpatterns` list there, added below.
 """
 
@@ -26,6 +26,7 @@ from memory.dashboard.views import (
     portable,
     preview,
     profile,
+    search,
 )
 
 S = "s/<int:subject_id>/"
@@ -72,5 +73,6 @@ for _module in (
     beliefs,
     consequences,
     portable,
+    search,
 ):
     urlpatterns += _module.urlpatterns

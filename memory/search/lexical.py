@@ -3,6 +3,10 @@
 User text never reaches MATCH (or to_tsquery) as syntax: it is cut into word tokens, stop words
 are dropped, and each remaining term is quoted and OR-ed. An implicit AND of every word in a
 question finds almost nothing in conversational memory (see shared/bench/README.md).
+
+A term that ends in PREFIX matches every word it begins (FTS5 `"postg"*`, tsquery `'postg':*`):
+`typed_terms` marks the word a person is still typing in a search box that way, so "postg"
+finds PostgreSQL before the word is finished.
 """
 
 from dataclasses import dataclass, field
@@ -16,16 +20,88 @@ from memory.search.schema import (
     NOTE_TEXT_COLUMNS,
     PG_TS_CONFIG,
     pg_vector,
+    vocabulary_table,
 )
+from memory.text import TOKEN_RE, query_terms
+
+PREFIX = "*"
+
+
+def typed_terms(text: str) -> list[str]:
+    """The search terms of `text` as a person types it (`query_terms`), the last word marked
+    as a prefix (PREFIX) when the text ends inside it: "best postg" → ["best", "postg*"]. A
+    word followed by a space or punctuation is finished and matches as a word."""
+    terms = query_terms(text)
+    if terms and TOKEN_RE.fullmatch(text[-1:]):
+        last = TOKEN_RE.findall(text.lower())[-1]
+        terms = [f"{t}{PREFIX}" if t == last else t for t in terms]
+    return terms
+
+
+def term_word(term: str) -> str:
+    """The word of a term, without its prefix mark."""
+    return term.removesuffix(PREFIX)
+
+
+def fts5_phrase(term: str) -> str:
+    # a quoted FTS5 string, its quotes doubled (tokens hold none: memory.text.TOKEN_RE is \w
+    # only, but nothing else may turn a term into syntax either)
+    word = term_word(term).replace('"', '""')
+    return f'"{word}"*' if term.endswith(PREFIX) else f'"{word}"'
 
 
 def fts5_expression(terms: list[str], column: str | None = None) -> str:
-    quoted = " OR ".join(f'"{t}"' for t in terms)  # tokens hold no quotes: memory.text.TOKEN_RE is \w only
+    quoted = " OR ".join(fts5_phrase(t) for t in terms)
     return f"{column} : ({quoted})" if column else quoted
 
 
+def tsquery_term(term: str) -> str:
+    # a quoted tsquery operand, its quotes and backslashes escaped (see fts5_phrase)
+    word = term_word(term).replace("\\", "\\\\").replace("'", "''")
+    return f"'{word}':*" if term.endswith(PREFIX) else f"'{word}'"
+
+
 def tsquery_expression(terms: list[str]) -> str:
-    return " | ".join(terms)
+    return " | ".join(tsquery_term(t) for t in terms)
+
+
+def pg_tsquery(terms: list[str]) -> tuple[str, list[str]]:
+    """SQL for the tsquery of `terms` on PostgreSQL, and its parameters. A prefix is stemmed as
+    the index's words are (the `memoryweb` configuration: "happ" begins "happi", happiness's
+    stem) and also asked of the `simple` configuration, unstemmed: Porter stems the prefix
+    "kay" to "kai", which begins no stem of "kayak"."""
+    sql, params = f"to_tsquery('{PG_TS_CONFIG}', %s)", [tsquery_expression(terms)]
+    prefixes = [t for t in terms if t.endswith(PREFIX)]
+    if prefixes:
+        sql = f"({sql} || to_tsquery('simple', %s))"
+        params.append(tsquery_expression(prefixes))
+    return sql, params
+
+
+# how many of the index's words one prefix may stand for (SQLite: _prefix_words), most
+# frequent first
+PREFIX_WORDS = 16
+
+
+def _prefix_words(cursor, fts: str, terms: list[str]) -> list[str]:
+    """`terms` with, after each prefix, the words of the FTS5 index `fts` that it begins
+    (its fts5vocab table, memory.search.schema.vocabulary_table): FTS5's porter tokenizer stems
+    the prefix of a query as well, and the prefix "kay" stemmed ("kai") begins no stem of
+    "kayak". The words themselves are stems already ("happi"), so matched as words."""
+    if not any(t.endswith(PREFIX) for t in terms):
+        return terms
+    expanded = list(terms)
+    for term in terms:
+        if not term.endswith(PREFIX):
+            continue
+        word = term_word(term)
+        cursor.execute(
+            f"SELECT term FROM {vocabulary_table(fts)} WHERE term >= %s AND term < %s "
+            "ORDER BY doc DESC, term LIMIT %s",
+            [word, word + "\U0010ffff", PREFIX_WORDS],
+        )
+        expanded += [w for (w,) in cursor.fetchall() if TOKEN_RE.fullmatch(w) and w not in expanded]
+    return expanded
 
 
 @dataclass(frozen=True)
@@ -221,7 +297,7 @@ def _note_plan(
     if global_rows <= budget or subject_rows <= budget:
         return _Plan(prefix + everything, rows=subject_rows if narrow else global_rows)
     rows_per_match = subject_rows / global_rows if narrow else 1.0
-    frequency = _fts5_counts(cursor, [f'{index.text_columns} : "{t}"' for t in terms], index)
+    frequency = _fts5_counts(cursor, [f"{index.text_columns} : {fts5_phrase(t)}" for t in terms], index)
     order = sorted(range(len(terms)), key=lambda i: (frequency[i], i))
     chosen: list[int] = []
     rows = 0.0
@@ -255,7 +331,7 @@ def _window_counts(cursor, terms: list[str], index: TextIndex = NOTE_INDEX) -> t
     count = f"(SELECT count(*) FROM {index.fts} WHERE {index.fts} MATCH %s AND rowid > %s)"
     params: list = []
     for term in terms:
-        params += [f'{index.text_columns} : "{term}"', newest - RARITY_WINDOW]
+        params += [f"{index.text_columns} : {fts5_phrase(term)}", newest - RARITY_WINDOW]
     cursor.execute("SELECT " + ", ".join([count] * len(terms)), params)
     return [int(n) for n in cursor.fetchone()], newest <= RARITY_WINDOW
 
@@ -333,6 +409,7 @@ def _indexed_search(
     extra = "".join(f" AND {w}" for w in where)
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
+            terms = _prefix_words(cursor, index.fts, terms)
             budget = RANK_BUDGET if budget is None else max(budget, 1)
             plan = _note_plan(
                 cursor,
@@ -375,14 +452,25 @@ def _postgres_bm25(
     most of its turns but rare elsewhere.
     """
     vector = pg_vector(table)  # the stored, GIN-indexed tsvector column
-    query = f"to_tsquery('{PG_TS_CONFIG}', %s)"
-    counts = ", ".join(f"count(*) FILTER (WHERE {vector} @@ {query}) AS d{i}" for i in range(len(terms)))
+    query, query_params = pg_tsquery(terms)
+    term_queries = [pg_tsquery([t]) for t in terms]
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE {vector} @@ {sql}) AS d{i}" for i, (sql, _) in enumerate(term_queries)
+    )
     # occurrences of term i in the note: the positions of its lexeme(s), all terms in one
     # pass over the note's lexemes
+    # (a prefix term: the lexemes that begin with its stemmed word or with the word itself, as
+    # pg_tsquery's two `:*` match)
     tfs = ", ".join(
-        "coalesce(sum(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = "
-        f"ANY(tsvector_to_array(to_tsvector('{PG_TS_CONFIG}', %s)))), 0) AS f{i}"
-        for i in range(len(terms))
+        "coalesce(sum(array_length(u.positions, 1)) FILTER (WHERE "
+        + (
+            f"starts_with(u.lexeme, (tsvector_to_array(to_tsvector('{PG_TS_CONFIG}', %s)))[1]) "
+            "OR starts_with(u.lexeme, lower(%s))"
+            if term.endswith(PREFIX)
+            else f"u.lexeme = ANY(tsvector_to_array(to_tsvector('{PG_TS_CONFIG}', %s)))"
+        )
+        + f"), 0) AS f{i}"
+        for i, term in enumerate(terms)
     )
     score = " + ".join(
         f"(CASE WHEN f{i} > 0 THEN greatest(ln((g.total - g.d{i} + 0.5) / (g.d{i} + 0.5)), 1e-6) "
@@ -402,8 +490,9 @@ def _postgres_bm25(
         f"FROM (SELECT {counts} FROM {table} WHERE {vector} @@ {query}) d) "
         f"SELECT t.id, {score} AS score FROM t CROSS JOIN g ORDER BY score DESC, t.id DESC LIMIT %s"
     )
-    tsquery = tsquery_expression(terms)
-    return sql, [tsquery, subject_id, *params, *terms, *terms, tsquery, limit]
+    count_params = [p for _, term_params in term_queries for p in term_params]
+    tf_params = [p for t in terms for p in ([term_word(t)] * (2 if t.endswith(PREFIX) else 1))]
+    return sql, [*query_params, subject_id, *params, *tf_params, *count_params, *query_params, limit]
 
 
 def _fts5_ranked(
@@ -476,27 +565,32 @@ def fact_keyword_search(subject_id: int, terms: list[str], *, limit: int = 50) -
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
 
 
-def fact_search(subject_id: int, terms: list[str], *, limit: int = 50) -> list[Hit]:
-    """Active (unparked) facts of the subject matching any of `terms` in key, value or keywords."""
+def fact_search(
+    subject_id: int, terms: list[str], *, limit: int = 50, include_parked: bool = False
+) -> list[Hit]:
+    """Active facts of the subject matching any of `terms` in key, value or keywords; parked
+    ones only with `include_parked` (the dashboard's search, when the person asks for them)."""
     if not terms:
         return []
+    parked = "" if include_parked else " AND f.parked_at IS NULL"
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
+            terms = _prefix_words(cursor, "memory_profilefact_fts", terms)
             cursor.execute(
                 "SELECT f.id, -bm25(memory_profilefact_fts) FROM memory_profilefact_fts "
                 "CROSS JOIN memory_profilefact f ON f.id = memory_profilefact_fts.rowid "
-                "WHERE memory_profilefact_fts MATCH %s AND f.subject_id = %s AND f.valid_to IS NULL AND f.parked_at IS NULL "
-                "ORDER BY bm25(memory_profilefact_fts) LIMIT %s",
+                "WHERE memory_profilefact_fts MATCH %s AND f.subject_id = %s AND f.valid_to IS NULL"
+                f"{parked} ORDER BY bm25(memory_profilefact_fts) LIMIT %s",
                 [fts5_expression(terms), subject_id, limit],
             )
         else:
             vector = pg_vector("memory_profilefact")
+            query, query_params = pg_tsquery(terms)
             cursor.execute(
-                f"SELECT f.id, ts_rank_cd({vector}, q) FROM memory_profilefact f, "
-                f"to_tsquery('{PG_TS_CONFIG}', %s) q "
-                f"WHERE {vector} @@ q AND f.subject_id = %s AND f.valid_to IS NULL AND f.parked_at IS NULL "
-                "ORDER BY 2 DESC LIMIT %s",
-                [tsquery_expression(terms), subject_id, limit],
+                f"SELECT f.id, ts_rank_cd({vector}, s.q) FROM memory_profilefact f, (SELECT {query} AS q) s "
+                f"WHERE {vector} @@ s.q AND f.subject_id = %s AND f.valid_to IS NULL{parked} "
+                "ORDER BY 2 DESC, f.id DESC LIMIT %s",
+                [*query_params, subject_id, limit],
             )
         rows = cursor.fetchall()
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
@@ -509,6 +603,7 @@ def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int)
     fts = f"{table}_fts"
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
+            terms = _prefix_words(cursor, fts, terms)
             # the FTS index is read first and joined to the rows it found (CROSS JOIN keeps
             # SQLite from scanning every row of the subject and probing the index for each)
             cursor.execute(
@@ -520,12 +615,13 @@ def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int)
             )
         else:
             vector = pg_vector(table)
+            query, query_params = pg_tsquery(terms)
             cursor.execute(
-                f"SELECT t.id, ts_rank_cd({vector}, q) AS score "
-                f"FROM {table} t, to_tsquery('{PG_TS_CONFIG}', %s) q "
-                f"WHERE {vector} @@ q AND t.subject_id = %s "
+                f"SELECT t.id, ts_rank_cd({vector}, s.q) AS score "
+                f"FROM {table} t, (SELECT {query} AS q) s "
+                f"WHERE {vector} @@ s.q AND t.subject_id = %s "
                 "ORDER BY score DESC, t.id DESC LIMIT %s",
-                [tsquery_expression(terms), subject_id, limit],
+                [*query_params, subject_id, limit],
             )
         rows = cursor.fetchall()
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]

@@ -86,6 +86,12 @@ def _pg_vectors(tables: Iterable[str] | None) -> dict[str, str]:
     return {table: expr for table, expr in PG_VECTORS.items() if wanted is None or table in wanted}
 
 
+def vocabulary_table(fts: str) -> str:
+    """The fts5vocab table over an FTS5 index: its (stemmed) words, with how many rows hold
+    each. A prefix search looks up the words a prefix begins there (memory.search.lexical)."""
+    return f"{fts}_vocab"
+
+
 def sqlite_statements(tables: Iterable[str] | None = None) -> list[str]:
     statements = []
     for fts, (table, columns) in _fts_tables(tables).items():
@@ -95,6 +101,7 @@ def sqlite_statements(tables: Iterable[str] | None = None) -> list[str]:
         statements += [
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({cols}, content='{table}', "
             f"content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')",
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary_table(fts)} USING fts5vocab({fts}, 'row')",
             f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON {table} BEGIN "
             f"INSERT INTO {fts}(rowid, {cols}) VALUES (new.id, {new}); END",
             f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON {table} BEGIN "
@@ -110,6 +117,7 @@ def sqlite_drop_statements(tables: Iterable[str] | None = None) -> list[str]:
     statements = []
     for fts in _fts_tables(tables):
         statements += [f"DROP TRIGGER IF EXISTS {fts}_{s}" for s in ("ai", "ad", "au")]
+        statements.append(f"DROP TABLE IF EXISTS {vocabulary_table(fts)}")
         statements.append(f"DROP TABLE IF EXISTS {fts}")
     return statements
 

@@ -187,6 +187,8 @@ ROUTES = [
     Route("dashboard:overview_counts"),
     Route("dashboard:overview_pending"),
     Route("dashboard:overview_consolidation"),
+    # one search across facts, notes, lessons and procedures (memory/dashboard/views/search.py)
+    Route("dashboard:search"),
     Route("dashboard:profile"),
     Route("dashboard:fact_add", "POST", data={"key": "diet", "value": "vegetarian", "pinned": "on"}),
     Route("dashboard:fact_row", make=_fact),
