@@ -193,6 +193,14 @@ def _place(value: str, ctx: Context) -> str | None:
     return title_if_lower(value)
 
 
+# "currently in Bristol for the weekend", "… until Sunday": a stay with an end is a visit, not home
+_STAY_WITH_AN_END = _re(
+    r"\s+(?:for\s+(?:the\s+|a\s+|a\s+few\s+|a\s+couple\s+of\s+|two\s+|\d+\s+)?(?:weekend|week|day|night|holidays?|"
+    r"summer|month|conference|wedding|festival|work\s+trip|days|weeks|nights)s?|until|till|this\s+(?:week|weekend)|"
+    r"over\s+the\s+(?:weekend|holidays?|summer))\b"
+)
+
+
 def places(s: Sentence, ctx: Context) -> Iterator[Found]:
     for pattern in _NOT_LIVE:
         for m in pattern.finditer(s.text):
@@ -202,6 +210,8 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
         for pattern in patterns:
             for m in pattern.finditer(s.text):
                 if negated_before(s.text, m.start() + 2) or not (place := _place(m["v"], ctx)):
+                    continue
+                if key == "location" and _STAY_WITH_AN_END.match(s.text, m.end("v")):
                     continue
                 yield make_fact(key, place, confidence=ctx.confidence)
     for m in _FROM_TO.finditer(s.text):
