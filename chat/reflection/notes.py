@@ -530,20 +530,22 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
 # "on Friday I see the consultant", "tomorrow we're off to the coast": the present tense of a
 # first person with a coming day is a timetable (English says what is arranged in the present)
 _FIRST_PERSON_VERB = re.compile(
-    r"\b(?:I|we)\s+(?:(?:also|then|finally|just|only|usually)\s+)?(?P<v>[a-z]+)\b(?:\s+(?P<next>[a-z]+)\b)?",
+    r"\b(?:I|we)\s+(?:(?:also|then|finally|just|only)\s+)?(?P<v>[a-z]+)\b(?:\s+(?P<next>[a-z]+)\b)?",
     I,
 )
+# nothing arranged: "on Saturday I have no plans", "I don't work on the 3rd"
+_NOTHING = re.compile(r"\b(?:no|not|never|nothing|don't|do\s+not|won't)\b", I)
 _NOT_ARRANGED = {
     "love", "like", "hate", "want", "need", "know", "think", "feel", "hope", "wish", "prefer", "miss",
     "mind", "remember", "forget", "believe", "mean", "guess", "suppose", "doubt", "wonder", "bet",
     "reckon", "do", "can", "could", "should", "would", "will", "may", "might", "must", "shall",
-    "always", "never", "usually", "often", "sometimes", "still",
+    "always", "never", "usually", "often", "sometimes", "still", "normally", "generally", "rarely",
 }  # fmt: skip
 _BE_AWAY = {"back", "off", "away", "out", "home"}  # not "I am at the Hilton until Sunday": a state
 
 
 def _scheduled(text: str, mentions: list[DateMention], today: date) -> bool:
-    if not any(m.granularity == "day" and m.start >= today for m in mentions):
+    if not any(m.granularity == "day" and m.start >= today for m in mentions) or _NOTHING.search(text):
         return False
     for m in _FIRST_PERSON_VERB.finditer(text):
         verb = m["v"].lower()
