@@ -393,6 +393,16 @@ _LEXICON["health"] += (
 _LEXICON["relationships"] += (
     rf"|call(?:ed|ing|s)? it (?:quits|off)|(?:{_FAMILY})s? (?:of mine )?(?:is|was|got|'s) pregnant"
 )
+# Kinds of phrasing dev8 (issue 18) showed missing: a scan or an operation named by the organ, a
+# sting, a baby on the way told as "having the baby"; a deposit paid; a first proper date; someone
+# else's address.
+_LEXICON["health"] += (
+    r"|(?:a|the|my|an|another|follow-up) (?:\w+ )?scan|appendi(?:x|citis)|tonsils|gallbladder|stung|"
+    r"(?:having|have|had|expecting) (?:the|a|our) baby|baby'?s due|due date"
+)
+_LEXICON["finances"] += r"|(?:the|a|our|my|house|rent|rental|security) deposit"
+_LEXICON["relationships"] += r"|(?:first|second|third|proper|real|actual) (?:proper |real )?dates?"
+_LEXICON["precise_location"] += r"|\w+'s (?:new |old |home )?address"
 _LEXICON["politics"] += (
     r"|card[- ]carrying|(?:labou?r|tory|conservative|lib ?dem|green|snp|democrat|republican) (?:party )?member\w*"
 )

@@ -95,6 +95,12 @@ _FUTURE_CUES = re.compile(
     # a promise of something still to come: "I promised Tom I'd paint the fence in May"
     r"(?:agreed|promised|swore|vowed|told\s+\w+)\s+(?:\w+\s+){0,3}(?:that\s+)?(?:I|we)(?:'d|\s+would))\b|"
     r"'ll\b|\b(?:am|'m|are|'re|is|'s)\s+(?:\w+ly\s+)?\w+ing\b|"
+    # "got the physio Tuesday", "I got an interview on the 9th": "got" holding an appointment is
+    # "have got", the present of something booked (not "got a ticket on the 3rd", a thing received)
+    r"(?:^|\b(?:I|we)\s+)got\s+(?:a|an|the|my|our|this|that|another)?\s*(?:\w+\s+)?"
+    r"(?:appointment|appt|dentist|doctor|gp|gig|interview|exam|meeting|match|flight|scan|class|party|"
+    r"wedding|shift|date|test|check-?up|hearing|viewing|audition|concert|show)"
+    r"(?=\s+(?:on|at|in|this|next|tomorrow|tonight|today|for|with|and)\b|\s*(?:[,.;!]|$))|"
     # the present of a timetable is about what is coming: "the course starts on the 20th"
     r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b|"
     # "I start on the 4th": a first person's timetable
@@ -107,7 +113,11 @@ _PAST_CUES = re.compile(
     r"\b(was|were|went|did|had|got|came|saw|met|took|made|spent|ran|left|bought|ate|told|said|"
     r"flew|drove|began|felt|found|gave|heard|kept|lost|paid|sent|sat|slept|spoke|thought|won|"
     r"wrote|broke|caught|fell|forgot|grew|hit|held|led|rode|sang|sold|swam|taught|threw|wore|"
-    r"ago|used to|last|earlier|already|done|split up|broke up|passed away|(?<!fingers )\w{2,}ed)\b",
+    # "last" is past only as a time ("last week", "last March"): "my last day" is no tense
+    r"ago|used to|last(?=\s+(?:night|time|week|weekend|month|year|term|semester|season|summer|winter|spring|autumn|"
+    r"fall|christmas|easter|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
+    r"april|may|june|july|august|september|october|november|december)\b)|"
+    r"earlier|already|done|split up|broke up|passed away|(?<!fingers )\w{2,}ed)\b",
     re.IGNORECASE,
 )
 
@@ -535,6 +545,18 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         ),
         (r"\b(?P<rel>last|next|this|coming|past|previous)\s+quarter\b", _relative_quarter),
         (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|(?P<rel>this|next)\s+)?year\b", _end_of_year),
+        # "in the new year": the coming one (in January, the one just begun)
+        (
+            r"\b(?:in|after|from)\s+the\s+new\s+year\b",
+            lambda m, ref, tense: _Resolved(
+                date(ref.year + (ref.month > 1), 1, 1), date(ref.year + (ref.month > 1), 12, 31), "year"
+            ),
+        ),
+        # "due by the end of the month", "the middle of this month": the month the message is in
+        (
+            r"\b(?:the\s+)?(?:end|last\s+day|last\s+week|middle)\s+of\s+(?:the|this)\s+month\b",
+            lambda m, ref, tense: _Resolved(*_month_range(ref.year, ref.month), "month"),
+        ),
         (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
         (r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b", _past_weekend),
         (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD_SHORT}", _weekday),

@@ -37,6 +37,7 @@ from chat.reflection.lexicon import (
 )
 from chat.reflection.ops import FactOp, FactRetraction
 from chat.reflection.text import Sentence, negated_before, title_if_lower
+from memory.temporal import lemmas
 from memory.text import FILLER_WORDS
 
 Found = FactOp | FactRetraction
@@ -192,6 +193,14 @@ def _place(value: str, ctx: Context) -> str | None:
     return title_if_lower(value)
 
 
+# "currently in Bristol for the weekend", "… until Sunday": a stay with an end is a visit, not home
+_STAY_WITH_AN_END = _re(
+    r"\s+(?:for\s+(?:the\s+|a\s+|a\s+few\s+|a\s+couple\s+of\s+|two\s+|\d+\s+)?(?:weekend|week|day|night|holidays?|"
+    r"summer|month|conference|wedding|festival|work\s+trip|days|weeks|nights)s?|until|till|this\s+(?:week|weekend)|"
+    r"over\s+the\s+(?:weekend|holidays?|summer))\b"
+)
+
+
 def places(s: Sentence, ctx: Context) -> Iterator[Found]:
     for pattern in _NOT_LIVE:
         for m in pattern.finditer(s.text):
@@ -201,6 +210,8 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
         for pattern in patterns:
             for m in pattern.finditer(s.text):
                 if negated_before(s.text, m.start() + 2) or not (place := _place(m["v"], ctx)):
+                    continue
+                if key == "location" and _STAY_WITH_AN_END.match(s.text, m.end("v")):
                     continue
                 yield make_fact(key, place, confidence=ctx.confidence)
     for m in _FROM_TO.finditer(s.text):
@@ -358,13 +369,18 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
                     org,
                     confidence=ctx.confidence,
                 )
-    for pattern in [] if _NOT_YET.search(s.text) else _WORK:
+    not_yet = bool(_NOT_YET.search(s.text))
+    for pattern in [] if not_yet else _WORK:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
                 yield make_fact("employer", org, confidence=ctx.confidence)
-    for pattern in _TITLES:
+    for pattern in [] if not_yet else _TITLES:
         for m in pattern.finditer(s.text):
-            if not negated_before(s.text, m.start() + 2) and (title := _title(m["t"])):
+            if (
+                not negated_before(s.text, m.start() + 2)
+                and not _of_activity(s.text, m.end("t"))
+                and (title := _title(m["t"]))
+            ):
                 yield make_fact("job_title", title, confidence=ctx.confidence)
     for m in _TEACH.finditer(s.text):
         subject = m["v"].lower()
@@ -688,10 +704,25 @@ _FIELD_AT_ORG = [
 _BY_TRADE = _re(r"(?:^|\bI\s+am\s+)(?:a\s+|an\s+)?(?P<t>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:trade|profession)\b")
 _FORMER_TITLE = _re(rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|[,;]\s*)(?:former|ex-|retired)\s*{_TITLE}")
 _AS_TITLE = _re(rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}")
-# "starting at Arup on the 20th": a job that has not begun is a plan, not yet the employer
+# "starting at Arup on the 20th", "I begin at Lidl next week as a cashier": a job that has not
+# begun is a plan, neither the employer nor the title yet
 _NOT_YET = _re(
-    r"\b(?:starting|start|will\s+start|am\s+going\s+to\s+start)\b[^.;!?]*\b(?:on\s+the\s+\d|next\s+\w+|on\s+(?:monday|tuesday|wednesday|thursday|friday)|in\s+(?:two|\d+)\s+weeks)"
+    r"\b(?:starting|start|begin|beginning|join|joining|will\s+(?:start|begin|join)|am\s+going\s+to\s+(?:start|begin|join))\b"
+    r"[^.;!?]*\b(?:on\s+the\s+\d|next\s+\w+|tomorrow|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"in\s+(?:a|an|a\s+few|a\s+couple\s+of|two|three|four|five|six|\d+)\s+(?:days?|weeks?|months?)|in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)\b)"
 )
+# "the manager of getting everyone out the door", "head chef of burning toast": a title whose
+# complement is an activity (a gerund, not a field such as "head of engineering") is a joke
+_OF_GERUND = re.compile(r"\s+of\s+(?:just\s+|mostly\s+)?(?P<w>[a-z]+ing)\b", I)
+_LIGHT_GERUNDS = {"doing", "being", "having", "getting", "making", "taking", "going", "saying"}
+
+
+def _of_activity(text: str, pos: int) -> bool:
+    m = _OF_GERUND.match(text, pos)
+    if not m:
+        return False
+    word = m["w"].lower()
+    return word in _LIGHT_GERUNDS or "NOUN" not in lemmas(word)
 
 
 # "changed careers from chef to nurse", "went from barista to store manager"
@@ -730,7 +761,7 @@ def clause_work(s: Sentence, ctx: Context) -> Iterator[Found]:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
                 yield make_fact("employer", org, confidence=ctx.confidence)
-    for m in _AS_TITLE.finditer(s.text):
+    for m in [] if _NOT_YET.search(s.text) else _AS_TITLE.finditer(s.text):
         if not negated_before(s.text, m.start("t")) and not re.search(
             r"\bused\s+to\b", s.text[: m.start("t")], I
         ):

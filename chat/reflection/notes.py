@@ -9,7 +9,7 @@ from datetime import date, datetime, time
 
 from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
 from chat.reflection.ops import NoteOp
-from chat.reflection.text import Sentence
+from chat.reflection.text import Sentence, without_quotes
 from chat.reflection.topics import TOPIC_TAGS
 from chat.reflection.words import is_past_form
 from memory.categories import classify_category
@@ -246,12 +246,9 @@ _TRIP = re.compile(
 )
 
 
-# words in quotes are someone else's (a lyric, a title, a remark): no commitment, no date in them
-_QUOTED = re.compile(r"(?:(?<=\s)|^)['\"‘“][^'\"‘“’”]{3,80}['\"’”](?=\s|[,.!?;:]|$)")
-
-
+# words in quotes are someone else's (text.without_quotes): no commitment, no date in them
 def _unquoted(s: Sentence) -> Sentence:
-    text = _QUOTED.sub(" ", s.text)
+    text = without_quotes(s.text, " ")
     return s if text == s.text else replace(s, text=" ".join(text.split()))
 
 
@@ -510,9 +507,11 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         or _RELATIVE_SUBJECT.match(s.text)
     ):
         return None
-    if not _has_activity(s.text) or _TALK.match(s.text):
+    if _TALK.match(s.text):
         return None
     mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
+    if not (_has_activity(s.text) or _scheduled(s.text, mentions, reference.date())):
+        return None
     if mentions:
         grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
         # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
@@ -526,6 +525,39 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
     if (life := _LIFE_PAST.match(s.text)) and _did_something(s.text[life.end() :]):
         return _note("event", s.raw, occurred_at=None, speaker=speaker)  # a time of life, no calendar date
     return None
+
+
+# "on Friday I see the consultant", "tomorrow we're off to the coast": the present tense of a
+# first person with a coming day is a timetable (English says what is arranged in the present)
+_FIRST_PERSON_VERB = re.compile(
+    r"\b(?:I|we)\s+(?:(?:also|then|finally|just|only)\s+)?(?P<v>[a-z]+)\b(?:\s+(?P<next>[a-z]+)\b)?",
+    I,
+)
+# nothing arranged: "on Saturday I have no plans", "I don't work on the 3rd"
+_NOTHING = re.compile(r"\b(?:no|not|never|nothing|don't|do\s+not|won't)\b", I)
+_NOT_ARRANGED = {
+    "love", "like", "hate", "want", "need", "know", "think", "feel", "hope", "wish", "prefer", "miss",
+    "mind", "remember", "forget", "believe", "mean", "guess", "suppose", "doubt", "wonder", "bet",
+    "reckon", "do", "can", "could", "should", "would", "will", "may", "might", "must", "shall",
+    "always", "never", "usually", "often", "sometimes", "still", "normally", "generally", "rarely",
+}  # fmt: skip
+_BE_AWAY = {"back", "off", "away", "out", "home"}  # not "I am at the Hilton until Sunday": a state
+
+
+def _scheduled(text: str, mentions: list[DateMention], today: date) -> bool:
+    if not any(m.granularity == "day" and m.start >= today for m in mentions) or _NOTHING.search(text):
+        return False
+    for m in _FIRST_PERSON_VERB.finditer(text):
+        verb = m["v"].lower()
+        if verb in ("am", "are"):
+            if (m["next"] or "").lower() in _BE_AWAY:
+                return True
+            continue
+        if verb in _NOT_ARRANGED:
+            return False
+        lemma = lemmas(verb).get("VERB")
+        return bool(lemma) and lemma[0] == verb
+    return False
 
 
 # a clause that asks, without its question mark: "…, what should she do", "…, any tips"

@@ -203,7 +203,16 @@ _SARCASM = re.compile(
 _SHOUTED_LIKING = re.compile(r"\b(?-i:LOVE|LOVED|LOVING|ADORE|ENJOY|LIKE|AWESOME|GREAT|FUN|THRILLED)\b")
 
 
-_QUOTED = re.compile(r'"[^"]{3,}"')
+# Words in quotes are someone else's (a remark, a lyric, a title, a slogan): 'my aunt keeps saying "I
+# work in banking"' and "the guide said 'we live on the island'" say nothing of the speaker. Single quotes count
+# when they open after a space and close before one; an apostrophe inside a word ("I'm") is no quote.
+# One quoted word is a name or a term ("my nickname is 'Bear'"), not speech: it stays.
+_QUOTED = re.compile(r"(?:(?<=\s)|^)['\"‘“](?:[^'\"‘“’”]|(?<=\w)['’](?=\w)){3,80}['\"’”](?=\s|[,.!?;:]|$)")
+
+
+def without_quotes(text: str, replacement: str) -> str:
+    """`text` with every quoted clause (two words or more) replaced by `replacement`."""
+    return _QUOTED.sub(lambda m: replacement if " " in m.group(0).strip() else m.group(0), text)
 
 
 def is_sarcastic(raw: str) -> bool:
@@ -215,7 +224,9 @@ def is_sarcastic(raw: str) -> bool:
 def read_sentence(raw: str, *, sarcastic: bool = False, tense_hint: Tense = None) -> Sentence:
     stripped = _INTERJECTION.sub("", raw).strip()
     statement, question = _statement_part(stripped)
-    statement = _QUOTED.sub("that", statement)  # 'translate "I live in Madrid"' says nothing of the speaker
+    statement = without_quotes(
+        statement, "that"
+    )  # 'translate "I live in Madrid"' says nothing of the speaker
     text = _add_subjects(expand(repair_typos(statement)))
     return Sentence(
         raw=raw,
