@@ -135,6 +135,32 @@ class LocalEmbedder:
     def loaded(self) -> bool:
         return self._session is not None or self._static is not None
 
+    def verify(self) -> tuple[Path, Path | None]:
+        """Check the weights and the tokenizer by sha256 (once per process); their paths."""
+        model = self.model
+        model_path = self._model_path or installed_model_path(model)
+        verify_file(
+            model_path,
+            model.sha256,
+            what=f"the local embedding model {model.name} ({Path(model.file).name})",
+            fix=_reinstall(model),
+        )
+        tokenizer_path = self._tokenizer_path
+        if tokenizer_path is None and model.tokenizer:
+            tokenizer_path = (
+                BUNDLED_TOKENIZER_PATH
+                if model.tokenizer == BUNDLED_TOKENIZER
+                else installed_file(model, model.tokenizer)
+            )
+        if tokenizer_path is not None:
+            verify_file(
+                tokenizer_path,
+                model.tokenizer_sha256,
+                what=f"the local embedding tokenizer of {model.name} (tokenizer.json)",
+                fix="reinstall memoryweb" if model.tokenizer == BUNDLED_TOKENIZER else _reinstall(model),
+            )
+        return model_path, tokenizer_path
+
     def load(self) -> None:
         """Check the files and build the tokenizer and the ONNX session or table (once)."""
         if self.loaded:
@@ -143,27 +169,7 @@ class LocalEmbedder:
             if self.loaded:
                 return
             model = self.model
-            model_path = self._model_path or installed_model_path(model)
-            verify_file(
-                model_path,
-                model.sha256,
-                what=f"the local embedding model {model.name} ({Path(model.file).name})",
-                fix=_reinstall(model),
-            )
-            tokenizer_path = self._tokenizer_path
-            if tokenizer_path is None and model.tokenizer:
-                tokenizer_path = (
-                    BUNDLED_TOKENIZER_PATH
-                    if model.tokenizer == BUNDLED_TOKENIZER
-                    else installed_file(model, model.tokenizer)
-                )
-            if tokenizer_path is not None:
-                verify_file(
-                    tokenizer_path,
-                    model.tokenizer_sha256,
-                    what=f"the local embedding tokenizer of {model.name} (tokenizer.json)",
-                    fix="reinstall memoryweb" if model.tokenizer == BUNDLED_TOKENIZER else _reinstall(model),
-                )
+            model_path, tokenizer_path = self.verify()
             os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
             try:
                 import onnxruntime
