@@ -76,7 +76,15 @@ def render(summary: dict) -> str:
             continue
         q = row["query_ms"]
         rows.append(
-            [name, row["dim"], row["wheel_mb"], row["load_s"], q["p50"], q["p95"], row["batch_texts_per_s"]]
+            [
+                name,
+                row["dim"],
+                f"{row['wheel_mb']:.1f}",
+                f"{row['load_s']:.2f}",
+                q["p50"],
+                q["p95"],
+                row["batch_texts_per_s"],
+            ]
         )
     head = (
         f"query embedding: {summary['queries']} LoCoMo questions, each alone, models taking turns; "
