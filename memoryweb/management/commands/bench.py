@@ -1,8 +1,8 @@
-"""`manage.py bench context|locomo|cache|consolidate|load|tasks`: the project's benchmarks (DESIGN §9).
+"""`manage.py bench context|locomo|cache|consolidate|load|tasks|embeddings`: the project's benchmarks (DESIGN §9).
 
 `bench load` builds a temporary stack of its own (var dir, database, server processes on a
 loopback port); `bench tasks` runs a real worker on a temporary broker folder and touches no
-database. The others write to the configured database. Run them against a scratch one:
+database, nor does `bench embeddings` (the local embedding models side by side). The others write to the configured database. Run them against a scratch one:
 
     export MEMORYWEB_VAR_DIR=$(mktemp -d)
     .venv/bin/python manage.py migrate
@@ -11,6 +11,9 @@ database. The others write to the configured database. Run them against a scratc
     .venv/bin/python manage.py bench context --notes 100000 --subjects 1000 --mode fts,hybrid --json ctx1000.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --json locomo.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --reflect --json r.json
+    .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --k 10,25 --mode full,vector \
+        --embedding-model paraphrase-MiniLM-L3-v2 --json l3.json
+    .venv/bin/python manage.py bench embeddings ../shared/bench/locomo/locomo-dev.json --json models.json
     .venv/bin/python manage.py bench locomo ../shared/bench/locomo/locomo-dev.json --summaries --json s.json
     .venv/bin/python manage.py bench cache ../shared/bench/locomo/locomo-dev.json --samples 2 --limit 150
     .venv/bin/python manage.py bench consolidate --notes 10000,100000 --json consolidate.json
@@ -24,9 +27,12 @@ import logging
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memory.embedding_models import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from memory.embedding_models import MODELS as LOCAL_MODELS
 from memoryweb.bench import cache as cache_bench
 from memoryweb.bench import consolidate as consolidate_bench
 from memoryweb.bench import context as context_bench
+from memoryweb.bench import embed_models as embed_models_bench
 from memoryweb.bench import load as load_bench
 from memoryweb.bench import locomo as locomo_bench
 from memoryweb.bench import tasks as tasks_bench
@@ -37,6 +43,14 @@ SCRATCH_HINT = (
     "It writes to the configured database; run it against a scratch one, e.g. "
     "MEMORYWEB_VAR_DIR=$(mktemp -d) (then manage.py migrate)."
 )
+
+
+def model_list(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [n for n in names if n not in LOCAL_MODELS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected models among {', '.join(LOCAL_MODELS)}, got {text!r}")
+    return names
 
 
 def int_list(text: str) -> list[int]:
@@ -106,7 +120,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         subparsers = parser.add_subparsers(
-            dest="bench", required=True, metavar="{context,locomo,cache,consolidate,load,tasks}"
+            dest="bench", required=True, metavar="{context,locomo,cache,consolidate,load,tasks,embeddings}"
         )
 
         ctx = subparsers.add_parser(
@@ -190,8 +204,14 @@ class Command(BaseCommand):
             "--embeddings",
             choices=["local", "none"],
             default="local",
-            help="embedding provider for the vector list (local: all-MiniLM-L6-v2 on onnxruntime; "
-            "none: full mode is full-text + signals)",
+            help="embedding provider for the vector list (local: a small model on onnxruntime, "
+            "--embedding-model; none: full mode is full-text + signals)",
+        )
+        loc.add_argument(
+            "--embedding-model",
+            choices=list(LOCAL_MODELS),
+            default=DEFAULT_LOCAL_MODEL,
+            help="the local model (embeddings.model); each is described in memory/embedding_models.py",
         )
         loc.add_argument(
             "--no-bm25",
@@ -294,11 +314,32 @@ class Command(BaseCommand):
         )
         tsk.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
 
+        emb = subparsers.add_parser(
+            "embeddings",
+            help="the local embedding models side by side: load, query-embedding p50/p95, batch throughput",
+            description="Load every local embedding model that is installed (memory/embedding_models.py), "
+            "then embed each LoCoMo question alone as a query, the models taking turns, and the dialogue "
+            "turns in batches. Recall is bench locomo --embedding-model. No database is touched.",
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        emb.add_argument("path", help="the LoCoMo JSON file (its questions and turns are the texts)")
+        emb.add_argument(
+            "--models",
+            type=model_list,
+            default=None,
+            help=f"comma-separated, among {', '.join(LOCAL_MODELS)} (default: all)",
+        )
+        emb.add_argument("--queries", type=positive_int, default=300, help="questions timed per model")
+        emb.add_argument("--turns", type=positive_int, default=500, help="turns embedded in batches")
+        emb.add_argument("--json", metavar="OUT", help="write the results as JSON to this file")
+
     def handle(self, *args, bench, **options):
         if bench == "load":
             summary = self._load(options)
         elif bench == "tasks":
             summary = self._tasks(options)
+        elif bench == "embeddings":
+            summary = self._embeddings(options)
         else:
             summary = self._in_process(bench, options)
         if options["json"]:
@@ -339,6 +380,21 @@ class Command(BaseCommand):
         )
         self.stdout.write("")
         self.stdout.write(tasks_bench.render(summary))
+        return summary
+
+    def _embeddings(self, options) -> dict:
+        try:
+            summary = embed_models_bench.run(
+                options["path"],
+                models=options["models"],
+                queries=options["queries"],
+                turns=options["turns"],
+                out=self._out,
+            )
+        except (OSError, ValueError) as exc:
+            raise CommandError(f"cannot read {options['path']}: {exc}") from exc
+        self.stdout.write("")
+        self.stdout.write(embed_models_bench.render(summary))
         return summary
 
     def _out(self, line: str) -> None:
@@ -387,6 +443,7 @@ class Command(BaseCommand):
                 ks=ks,
                 modes=options["mode"],
                 embeddings=options["embeddings"],
+                embedding_model=options["embedding_model"] if options["embeddings"] == "local" else "",
                 bm25=not options["no_bm25"],
                 limit_conversations=options["limit_conversations"],
                 record=options["record"],

@@ -108,3 +108,41 @@ def test_the_local_embeddings_score_the_vector_and_hybrid_modes():
     assert summary["embedding"]["notes"] == 8  # every stored note, once (D2:4 merged into D1:4)
     assert summary["modes"]["vector"]["questions"] == 3
     assert summary["modes"]["hybrid"]["by_category"]["4"]["hit@5"] == 1.0
+
+
+@pytest.mark.django_db
+def test_the_command_scores_the_embedding_model_it_is_given(tmp_path, minilm):
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(tiny_locomo()))
+    out = tmp_path / "out.json"
+
+    call_command(
+        "bench", "locomo", str(data), "--k", "5", "--mode", "vector", "--no-bm25",
+        "--embedding-model", "all-MiniLM-L6-v2", "--json", str(out), stdout=StringIO(),
+    )  # fmt: skip
+
+    summary = json.loads(out.read_text())
+    assert summary["embeddings"] == "local/all-MiniLM-L6-v2" and summary["embedding"]["notes"] == 8
+    with pytest.raises(CommandError, match="invalid choice"):
+        call_command("bench", "locomo", str(data), "--embedding-model", "bge-small", stdout=StringIO())
+
+
+def test_bench_embeddings_times_each_installed_model_and_names_the_missing_ones(tmp_path, minilm):
+    from memory.embedding_models import MODELS, model_problem
+
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(tiny_locomo()))
+    out = tmp_path / "models.json"
+    stdout = StringIO()
+
+    call_command("bench", "embeddings", str(data), "--queries", "3", "--json", str(out), stdout=stdout)
+
+    summary = json.loads(out.read_text())
+    assert set(summary["models"]) == set(MODELS) and summary["queries"] == 3
+    for name, row in summary["models"].items():
+        if model_problem(MODELS[name]):
+            assert "not installed" in row["skipped"]
+        else:
+            assert row["dim"] == MODELS[name].dim and row["query_ms"]["p50"] > 0
+            assert row["batch_texts_per_s"] > 0
+    assert "q p95 ms" in stdout.getvalue() and "all-MiniLM-L6-v2" in stdout.getvalue()
