@@ -15,6 +15,7 @@ from django.core.management import CommandError, call_command
 
 from memory.beliefs.evaluation import (
     ACTIONS,
+    ALL_SPLITS,
     NONE,
     SPLITS,
     case_errors,
@@ -42,7 +43,9 @@ def test_splits_load_with_their_sizes():
     dev, test = load_split("dev"), load_split("test")
     assert len(dev) >= 60
     assert len(test) >= 40
-    assert [c["id"] for c in load_cases("all")] == [c["id"] for split in SPLITS for c in load_split(split)]
+    assert [c["id"] for c in load_cases("all")] == [
+        c["id"] for split in ALL_SPLITS for c in load_split(split)
+    ]
     assert load_cases("dev") == dev
     for split in SPLITS:
         assert all(c["split"] == split for c in load_split(split))

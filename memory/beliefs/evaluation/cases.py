@@ -37,10 +37,7 @@ def load_split(split: str, data_dir: Path | str = DATA_DIR) -> list[dict]:
 
 
 def load_cases(split: str = "all", data_dir: Path | str = DATA_DIR) -> list[dict]:
-# heldout2 is held out twice over: scored only on its own (`--split heldout2`), never part of
-# "all", so a routine `--split all --show-misses` does not show its cases to whoever tunes.
-SPLITS = ("dev", "test", "dev2", "heldout2")
-ALL_SPLITS = ("dev", "test", "dev2")
+    """The cases of `split` (one of SPLITS, or "all": dev, test and dev2, never heldout2)."""
     if split == "all":
         return [case for name in ALL_SPLITS for case in load_split(name, data_dir)]
     return load_split(split, data_dir)
