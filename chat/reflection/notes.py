@@ -556,7 +556,7 @@ def _scheduled(text: str, mentions: list[DateMention], today: date) -> bool:
         if verb in _NOT_ARRANGED:
             return False
         lemma = lemmas(verb).get("VERB")
-        return bool(lemma) and lemma[0] == verb
+        return lemma is not None and bool(lemma) and lemma[0] == verb
     return False
 
 
