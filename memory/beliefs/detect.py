@@ -33,9 +33,13 @@ from memory.text import one_edit, query_terms, word_set
 
 # a note whose words overlap the claim's at least this much (Jaccard) bears on it
 NOTE_OVERLAP = 0.3
-NOTE_SHARED = 2
-SAME_CONTENT = 0.6  # a note overlapping this much, with nothing contradicting, says the same  # stems in common before the belief's share counts
+NOTE_SHARED = 2  # stems in common before the belief's share counts
+# a note overlapping this much both ways (Jaccard), with nothing contradicting, says the same
+SAME_CONTENT = 0.6
 NOTE_CANDIDATES = 20
+# a claim with a "not" and no cue contradicts a note only when it overlaps it this much both
+# ways: sharing a part ("the billing service") is not being about the same thing
+NOTE_DENIES = 0.4
 # a note overlapping less still bears on a claim whose words revise something (a cue) or name
 # where they hold, when they share a specific word ("box-7", "deploys", "spelling") and this
 # share of the belief's words
@@ -54,6 +58,29 @@ REVISING_CUES = frozenset(
 )
 GENERIC_STEMS = frozenset(
     {"want", "like", "use", "every", "thing", "make", "need", "time", "day", "week", "good"}
+)
+# words that say how the person stands to something, not what it is about: notes that share
+# only these ("prefers dark mode", "prefers tea") are not about the same thing, so overlap
+# leaves them out
+STANCE_STEMS = frozenset(
+    {
+        "prefer",
+        "love",
+        "enjoy",
+        "hate",
+        "dislike",
+        "like",
+        "want",
+        "use",
+        "have",
+        "really",
+        "always",
+        "usually",
+        "still",
+        "also",
+        "much",
+        "lot",
+    }
 )
 # keys whose values are places / numbers / dates by nature
 PLACE_KEYS = frozenset(
@@ -480,15 +507,17 @@ def _stems(text: str) -> set[str]:
     return {_stem(w) for w in re.split(r"[\s/-]+", " ".join(word_set(text))) if w}
 
 
-def note_overlap(belief_text: str, claim_words: set[str]) -> float:
-    """How much of the belief the claim's words address: Jaccard of the stems, or — when at
-    least NOTE_SHARED of them are shared — the share of the belief's stems the claim holds."""
-    other = _stems(belief_text)
+def note_overlap(belief_text: str, claim_words: set[str], *, both_ways: bool = False) -> float:
+    """How much of the belief the claim's words address, stance words (STANCE_STEMS) aside:
+    Jaccard of the stems, or — when at least NOTE_SHARED of them are shared and not
+    `both_ways` — the share of the belief's stems the claim holds."""
+    other = _stems(belief_text) - STANCE_STEMS
+    claim_words = claim_words - STANCE_STEMS
     if not other or not claim_words:
         return 0.0
     shared = len(claim_words & other)
     jaccard = shared / len(claim_words | other)
-    if shared >= NOTE_SHARED:
+    if shared >= NOTE_SHARED and not both_ways:
         return max(jaccard, shared / len(other))
     return jaccard
 
@@ -530,13 +559,20 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
         if note.pk in linked:
             signals.append("contradicts_link")
         differences = _differences(note.content, content)
+        both_ways = note_overlap(note.content, words, both_ways=True)
         denies = _negations(content) != _negations(note.content)
         if denies:
             signals.append("negation")
         signals += differences
-        if overlap >= SAME_CONTENT and not differences and not denies:
+        # a near duplicate overlaps both ways: a short belief all of whose words a longer claim
+        # holds ("uses PostgreSQL" / "migrates the PostgreSQL billing data") is not the same
+        if both_ways >= SAME_CONTENT and not differences and not denies:
             signals.append("same_content")
         signals += _where(note, claim)
+        if set(signals) <= {"overlap", "negation"} and not claim_cues and both_ways < NOTE_DENIES:
+            # a "not" in a claim that shares a part of the belief, no more, says nothing against
+            # it ("not running the billing migrations" / "uses PostgreSQL for billing")
+            continue
         found.append(Conflict(note, [*signals, *claim_cues], overlap=round(overlap, 4)))
     return found
 
@@ -544,7 +580,7 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
 def _shares_specific(belief_text: str, said: set[str]) -> bool:
     """Whether the claim's words hold a specific word of the belief and at least
     NOTE_SHARE_CUED of its words."""
-    belief = _stems(belief_text)
+    belief = _stems(belief_text) - STANCE_STEMS
     shared = belief & said
     return bool(belief) and any(_specific(w) for w in shared) and len(shared) / len(belief) >= NOTE_SHARE_CUED
 

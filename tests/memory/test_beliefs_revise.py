@@ -86,6 +86,42 @@ def test_a_note_claim_meets_the_notes_its_words_overlap(subject, actor, config):
     assert "number" in conflicts[0].signals and conflicts[0].overlap >= 0.3
 
 
+MANY_NOTES = (
+    "Prefers dark mode in every editor.",
+    "Drinks coffee black, no sugar.",
+    "Runs 5k on Saturday mornings.",
+    "Uses PostgreSQL for the billing service.",
+    "Team standup is at 9:30 every weekday.",
+    "Has a dog named Biscuit.",
+)
+
+
+def test_in_a_subject_of_many_notes_a_claim_leaves_the_notes_it_only_brushes_alone(subject, actor, config):
+    for content in MANY_NOTES:
+        note_store(subject=subject, content=content, actor=actor, config=config)
+
+    def revise(text):
+        return belief_revise(
+            subject=subject, claim=Claim(kind="note", content=text, text=text), actor=actor, config=config
+        )
+
+    # sharing only how the person stands to things ("prefers") is not being about the same thing
+    assert (
+        conflicts_find(subject, Claim(kind="note", content="Prefers dark roast coffee in the morning.")) == []
+    )
+    # a short belief whose words a longer claim holds is related, not the same note said again
+    related = conflicts_find(
+        subject, Claim(kind="note", content="Runs the billing service migrations on Saturday.")
+    )
+    assert all("same_content" not in c.signals for c in related)
+    # a "not" about something that shares a part of a note says nothing against the note
+    assert revise("Not running the billing service migrations on Saturday.") == []
+    assert not Note.objects.filter(subject=subject).exclude(archived_at=None).exists()
+    # while a "not" about the note as a whole still revises it
+    (revision,) = revise("Has no dog named Biscuit.")
+    assert revision.action in ("SUPERSEDE", "ARCHIVE")
+
+
 # --- applying --------------------------------------------------------------------------------------
 def test_no_conflict_stores_plainly_and_returns_no_revision(subject, actor, config):
     message = said(subject, actor, "I use Neovim")
