@@ -326,7 +326,7 @@ def _merged(notes: list[Hit], evidence: list[Hit]) -> list[tuple[Key, float]]:
     return sorted(pairs, key=lambda pair: -pair[1])
 
 
-def _vector_hits(
+def vector_hits(
     subject_id: int, query: str, *, limit: int, filters: NoteFilter, config, evidence: bool
 ) -> tuple[list[Hit], list[Hit]] | None:
     """The nearest notes and evidence units to the message's embedding; None when embeddings
@@ -400,7 +400,7 @@ def rank_notes(
         lexical = _merged(note_search(subject_id, terms, limit=limit, filters=filters), units)
     vector: list[tuple[Key, float]] = []
     if mode != "fts":
-        found = _vector_hits(
+        found = vector_hits(
             subject_id, query, limit=limit, filters=filters, config=config, evidence=with_evidence
         )
         vector = _merged(*found) if found else []

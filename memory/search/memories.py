@@ -22,7 +22,7 @@ from typing import Any
 from memory.config import MemoryConfig
 from memory.embeddings import embedding_spec
 from memory.models import Lesson, Note, Procedure, ProfileFact, Subject
-from memory.ranking.notes import _vector_hits, weighted_rrf
+from memory.ranking.notes import vector_hits, weighted_rrf
 from memory.search.lexical import (
     NoteFilter,
     fact_search,
@@ -104,7 +104,7 @@ def memory_search(
             words.update(keys)
     by_meaning: set[tuple[str, int]] = set()
     if meaning == "on" and query.strip():
-        vector = _vector_hits(
+        vector = vector_hits(
             subject.pk, query, limit=PER_LIST, filters=filters, config=config, evidence=False
         )
         if vector is None:
