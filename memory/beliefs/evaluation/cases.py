@@ -10,8 +10,8 @@ from memory.models import RevisionAction
 DATA_DIR = Path(__file__).resolve().parents[3] / "tests" / "data" / "revisions"
 # heldout2 is held out twice over: scored only on its own (`--split heldout2`), never part of
 # "all", so a routine `--split all --show-misses` does not show its cases to whoever tunes.
-SPLITS = ("dev", "test", "dev2", "heldout2")
-ALL_SPLITS = ("dev", "test", "dev2")
+SPLITS = ("dev", "test", "dev2", "dev3", "heldout2")
+ALL_SPLITS = ("dev", "test", "dev2", "dev3")
 ACTIONS: tuple[str, ...] = tuple(RevisionAction.values)
 NONE = "NONE"  # no revision on the belief
 LABELS = (*ACTIONS, NONE)
@@ -37,7 +37,7 @@ def load_split(split: str, data_dir: Path | str = DATA_DIR) -> list[dict]:
 
 
 def load_cases(split: str = "all", data_dir: Path | str = DATA_DIR) -> list[dict]:
-    """The cases of `split` (one of SPLITS, or "all": dev, test and dev2, never heldout2)."""
+    """The cases of `split` (one of SPLITS, or "all": dev, test, dev2 and dev3, never heldout2)."""
     if split == "all":
         return [case for name in ALL_SPLITS for case in load_split(name, data_dir)]
     return load_split(split, data_dir)

@@ -1,4 +1,4 @@
-"""`manage.py revision_eval [--split dev|test|dev2|heldout2|all] [--json [OUT]] [--show-misses] [--llm] [--keep]`:
+"""`manage.py revision_eval [--split dev|test|dev2|dev3|heldout2|all] [--json [OUT]] [--show-misses] [--llm] [--keep]`:
 how often conflicting statements become the right belief revision on the labelled set
 (tests/data/revisions/), per action (precision, recall, F1), the accuracy, the confusion and
 whether the history stayed intact; memory/beliefs/evaluation/ says how a case runs and
@@ -50,7 +50,7 @@ class Command(BaseCommand):
             "--data",
             type=Path,
             default=None,
-            help="folder holding the split files (dev.json, test.json, dev2.json, heldout2.json)",
+            help="folder holding the split files (dev.json, test.json, dev2.json, dev3.json, heldout2.json)",
         )
 
     def handle(self, *args, split, json_out, show_misses, llm, keep, data, **options):
