@@ -156,6 +156,7 @@ W_CORRECTION, W_CORRECTION_WEAK = 2.5, 1.5
 W_DOUBT, W_DOUBT_WEAK = 3.0, 1.5
 W_CHANGE, W_CHANGE_EVENT = 1.5, 1.0
 W_EXCEPTION, W_EXCEPTION_WEAK = 3.0, 1.5
+W_HOLDS = 2.0  # the evidence says the belief still holds beside what is new
 W_WHERE, W_WHERE_CUE, W_WHERE_NAMED = 2.0, 1.5, 1.0
 W_ENDS, W_ARCHIVE = 2.5, 3.0
 W_SAID_AGAIN = 2.0
@@ -213,6 +214,8 @@ def _scores(conflict: Conflict, claim: Claim) -> dict[str, list[tuple[float, str
         vote(A.MARK_EXCEPTION, W_EXCEPTION, "a named exception")
     elif "cue:exception_weak" in s:
         vote(A.MARK_EXCEPTION, W_EXCEPTION_WEAK if not same else 0.5, "a one-off")
+    if "belief_holds" in s and not same:
+        vote(A.MARK_EXCEPTION, W_HOLDS, "the rest still holds")
     # a note in other words (`same_content` is a near duplicate, not the same words) that says it
     # was wrong or has changed is weighed like a new value
     reworded = isinstance(conflict.belief, Note) and _words(claim.content) != _words(conflict.belief.content)

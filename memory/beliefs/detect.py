@@ -218,6 +218,26 @@ EXCEPTION = _rx(
     r"\bspecial\s+occasion\b|\bcheat\s+day\b|\bbreak\s+my\s+(?:rule|diet|streak)\b|\b(?:rule|usual)\s+stand\b",
     r"\bback\s+to\s+(?:\w+\s+)?(?:normal|usual|tomorrow)\b|\bback\s+to\s+\w+\s+tomorrow\b",
     r"\b(?:this|today|tonight)\s+(?:only|though)\b",
+    r"\bjust\s+the\s+once\b|\baside\s+from\b|\bsave\s+for\b|\bbarring\b|\bspecial\s+case\b|\bone\s+case\b",
+    rf"\b(?:just|only)\s+for\s+(?:today|tonight|now|tomorrow|(?:this|next)\s+(?:once|one|time|week|weekend|trip|call|meeting|{_DAYS}))\b",
+    r"\b(?:for|in|to|with|out\s+of|from)\s+(?:everything|anything|all)\s+else\b",
+    r"\b(?:will\s+not|won'?t|not\s+going\s+to|is\s+not\s+going\s+to)\s+(?:become|be)\s+a\s+(?:habit|thing|rule)\b",
+    r"\bnot\s+a\s+(?:habit|new\s+rule)\b|\btreat(?:ing)?\s+myself\b|\bas\s+a\s+treat\b",
+    r"\b(?:everything|all)\s+else\s+(?:stays?|remains?|is\s+the\s+same|as\s+(?:usual|before|always))\b",
+    r"\bthe\s+rest\s+(?:of\s+the\s+\w+\s+)?(?:stays?|remains?|is\s+(?:as|the\s+same|unchanged))\b",
+    r"\b(?:remains?|stays?|is\s+still)\s+(?:the|my)\s+(?:default|norm|rule|usual)\b",
+    r"\bback\s+on\s+(?:the|my)\s+(?:rule|routine|diet|plan|schedule|wagon)\b",
+)
+# "nothing's changed", "that doesn't change anything": the change words in it say no change
+NO_CHANGE = _rx(
+    r"\bnothing(?:'s|\s+is|\s+has|\s+else)?\s+(?:else\s+)?(?:chang\w*|different)\b",
+    r"\b(?:does\s+not|doesn'?t|will\s+not|won'?t|has\s+not|hasn'?t|not)\s+(?:change|changed|changing)\s+(?:that|anything|a\s+thing|the\s+rule|my)\b",
+    r"\b(?:everything|all)\s+else\s+(?:stays?|remains?)\b|\bnothing\s+changes\b",
+)
+# words that say the belief still holds beside what is new ("still vegan though", "keep the rest in
+# French", "trains remain the default"): in the same clause as a word of the belief
+HOLDS = _rx(
+    r"\b(?:still|remains?|stays?|keep|keeping|otherwise|normally|usually|as\s+(?:always|usual|ever))\b",
 )
 EXCEPTION_WEAK = _rx(
     rf"\b(?:for|in|to|with|on)\s+this\s+one\b|\bthis\s+(?:particular|one)\b|\bthat\s+one\b|\bthis\s+(?:{_DAYS}|weekend|week)\b",
@@ -353,7 +373,22 @@ def cues(text: str) -> list[str]:
     ``cue:change``, ``cue:exception`` … (CUE_PATTERNS), read as written and as lemmas."""
     raw = " ".join((text or "").lower().replace("’", "'").split())
     lemma = said_lemmas(text)
-    return [f"cue:{name}" for name, pattern in CUE_PATTERNS if pattern.search(raw) or pattern.search(lemma)]
+    found = [f"cue:{name}" for name, pattern in CUE_PATTERNS if pattern.search(raw) or pattern.search(lemma)]
+    if NO_CHANGE.search(raw) or NO_CHANGE.search(lemma):
+        found = [cue for cue in found if cue not in ("cue:change", "cue:change_event")]
+    return found
+
+
+def holds_still(text: str, belief_text: str) -> bool:
+    """Whether a clause of `text` says a word of the belief still holds ("…, still vegan
+    though"; "keep everything else in French"): a HOLDS word and a belief word together."""
+    belief = {w for w in _stems(belief_text) - STANCE_STEMS - GENERIC_STEMS if len(w) > 2}
+    if not belief:
+        return False
+    for clause in re.split(r"[.;!?,—–]+|\s+-\s+|\bbut\b", (text or "").lower().replace("’", "'")):
+        if HOLDS.search(clause) and belief & _stems(clause):
+            return True
+    return False
 
 
 def _norm(text: str) -> str:
@@ -483,6 +518,8 @@ def _fact_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
             signals += _differences(fact.value, claim.value, key=claim.key)
             if _denies(claim.text, fact.value):
                 signals.append("negation")
+            elif holds_still(claim.text, fact.value):
+                signals.append("belief_holds")
         signals += _where(fact, claim)
         found.append(Conflict(fact, [*signals, *claim_cues]))
     return found
@@ -495,6 +532,9 @@ def _stem(word: str) -> str:
     if not lemmas(word) and word.startswith("un") and lemmas(word[2:]):
         word = word[2:]
     lemma = _lemma(word)
+    if lemma.endswith("ing") and lemmas(lemma).get("VERB"):
+        # "meeting"/"meetings" and "meet", "flying" and "fly": one stem for the noun in -ing and its verb
+        return lemmas(lemma)["VERB"][0]
     if lemma != word:
         return lemma
     for suffix in ("ing", "ed", "es", "s"):
@@ -564,6 +604,8 @@ def _note_conflicts(subject: Subject, claim: Claim) -> list[Conflict]:
         if denies:
             signals.append("negation")
         signals += differences
+        if holds_still(claim.text, note.content):
+            signals.append("belief_holds")
         # a near duplicate overlaps both ways: a short belief all of whose words a longer claim
         # holds ("uses PostgreSQL" / "migrates the PostgreSQL billing data") is not the same
         if both_ways >= SAME_CONTENT and not differences and not denies:

@@ -122,6 +122,41 @@ def test_in_a_subject_of_many_notes_a_claim_leaves_the_notes_it_only_brushes_alo
     assert revision.action in ("SUPERSEDE", "ARCHIVE")
 
 
+def test_an_exception_that_says_the_belief_still_holds_is_marked_not_a_change(subject, actor, config):
+    """Exceptions in words the first cue lists lacked ("aside from", "keep everything else",
+    "just for next Tuesday"), a "nothing's changed" whose change word says no change, and a
+    lasting change that says "still" about something else."""
+    fact_set(subject=subject, key="reply_language", value="French", actor=actor)
+    fact_set(subject=subject, key="alcohol", value="sober", actor=actor)
+    fact_set(subject=subject, key="sport", value="running", actor=actor)
+    note_store(
+        subject=subject, content="Works from the Berlin office on Tuesdays.", actor=actor, config=config
+    )
+
+    def fact(key, value, text):
+        (revision,) = belief_revise(
+            subject=subject, claim=Claim(key=key, value=value, text=text), actor=actor, config=config
+        )
+        return revision.action
+
+    assert "cue:change" not in cues("Aside from a sip of wine at communion on Sunday, nothing's changed.")
+    assert fact("alcohol", "sip of wine", "Aside from a sip of wine at communion, nothing's changed.") == (
+        "MARK_EXCEPTION"
+    )
+    text = "Make tomorrow's summary English for my boss, but keep everything else in French."
+    assert fact("reply_language", "English for the summary", text) == "MARK_EXCEPTION"
+    text = "My knee gave out so I've switched to swimming; I still miss running though."
+    assert fact("sport", "swimming", text) == "SPLIT_BY_TIME"
+    text = "Just for next Tuesday I'll dial in from home, the plumber is coming."
+    (revision,) = belief_revise(
+        subject=subject,
+        claim=Claim(kind="note", content="Working from home next Tuesday for the plumber.", text=text),
+        actor=actor,
+        config=config,
+    )
+    assert revision.action == "MARK_EXCEPTION"
+
+
 # --- applying --------------------------------------------------------------------------------------
 def test_no_conflict_stores_plainly_and_returns_no_revision(subject, actor, config):
     message = said(subject, actor, "I use Neovim")
