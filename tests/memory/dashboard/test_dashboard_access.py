@@ -96,6 +96,11 @@ def _procedure(subject: Subject) -> dict:
     return {"item_id": procedure.pk}
 
 
+def _bulk_facts(subject: Subject) -> dict:
+    first = FactFactory(subject=subject, key="city", value="Lisbon").pk
+    return {"body": {"ids": [first, FactFactory(subject=subject, key="diet", value="vegetarian").pk]}}
+
+
 def _bulk_lessons(subject: Subject) -> dict:
     return {"body": {"ids": [_lesson(subject)["item_id"], _lesson(subject)["item_id"]]}}
 
@@ -203,6 +208,7 @@ ROUTES = [
     Route("dashboard:fact_edit", make=_fact),
     Route("dashboard:fact_edit", "POST", make=_fact, data={"value": "Porto", "pinned": "on"}),
     Route("dashboard:fact_park", "POST", make=_fact, data={"parked": "1"}),
+    Route("dashboard:facts_bulk", "POST", make=_bulk_facts, data={"action": "park"}),
     Route("dashboard:fact_remove", "POST", make=_fact),
     Route("dashboard:fact_history", make=_fact),
     Route("dashboard:notes"),
