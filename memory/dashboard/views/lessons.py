@@ -363,7 +363,7 @@ def _bulk(request: HttpRequest, subject, kind: Distilled) -> HttpResponse:
         messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
     else:
         ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
-        items = list(kind.model.objects.filter(subject=subject, pk__in=ids).order_by("pk"))
+        items = list(kind.model._default_manager.filter(subject=subject, pk__in=ids).order_by("pk"))
         if len(items) != len(ids):  # another subject's, or none: as owned_or_404
             raise Http404(f"No such {kind.singular}.")
         confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
