@@ -733,6 +733,9 @@ class Lesson(models.Model):
         blank=True,
         help_text='"heuristic", or the model that wrote it ("openai/gpt-4o-mini").',
     )
+    parked_at = models.DateTimeField(
+        null=True, blank=True, help_text="Parked by the person: kept, never in any context or search."
+    )
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -791,6 +794,9 @@ class Procedure(models.Model):
     last_recalled_at = models.DateTimeField(null=True, blank=True)
     origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.TASK)
     distiller = models.CharField(max_length=120, blank=True)
+    parked_at = models.DateTimeField(
+        null=True, blank=True, help_text="Parked by the person: kept, never in any context or search."
+    )
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)

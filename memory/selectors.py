@@ -323,6 +323,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "vote_score": lesson.vote_score,
                 "recall_count": lesson.recall_count,
                 "last_recalled_at": dt(lesson.last_recalled_at),
+                "parked_at": dt(lesson.parked_at),
                 "origin": lesson.origin,
                 "distiller": lesson.distiller,
                 "version": lesson.version,
@@ -351,6 +352,7 @@ def subject_export(*, subject: Subject) -> dict:
                 "vote_score": p.vote_score,
                 "recall_count": p.recall_count,
                 "last_recalled_at": dt(p.last_recalled_at),
+                "parked_at": dt(p.parked_at),
                 "origin": p.origin,
                 "distiller": p.distiller,
                 "version": p.version,
@@ -435,15 +437,17 @@ def subject_export(*, subject: Subject) -> dict:
 def distilled_recall(
     *, model, search, subject: Subject, query: str = "", k: int = 10
 ) -> list[tuple[object, float]]:
-    """Lessons or procedures of the subject: best `k` for `query`, newest first without one."""
+    """Lessons or procedures of the subject: best `k` for `query`, newest first without one.
+    Parked ones never (the person keeps them out of every recall)."""
     terms = query_terms(query) if query else []
+    live = model.objects.filter(subject=subject, parked_at=None)
     if terms:
         hits = search(subject.pk, terms, limit=k)
-        items = model.objects.in_bulk([h.id for h in hits])
+        items = live.in_bulk([h.id for h in hits])
         return [(items[h.id], h.score) for h in hits if h.id in items]
     if query:
         return []
-    return [(item, 0.0) for item in model.objects.filter(subject=subject).order_by("-updated_at", "-id")[:k]]
+    return [(item, 0.0) for item in live.order_by("-updated_at", "-id")[:k]]
 
 
 # --- dashboard reads ------------------------------------------------------------------------
@@ -642,18 +646,26 @@ def distilled_browse(
     subject: Subject,
     query: str = "",
     origins: tuple[str, ...] | None = None,
+    parked: str = "live",
     limit: int = 25,
     offset: int = 0,
 ) -> tuple[list[tuple[object, float]], int]:
     """The dashboard's list of lessons or procedures: (one page of (item, score), how many in
     all). With `query`, the best full-text matches first; without, the newest first; `origins`
-    (when given) keeps the items written with one of them. Browsing counts no recall."""
+    (when given) keeps the items written with one of them; `parked` is "live" (default: not
+    parked), "parked" (only those the person parked) or "all". Browsing counts no recall."""
     queryset = model.objects.filter(subject=subject)
     if origins is not None:
         queryset = queryset.filter(origin__in=origins)
+    if parked == "live":
+        queryset = queryset.filter(parked_at=None)
+    elif parked == "parked":
+        queryset = queryset.exclude(parked_at=None)
+    elif parked != "all":
+        raise ValueError(f"parked is live, parked or all, got {parked!r}")
     terms = query_terms(query) if query else []
     if terms:
-        hits = search(subject.pk, terms, limit=DISTILLED_BROWSE_CANDIDATES)
+        hits = search(subject.pk, terms, limit=DISTILLED_BROWSE_CANDIDATES, include_parked=parked != "live")
         items = queryset.in_bulk([h.id for h in hits])
         ranked = [(items[h.id], h.score) for h in hits if h.id in items]
         return ranked[offset : offset + limit], len(ranked)

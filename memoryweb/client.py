@@ -133,10 +133,12 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "lessons": ("GET", "/subjects/{subject}/lessons"),
     "lesson": ("GET", "/subjects/{subject}/lessons/{lesson_id}"),
     "lesson_edit": ("PATCH", "/subjects/{subject}/lessons/{lesson_id}"),
+    "lesson_park": ("PATCH", "/subjects/{subject}/lessons/{lesson_id}"),
     "lesson_delete": ("DELETE", "/subjects/{subject}/lessons/{lesson_id}"),
     "procedures": ("GET", "/subjects/{subject}/procedures"),
     "procedure": ("GET", "/subjects/{subject}/procedures/{procedure_id}"),
     "procedure_edit": ("PATCH", "/subjects/{subject}/procedures/{procedure_id}"),
+    "procedure_park": ("PATCH", "/subjects/{subject}/procedures/{procedure_id}"),
     "procedure_delete": ("DELETE", "/subjects/{subject}/procedures/{procedure_id}"),
     "consequences": ("GET", "/subjects/{subject}/consequences"),
     "consequence": ("GET", "/subjects/{subject}/consequences/{consequence_id}"),
@@ -793,6 +795,11 @@ class _Api:
         body = {"text": text}
         return self._run(_call("lesson_edit", _one(Lesson), json=body, subject=subject, lesson_id=int(id)))
 
+    def lesson_park(self, subject: str, id: int, parked: bool = True) -> Lesson:
+        """Park a lesson (kept, in no context, recall or tool) or, with parked=False, unpark it."""
+        body = {"parked": parked}
+        return self._run(_call("lesson_park", _one(Lesson), json=body, subject=subject, lesson_id=int(id)))
+
     def lesson_delete(self, subject: str, id: int) -> None:
         return self._run(_call("lesson_delete", _none, subject=subject, lesson_id=int(id)))
 
@@ -808,6 +815,13 @@ class _Api:
         """Change a procedure: the fields of PATCH …/procedures/{id} (docs/api.md)."""
         return self._run(
             _call("procedure_edit", _one(Procedure), json=fields, subject=subject, procedure_id=int(id))
+        )
+
+    def procedure_park(self, subject: str, id: int, parked: bool = True) -> Procedure:
+        """Park a procedure (kept, in no context, recall or tool) or, with parked=False, unpark it."""
+        body = {"parked": parked}
+        return self._run(
+            _call("procedure_park", _one(Procedure), json=body, subject=subject, procedure_id=int(id))
         )
 
     def procedure_delete(self, subject: str, id: int) -> None:

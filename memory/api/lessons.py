@@ -1,16 +1,19 @@
-"""Lessons and procedures (distilled by consolidation): recall, read, edit, delete; consolidate now."""
+"""Lessons and procedures (distilled by consolidation): recall, read, edit, park, delete; consolidate now."""
 
+from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
-from memory.api.fields import StrictCharField, StrictIntegerField, StrictListField
+from memory.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField, StrictListField
+from memory.api.views import PARKED_IN, PARKED_OUT
 from memory.models import Lesson, Procedure
 from memory.search.lexical import lesson_search, procedure_search
 from memory.selectors import distilled_recall
 from memory.services.lessons import lesson_delete, lesson_edit, procedure_delete, procedure_edit
 from memory.services.notes import recalls_count
+from memory.services.parking import item_park
 from memoryweb.errors import InvalidInput, NotFound
 
 
@@ -22,6 +25,7 @@ class LessonOut(serializers.Serializer):
     recall_count = serializers.IntegerField()
     version = serializers.IntegerField()
     origin = serializers.CharField()
+    parked_at = serializers.DateTimeField(allow_null=True, help_text=PARKED_OUT)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
     notes = serializers.SerializerMethodField(help_text="The archived notes it was distilled from.")
@@ -40,6 +44,7 @@ class ProcedureOut(serializers.Serializer):
     recall_count = serializers.IntegerField()
     version = serializers.IntegerField()
     origin = serializers.CharField()
+    parked_at = serializers.DateTimeField(allow_null=True, help_text=PARKED_OUT)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -126,7 +131,10 @@ class ProceduresApi(_DistilledListApi):
 
 class LessonApi(AppAPIView):
     class EditSerializer(StrictSerializer):
-        text = StrictCharField(max_length=1000)
+        min_fields = 1
+
+        text = StrictCharField(max_length=1000, required=False)
+        parked = StrictBooleanField(required=False, help_text=PARKED_IN)
 
     def lesson(self, subject, lesson_id) -> Lesson:
         return _owned(Lesson, self.subject(subject), lesson_id)
@@ -136,11 +144,20 @@ class LessonApi(AppAPIView):
         return Response(LessonOut(self.lesson(subject, lesson_id)).data)
 
     @extend_schema(
-        request=EditSerializer, responses={200: LessonOut}, summary="Edit a lesson (a new version)"
+        request=EditSerializer,
+        responses={200: LessonOut},
+        summary="Edit a lesson (a new version), or park or unpark it",
     )
+    @transaction.atomic  # an edit and a park in one request: both or neither
     def patch(self, request, subject, lesson_id):
         data = self.validated(self.EditSerializer, request.data)
-        lesson = lesson_edit(lesson=self.lesson(subject, lesson_id), text=data["text"], actor=self.actor)
+        if not data:
+            raise InvalidInput("give text or parked to change", field="text")
+        lesson = self.lesson(subject, lesson_id)
+        if "text" in data:
+            lesson = lesson_edit(lesson=lesson, text=data["text"], actor=self.actor)
+        if "parked" in data:
+            item_park(item=lesson, parked=data["parked"], actor=self.actor)
         return Response(LessonOut(lesson).data)
 
     @extend_schema(responses={204: None}, summary="Delete a lesson (its notes stay archived)")
@@ -157,6 +174,7 @@ class ProcedureApi(AppAPIView):
         steps = StrictListField(
             child=StrictCharField(max_length=500), required=False, min_length=2, max_length=8
         )
+        parked = StrictBooleanField(required=False, help_text=PARKED_IN)
 
     def procedure(self, subject, procedure_id) -> Procedure:
         return _owned(Procedure, self.subject(subject), procedure_id)
@@ -166,13 +184,21 @@ class ProcedureApi(AppAPIView):
         return Response(ProcedureOut(self.procedure(subject, procedure_id)).data)
 
     @extend_schema(
-        request=EditSerializer, responses={200: ProcedureOut}, summary="Edit a procedure (a new version)"
+        request=EditSerializer,
+        responses={200: ProcedureOut},
+        summary="Edit a procedure (a new version), or park or unpark it",
     )
+    @transaction.atomic  # an edit and a park in one request: both or neither
     def patch(self, request, subject, procedure_id):
         data = self.validated(self.EditSerializer, request.data)
         if not data:
-            raise InvalidInput("give title or steps to change", field="steps")
-        procedure = procedure_edit(procedure=self.procedure(subject, procedure_id), actor=self.actor, **data)
+            raise InvalidInput("give title, steps or parked to change", field="steps")
+        parked = data.pop("parked", None)
+        procedure = self.procedure(subject, procedure_id)
+        if data:
+            procedure = procedure_edit(procedure=procedure, actor=self.actor, **data)
+        if parked is not None:
+            item_park(item=procedure, parked=parked, actor=self.actor)
         return Response(ProcedureOut(procedure).data)
 
     @extend_schema(responses={204: None}, summary="Delete a procedure")

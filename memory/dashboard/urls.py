@@ -43,6 +43,7 @@ urlpatterns = [
     # profile
     path(S + "profile/", profile.profile, name="profile"),
     path(S + "profile/add/", profile.fact_add, name="fact_add"),
+    path(S + "profile/bulk/", profile.facts_bulk, name="facts_bulk"),
     path(S + "profile/facts/<int:fact_id>/", profile.fact_row, name="fact_row"),
     path(S + "profile/facts/<int:fact_id>/edit/", profile.fact_edit, name="fact_edit"),
     path(S + "profile/facts/<int:fact_id>/park/", profile.fact_park, name="fact_park"),

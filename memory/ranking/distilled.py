@@ -16,11 +16,11 @@ SOURCES: dict[str, tuple[Any, Any]] = {
 
 def rank_distilled(*, name: str, subject_id: int, terms: list[str], config: MemoryConfig) -> list[tuple]:
     """The best `<name>.k` lessons or procedures (`name` is "lessons" or "procedures") for a
-    message of `terms`, best first, as (item, score)."""
+    message of `terms`, best first, as (item, score); parked ones never."""
     model, search = SOURCES[name]
     k = config[f"{name}.k"]
     hits = search(subject_id, terms, limit=max(k * 3, 6))
-    found = model._default_manager.in_bulk([h.id for h in hits])
+    found = model._default_manager.filter(parked_at=None).in_bulk([h.id for h in hits])  # never parked
     top = max((h.score for h in hits), default=1.0)
     max_vote = config["voting.maxVotePerItem"] or 1.0
     scored = []

@@ -596,11 +596,16 @@ def fact_search(
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
 
 
-def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int) -> list[Hit]:
-    """Lessons or procedures of the subject for any of `terms`, best first (see note_search)."""
+def _distilled_search(
+    table: str, subject_id: int, terms: list[str], limit: int, include_parked: bool = False
+) -> list[Hit]:
+    """Lessons or procedures of the subject for any of `terms`, best first (see note_search);
+    parked ones only with `include_parked` (the dashboard's lists and search, when the person
+    asks for them)."""
     if not terms or limit <= 0:
         return []
     fts = f"{table}_fts"
+    parked = "" if include_parked else " AND t.parked_at IS NULL"
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             terms = _prefix_words(cursor, fts, terms)
@@ -609,7 +614,7 @@ def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int)
             cursor.execute(
                 f"SELECT t.id, -bm25({fts}) AS score FROM {fts} "
                 f"CROSS JOIN {table} t ON t.id = {fts}.rowid "
-                f"WHERE {fts} MATCH %s AND t.subject_id = %s "
+                f"WHERE {fts} MATCH %s AND t.subject_id = %s{parked} "
                 f"ORDER BY bm25({fts}) LIMIT %s",
                 [fts5_expression(terms), subject_id, limit],
             )
@@ -619,7 +624,7 @@ def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int)
             cursor.execute(
                 f"SELECT t.id, ts_rank_cd({vector}, s.q) AS score "
                 f"FROM {table} t, (SELECT {query} AS q) s "
-                f"WHERE {vector} @@ s.q AND t.subject_id = %s "
+                f"WHERE {vector} @@ s.q AND t.subject_id = %s{parked} "
                 "ORDER BY score DESC, t.id DESC LIMIT %s",
                 [*query_params, subject_id, limit],
             )
@@ -627,11 +632,17 @@ def _distilled_search(table: str, subject_id: int, terms: list[str], limit: int)
     return [Hit(id=row[0], score=max(float(row[1]), 1e-9)) for row in rows]
 
 
-def lesson_search(subject_id: int, terms: list[str], *, limit: int) -> list[Hit]:
-    """Best `limit` lessons of the subject for any of `terms` (text and tags), best first."""
-    return _distilled_search("memory_lesson", subject_id, terms, limit)
+def lesson_search(
+    subject_id: int, terms: list[str], *, limit: int, include_parked: bool = False
+) -> list[Hit]:
+    """Best `limit` lessons of the subject for any of `terms` (text and tags), best first;
+    parked ones only with `include_parked`."""
+    return _distilled_search("memory_lesson", subject_id, terms, limit, include_parked)
 
 
-def procedure_search(subject_id: int, terms: list[str], *, limit: int) -> list[Hit]:
-    """Best `limit` procedures of the subject for any of `terms` (title and steps), best first."""
-    return _distilled_search("memory_procedure", subject_id, terms, limit)
+def procedure_search(
+    subject_id: int, terms: list[str], *, limit: int, include_parked: bool = False
+) -> list[Hit]:
+    """Best `limit` procedures of the subject for any of `terms` (title and steps), best first;
+    parked ones only with `include_parked`."""
+    return _distilled_search("memory_procedure", subject_id, terms, limit, include_parked)

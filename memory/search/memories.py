@@ -82,7 +82,7 @@ def memory_search(
     *, subject: Subject, query: str, config: MemoryConfig, include_parked: bool = False, limit: int = LIMIT
 ) -> SearchResults:
     """The subject's facts, notes, lessons and procedures for `query`, best first (module
-    docstring). Parked facts and notes only with `include_parked`; archived notes and
+    docstring). Parked items (of any kind) only with `include_parked`; archived notes and
     removed facts (their closed versions) never."""
     terms = typed_terms(query)
     meaning = meaning_state(config)
@@ -95,8 +95,8 @@ def memory_search(
         found = {
             "fact": fact_search(subject.pk, terms, limit=PER_LIST, include_parked=include_parked),
             "note": note_search(subject.pk, terms, limit=PER_LIST, filters=filters),
-            "lesson": lesson_search(subject.pk, terms, limit=PER_LIST),
-            "procedure": procedure_search(subject.pk, terms, limit=PER_LIST),
+            "lesson": lesson_search(subject.pk, terms, limit=PER_LIST, include_parked=include_parked),
+            "procedure": procedure_search(subject.pk, terms, limit=PER_LIST, include_parked=include_parked),
         }
         for kind, kind_hits in found.items():
             keys = [(kind, h.id) for h in kind_hits]
@@ -132,16 +132,14 @@ def memory_search(
 def _items(keys: list[tuple[str, int]], *, include_parked: bool) -> dict[tuple[str, int], Any]:
     """{(kind, id): item} for the keys whose item still exists (and still qualifies: a note
     archived or a fact closed since the search ran is left out)."""
-    notes = Note.objects.filter(archived_at=None)
-    facts = ProfileFact.objects.filter(valid_to=None)
-    if not include_parked:
-        notes, facts = notes.filter(parked_at=None), facts.filter(parked_at=None)
     querysets: dict[str, Any] = {
-        "fact": facts,
-        "note": notes,
+        "fact": ProfileFact.objects.filter(valid_to=None),
+        "note": Note.objects.filter(archived_at=None),
         "lesson": Lesson.objects.all(),
         "procedure": Procedure.objects.all(),
     }
+    if not include_parked:
+        querysets = {kind: queryset.filter(parked_at=None) for kind, queryset in querysets.items()}
     items: dict[tuple[str, int], Any] = {}
     for kind, queryset in querysets.items():
         ids = [pk for k, pk in keys if k == kind]

@@ -1,29 +1,30 @@
-"""Parking: the person sets a note or a fact aside. A parked item is kept — listed on the
-dashboard, exported, editable — but never enters a context, a search, a recall or a tool's
-answer, and consolidation and eviction leave it alone (`parked_at`, filtered where archived
-notes and closed facts are: memory.search.lexical, memory.ranking.facts, memory.selectors).
-Unparking brings it back. Unlike forgetting, nothing is deleted."""
+"""Parking: the person sets a note, a fact, a lesson or a procedure aside. A parked item is
+kept — listed on the dashboard, exported, editable — but never enters a context, a search, a
+recall or a tool's answer, and consolidation and eviction leave it alone (`parked_at`, filtered
+where archived notes and closed facts are: memory.search.lexical, memory.ranking.facts,
+memory.selectors). Unparking brings it back. Unlike forgetting, nothing is deleted."""
 
 from django.db import transaction
 from django.utils import timezone
 
-from memory.models import Note, ProfileFact
+from memory.models import Lesson, Note, Procedure, ProfileFact
 from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
 from memoryweb.errors import InvalidInput
 from memoryweb.live import notify
 
-KINDS = {Note: "note", ProfileFact: "fact"}
+KINDS = {Note: "note", ProfileFact: "fact", Lesson: "lesson", Procedure: "procedure"}
+Parkable = Note | ProfileFact | Lesson | Procedure
 
 
 @transaction.atomic
-def item_park(*, item: Note | ProfileFact, parked: bool, actor: Actor) -> bool:
-    """Park (`parked=True`) or unpark a note or an active fact; returns whether it changed.
-    Parking what is parked (or unparking what is not) writes nothing. Audited as
-    `note.parked` / `fact.unparked` …, and announced (`memory.changed`) after commit."""
+def item_park(*, item: Parkable, parked: bool, actor: Actor) -> bool:
+    """Park (`parked=True`) or unpark a note, an active fact, a lesson or a procedure; returns
+    whether it changed. Parking what is parked (or unparking what is not) writes nothing.
+    Audited as `note.parked` / `lesson.unparked` …, and announced (`memory.changed`) after commit."""
     kind = KINDS.get(type(item))
     if kind is None:
-        raise InvalidInput("only notes and facts can be parked", field="item")
+        raise InvalidInput("only notes, facts, lessons and procedures can be parked", field="item")
     if not isinstance(parked, bool):
         raise InvalidInput("parked must be true or false", field="parked")
     if isinstance(item, ProfileFact) and item.valid_to is not None:

@@ -667,6 +667,32 @@ def test_a_parked_note_and_fact_leave_the_context_and_come_back_when_unparked(me
     assert "Braga" in shown and "blue locker" in shown
 
 
+def test_a_parked_lesson_and_procedure_leave_the_context_and_recall_and_come_back(memory, subject):
+    lesson = Lesson.objects.create(subject=subject, text="Deploy the billing api only on Tuesdays.")
+    procedure = Procedure.objects.create(
+        subject=subject, title="Deploy the billing api", steps=["run the billing tests", "ship billing"]
+    )
+    question = "how do I deploy the billing api?"
+    assert f"[l:{lesson.pk}]" in memory.context("alice", question).prompt
+
+    parked = memory.lesson_park("alice", lesson.pk)
+    parked_procedure = memory.procedure_park("alice", procedure.pk)
+    hidden = memory.context("alice", question).prompt
+
+    assert isinstance(parked, results.Lesson) and parked.parked_at
+    assert isinstance(parked_procedure, results.Procedure) and parked_procedure.parked_at
+    assert f"[l:{lesson.pk}]" not in hidden and f"[p:{procedure.pk}]" not in hidden
+    assert memory.lessons("alice", query="deploy billing") == []
+    assert memory.procedures("alice", query="deploy billing") == []
+
+    assert memory.lesson_park("alice", lesson.pk, parked=False).parked_at is None
+    assert memory.procedure_park("alice", procedure.pk, parked=False).parked_at is None
+    shown = memory.context("alice", question).prompt
+
+    assert f"[l:{lesson.pk}]" in shown and f"[p:{procedure.pk}]" in shown
+    assert [item.id for item in memory.lessons("alice", query="deploy billing")] == [lesson.pk]
+
+
 def test_lessons_and_procedures_are_listed_read_edited_and_deleted(memory, subject):
     lesson = Lesson.objects.create(subject=subject, text="Deploy the billing api on Tuesdays.")
     procedure = Procedure.objects.create(subject=subject, title="Deploy", steps=["build", "ship"])

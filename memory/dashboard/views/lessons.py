@@ -1,8 +1,9 @@
-"""Lessons and procedures: list (search), vote, edit (a new version), delete.
+"""Lessons and procedures: list (search, live or parked), vote, edit (a new version), park,
+delete; bulk actions on the selected ones (park, unpark, vote, delete).
 
 Both are distilled by consolidation and curated by the person; their writes go through
-memory/services/lessons.py and the votes service, like the API's. Procedure steps are advice
-text: shown and edited here, never executed.
+memory/services/lessons.py, the parking service and the votes service, like the API's.
+Procedure steps are advice text: shown and edited here, never executed.
 """
 
 import re
@@ -12,8 +13,9 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Model, prefetch_related_objects
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -29,6 +31,7 @@ from memory.services.lessons import (
     procedure_delete,
     procedure_edit,
 )
+from memory.services.parking import item_park
 from memoryweb.errors import MemorywebError
 
 from .base import (
@@ -41,7 +44,8 @@ from .base import (
     report_edit,
     subject_view,
 )
-from .notes import vote_mode, vote_submit
+from .notes import BulkForm, bulk_vote, vote_mode, vote_submit
+from .profile import ParkForm
 
 PAGE_SIZE = 20
 
@@ -49,7 +53,25 @@ PAGE_SIZE = 20
 class DistilledSearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=500, label="Search")
     app = forms.CharField(required=False, max_length=100, help_text="The app that wrote them.")
+    parked = forms.ChoiceField(
+        required=False,
+        choices=[("live", "Live"), ("parked", "Parked (kept, never in a context)"), ("all", "All")],
+    )
     page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
+
+
+class DistilledBulkForm(BulkForm):
+    """Bulk actions on lessons or procedures: no tags to change (their edits are the text)."""
+
+    action = forms.ChoiceField(
+        choices=[
+            ("park", "Park"),
+            ("unpark", "Unpark"),
+            ("up", "Vote up"),
+            ("down", "Vote down"),
+            ("delete", "Delete"),
+        ]
+    )
 
 
 class LessonEditForm(forms.Form):
@@ -86,6 +108,11 @@ class Distilled:
     item_kind: str
     title: str
 
+    @property
+    def ref_prefix(self) -> str:
+        """How the context names one: "l" (l:4) or "p" (p:5)."""
+        return self.singular[0]
+
     # URL names for the templates ({% url kind.edit_name subject_id=… item_id=… %})
     @property
     def list_name(self) -> str:
@@ -106,6 +133,14 @@ class Distilled:
     @property
     def delete_name(self) -> str:
         return f"dashboard:{self.singular}_delete"
+
+    @property
+    def park_name(self) -> str:
+        return f"dashboard:{self.singular}_park"
+
+    @property
+    def bulk_name(self) -> str:
+        return f"dashboard:{self.page}_bulk"
 
     @property
     def card_template(self) -> str:
@@ -144,36 +179,52 @@ def _edit_form(kind: Distilled, item, data=None) -> forms.Form:
     return ProcedureEditForm(data, initial={"title": item.title, "steps": "\n".join(item.steps)})
 
 
-def _list(request: HttpRequest, subject, kind: Distilled) -> HttpResponse:
-    """The page, or (for htmx) just the results for the current search."""
-    form = DistilledSearchForm(request.GET)
+def _results_context(subject, kind: Distilled, form: DistilledSearchForm) -> dict:
+    """The list for the search and filters of `form` (an invalid form: its errors, no list)."""
     context: dict = {"subject": subject, "kind": kind, "form": form, "results": []}
-    status = 400
-    if form.is_valid():
-        status = 200
-        query = form.cleaned_data["q"].strip()
-        page = form.cleaned_data["page"] or 1
-        results, total = distilled_browse(
-            model=kind.model,
-            search=kind.search,
-            subject=subject,
-            query=query,
-            origins=writer_origins(subject, form.cleaned_data["app"]),
-            limit=PAGE_SIZE,
-            offset=(page - 1) * PAGE_SIZE,
-        )
-        _prefetch(kind, [item for item, _ in results])
-        params = {k: v for k, v in (("q", query), ("app", form.cleaned_data["app"])) if v}
-        context.update(
-            results=results,
-            total=total,
-            searching=bool(query),
-            page_number=page,
-            has_previous=page > 1,
-            has_next=page * PAGE_SIZE < total,
-            previous_query=urlencode({**params, "page": page - 1}),
-            next_query=urlencode({**params, "page": page + 1}),
-        )
+    if not form.is_valid():
+        return context
+    query = form.cleaned_data["q"].strip()
+    parked = form.cleaned_data["parked"] or "live"
+    page = form.cleaned_data["page"] or 1
+    results, total = distilled_browse(
+        model=kind.model,
+        search=kind.search,
+        subject=subject,
+        query=query,
+        origins=writer_origins(subject, form.cleaned_data["app"]),
+        parked=parked,
+        limit=PAGE_SIZE,
+        offset=(page - 1) * PAGE_SIZE,
+    )
+    _prefetch(kind, [item for item, _ in results])
+    params = {
+        k: v
+        for k, v in (("q", query), ("app", form.cleaned_data["app"]), ("parked", form.cleaned_data["parked"]))
+        if v and not (k == "parked" and v == "live")
+    }
+    context.update(
+        results=results,
+        total=total,
+        searching=bool(query),
+        filtered=parked != "live",
+        parked_filter=parked,
+        page_number=page,
+        has_previous=page > 1,
+        has_next=page * PAGE_SIZE < total,
+        previous_query=urlencode({**params, "page": page - 1}),
+        next_query=urlencode({**params, "page": page + 1}),
+    )
+    return context
+
+
+def _list(request: HttpRequest, subject, kind: Distilled, *, form=None, bulk_confirm=None, status=None):
+    """The page, or (for htmx) just the results for the current search."""
+    form = form if form is not None else DistilledSearchForm(request.GET)
+    context = _results_context(subject, kind, form)
+    context["bulk_confirm"] = bulk_confirm
+    if status is None:
+        status = 200 if form.is_valid() else 400
     if is_htmx(request):
         return render_fragment(request, "dashboard/partials/lessons_results.html", context, status=status)
     template = f"dashboard/{kind.page}.html"
@@ -247,6 +298,92 @@ def _vote(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpR
     return render_fragment(request, "dashboard/partials/lessons_vote.html", context, status=status)
 
 
+def _park(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpResponse:
+    """Park the lesson or procedure (kept here, never in a context, search, recall or tool) or
+    unpark it; answers its card again."""
+    item: Any = owned_or_404(kind.model, subject, item_id)  # a Lesson or a Procedure
+    form = ParkForm(request.POST)
+    status = 200
+    if not form.is_valid():
+        messages.error(request, "Choose park or unpark.")
+        status = 400
+    else:
+        parked = form.cleaned_data["parked"]
+        item_park(item=item, parked=parked, actor=dashboard_actor(request))
+        name = f"{kind.singular} {kind.ref_prefix}:{item.pk}"
+        if parked:
+            messages.success(request, f"Parked {name}: kept, and out of every context until you unpark it.")
+        else:
+            messages.success(request, f"Unparked {name}: it is back in the context.")
+    if not is_htmx(request):
+        return redirect(kind.list_url(subject, item))
+    return render_fragment(request, kind.card_template, _card_context(kind, subject, item), status=status)
+
+
+BULK_DONE = {
+    "park": "Parked",
+    "unpark": "Unparked",
+    "up": "Voted up",
+    "down": "Voted down",
+    "delete": "Deleted",
+}
+
+
+def _bulk_apply(request: HttpRequest, subject, kind: Distilled, action: str, items: list) -> int:
+    """Apply one bulk action to the items (all of the subject); returns how many changed."""
+    actor = dashboard_actor(request)
+    changed = 0
+    for item in items:
+        if action in ("park", "unpark"):
+            changed += item_park(item=item, parked=action == "park", actor=actor)
+        elif action in ("up", "down"):
+            changed += bulk_vote(
+                request, subject, item_kind=kind.item_kind, item_id=item.pk, up=action == "up"
+            )
+        else:
+            if kind is LESSONS:
+                lesson_delete(lesson=item, actor=actor)
+            else:
+                procedure_delete(procedure=item, actor=actor)
+            changed += 1
+    return changed
+
+
+def _bulk(request: HttpRequest, subject, kind: Distilled) -> HttpResponse:
+    """One action on the selected lessons or procedures (`ids`): park, unpark, vote up or down
+    (the person's one vote), or delete — which asks first (`confirmed`, with the `count` it
+    named). Every id must be one of the subject's, else 404 and nothing changes; all or
+    nothing. Answers the list again (htmx, with the search and filters of the page) or goes
+    back to it."""
+    form = DistilledBulkForm(request.POST, noun=kind.singular)
+    search = DistilledSearchForm(request.POST)
+    status, confirm = 200, None
+    if not form.is_valid():
+        status = 400
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+    else:
+        ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
+        items = list(kind.model._default_manager.filter(subject=subject, pk__in=ids).order_by("pk"))
+        if len(items) != len(ids):  # another subject's, or none: as owned_or_404
+            raise Http404(f"No such {kind.singular}.")
+        confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
+        if action == "delete" and not confirmed:
+            confirm = {"ids": ids, "count": len(ids)}
+        else:
+            try:
+                with transaction.atomic():
+                    changed = _bulk_apply(request, subject, kind, action, items)
+            except MemorywebError as error:  # voting switched off for the app
+                status = 400
+                messages.error(request, f"Nothing changed: {error.message}")
+            else:
+                label = kind.singular if changed == 1 else kind.page
+                messages.success(request, f"{BULK_DONE[action]} {changed} {label}.")
+    if not is_htmx(request) and status == 200 and confirm is None:
+        return redirect(kind.list_url(subject))
+    return _list(request, subject, kind, form=search, bulk_confirm=confirm, status=status)
+
+
 def _delete(request: HttpRequest, subject, kind: Distilled, item_id: int) -> HttpResponse:
     item: Any = owned_or_404(kind.model, subject, item_id)  # a Lesson or a Procedure
     if kind is LESSONS:
@@ -288,6 +425,18 @@ def lesson_vote(request, subject, item_id: int):
 
 @subject_view
 @require_POST
+def lesson_park(request, subject, item_id: int):
+    return _park(request, subject, LESSONS, item_id)
+
+
+@subject_view
+@require_POST
+def lessons_bulk(request, subject):
+    return _bulk(request, subject, LESSONS)
+
+
+@subject_view
+@require_POST
 def lesson_delete_view(request, subject, item_id: int):
     return _delete(request, subject, LESSONS, item_id)
 
@@ -318,6 +467,18 @@ def procedure_vote(request, subject, item_id: int):
 
 @subject_view
 @require_POST
+def procedure_park(request, subject, item_id: int):
+    return _park(request, subject, PROCEDURES, item_id)
+
+
+@subject_view
+@require_POST
+def procedures_bulk(request, subject):
+    return _bulk(request, subject, PROCEDURES)
+
+
+@subject_view
+@require_POST
 def procedure_delete_view(request, subject, item_id: int):
     return _delete(request, subject, PROCEDURES, item_id)
 
@@ -326,13 +487,17 @@ S = "s/<int:subject_id>/"
 
 urlpatterns = [
     path(S + "lessons/", lessons, name="lessons"),
+    path(S + "lessons/bulk/", lessons_bulk, name="lessons_bulk"),
     path(S + "lessons/<int:item_id>/", lesson_card, name="lesson_card"),
     path(S + "lessons/<int:item_id>/edit/", lesson_edit_view, name="lesson_edit"),
     path(S + "lessons/<int:item_id>/vote/", lesson_vote, name="lesson_vote"),
+    path(S + "lessons/<int:item_id>/park/", lesson_park, name="lesson_park"),
     path(S + "lessons/<int:item_id>/delete/", lesson_delete_view, name="lesson_delete"),
     path(S + "procedures/", procedures, name="procedures"),
+    path(S + "procedures/bulk/", procedures_bulk, name="procedures_bulk"),
     path(S + "procedures/<int:item_id>/", procedure_card, name="procedure_card"),
     path(S + "procedures/<int:item_id>/edit/", procedure_edit_view, name="procedure_edit"),
     path(S + "procedures/<int:item_id>/vote/", procedure_vote, name="procedure_vote"),
+    path(S + "procedures/<int:item_id>/park/", procedure_park, name="procedure_park"),
     path(S + "procedures/<int:item_id>/delete/", procedure_delete_view, name="procedure_delete"),
 ]

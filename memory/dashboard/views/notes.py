@@ -103,26 +103,31 @@ BULK_ACTIONS = [
 
 
 class BulkForm(forms.Form):
+    """The selected items (`ids`) and the action on them; `noun` names an item in the
+    messages ("note"; the lessons and procedures pages use this form too)."""
+
     action = forms.ChoiceField(choices=BULK_ACTIONS)
     tag = forms.CharField(required=False, max_length=50)
     confirmed = forms.BooleanField(required=False)
-    # how many notes the confirmation named: more ticked since then are asked about again
+    # how many items the confirmation named: more ticked since then are asked about again
     count = forms.IntegerField(required=False, min_value=1, max_value=BULK_LIMIT)
 
-    def __init__(self, data, *args, **kwargs):
+    def __init__(self, data, *args, noun: str = "note", **kwargs):
         super().__init__(data, *args, **kwargs)
+        self.noun = noun
         self.raw_ids = data.getlist("ids") if hasattr(data, "getlist") else []
 
     def clean(self):
         data = super().clean()
+        noun = self.noun
         try:
             ids = sorted({int(raw) for raw in self.raw_ids})
         except ValueError:
-            raise forms.ValidationError("Ids: each selected note is a number.") from None
+            raise forms.ValidationError(f"Ids: each selected {noun} is a number.") from None
         if not ids:
-            raise forms.ValidationError("Select at least one note.")
+            raise forms.ValidationError(f"Select at least one {noun}.")
         if len(ids) > BULK_LIMIT:
-            raise forms.ValidationError(f"Select at most {BULK_LIMIT} notes at once.")
+            raise forms.ValidationError(f"Select at most {BULK_LIMIT} {noun}s at once.")
         data["ids"] = ids
         if data.get("action") in ("tag_add", "tag_remove"):
             tag = (data.get("tag") or "").strip().lower()
@@ -369,6 +374,24 @@ def note_forget(request: HttpRequest, subject, note_id: int) -> HttpResponse:
     return redirect("dashboard:notes", subject_id=subject.pk)
 
 
+def bulk_vote(request: HttpRequest, subject, *, item_kind: str, item_id: int, up: bool) -> bool:
+    """Set the person's one vote on the item up or down (never withdrawn: that is the single
+    item's button); returns whether it changed."""
+    actor = dashboard_actor(request)
+    if services.person_vote(item_kind=item_kind, item_id=item_id, actor=actor) == (1 if up else -1):
+        return False
+    services.vote_cast(
+        subject=subject,
+        item_kind=item_kind,
+        item_id=item_id,
+        signal=Signal.UP if up else Signal.DOWN,
+        actor=actor,
+        config=subject_config(subject),
+        person=True,
+    )
+    return True
+
+
 def _bulk_apply(request: HttpRequest, subject, action: str, notes: list[Note], tag: str) -> int:
     """Apply one bulk action to the notes (all of the subject); returns how many changed."""
     actor = dashboard_actor(request)
@@ -381,20 +404,9 @@ def _bulk_apply(request: HttpRequest, subject, action: str, notes: list[Note], t
             services.note_forget(note=note, actor=actor)
             changed += 1
         elif action in ("up", "down"):
-            signal = Signal.UP if action == "up" else Signal.DOWN
-            wanted = 1 if action == "up" else -1
-            # the person's one vote, set (never withdrawn: that is the single note's button)
-            if services.person_vote(item_kind=ItemKind.NOTE, item_id=note.pk, actor=actor) != wanted:
-                services.vote_cast(
-                    subject=subject,
-                    item_kind=ItemKind.NOTE,
-                    item_id=note.pk,
-                    signal=signal,
-                    actor=actor,
-                    config=config,
-                    person=True,
-                )
-                changed += 1
+            changed += bulk_vote(
+                request, subject, item_kind=ItemKind.NOTE, item_id=note.pk, up=action == "up"
+            )
         else:
             if action == "tag_add":
                 tags = note.tags if tag in note.tags else [*note.tags, tag]

@@ -1,8 +1,10 @@
-"""Profile: the subject's active facts, add, inline edit (a new version), park, remove, history."""
+"""Profile: the subject's active facts, add, inline edit (a new version), park, remove, history;
+bulk park, unpark or remove of the selected facts."""
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -27,6 +29,7 @@ from .base import (
     subject_config,
     subject_view,
 )
+from .notes import BulkForm
 
 
 class FactEditForm(forms.Form):
@@ -88,7 +91,9 @@ def _with_budget(response: HttpResponse, request, subject) -> HttpResponse:
     return response
 
 
-def _profile_page(request, subject, *, add_form=None, editing=None, edit_form=None, status=200):
+def _profile_page(
+    request, subject, *, add_form=None, editing=None, edit_form=None, bulk_confirm=None, status=200
+):
     app = request.GET.get("app", "")
     return render_page(
         request,
@@ -101,6 +106,7 @@ def _profile_page(request, subject, *, add_form=None, editing=None, edit_form=No
             "editing": editing,
             "edit_form": edit_form,
             "budget": _budget(subject),
+            "bulk_confirm": bulk_confirm,
         },
         page="profile",
         status=status,
@@ -269,3 +275,59 @@ def fact_history(request: HttpRequest, subject, fact_id: int) -> HttpResponse:
     context["reads"] = sorted(reads, key=lambda r: (r["event"].created_at, r["event"].pk), reverse=True)[:20]
     context["retention_days"] = subject_config(subject)["retention.retrievalEventDays"]
     return render_page(request, subject, "dashboard/profile_history.html", context, page="profile")
+
+
+class FactBulkForm(BulkForm):
+    """Bulk actions on active facts: no tags, and no vote (the profile shows no score)."""
+
+    action = forms.ChoiceField(choices=[("park", "Park"), ("unpark", "Unpark"), ("remove", "Remove")])
+
+
+BULK_DONE = {"park": "Parked", "unpark": "Unparked", "remove": "Removed"}
+
+
+@subject_view
+@require_POST
+def facts_bulk(request: HttpRequest, subject) -> HttpResponse:
+    """One action on the selected active facts (`ids`): park, unpark, or remove — which asks
+    first (`confirmed`, with the `count` it named; the history stays). Every id must be one of
+    the subject's active facts, else 404 and nothing changes; all or nothing. Answers the
+    profile's body again (htmx) or goes back to the page."""
+    form = FactBulkForm(request.POST, noun="fact")
+    status, confirm = 200, None
+    if not form.is_valid():
+        status = 400
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+    else:
+        ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
+        facts = list(ProfileFact.objects.filter(subject=subject, pk__in=ids, valid_to=None).order_by("pk"))
+        if len(facts) != len(ids):  # another subject's fact, a closed version, or none
+            raise Http404("No such fact.")
+        confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
+        if action == "remove" and not confirmed:
+            confirm = {"ids": ids, "count": len(ids)}
+        else:
+            actor = dashboard_actor(request)
+            changed = 0
+            with transaction.atomic():
+                for fact in facts:
+                    if action == "remove":
+                        services.fact_remove(
+                            subject=subject, key=fact.key, mode=fact.mode, scope=fact.scope, actor=actor
+                        )
+                        changed += 1
+                    else:
+                        changed += services.item_park(item=fact, parked=action == "park", actor=actor)
+            messages.success(request, f"{BULK_DONE[action]} {changed} fact{'' if changed == 1 else 's'}.")
+    if not is_htmx(request):
+        if status == 200 and confirm is None:
+            return redirect("dashboard:profile", subject_id=subject.pk)
+        return _profile_page(request, subject, bulk_confirm=confirm, status=status)
+    context = {
+        "subject": subject,
+        "facts": fact_list(subject=subject, include_parked=True),
+        "add_form": FactAddForm(initial={"pinned": True}),
+        "budget": _budget(subject),
+        "bulk_confirm": confirm,
+    }
+    return render_fragment(request, "dashboard/partials/profile_body.html", context, status=status)

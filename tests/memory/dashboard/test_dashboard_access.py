@@ -96,6 +96,19 @@ def _procedure(subject: Subject) -> dict:
     return {"item_id": procedure.pk}
 
 
+def _bulk_facts(subject: Subject) -> dict:
+    first = FactFactory(subject=subject, key="city", value="Lisbon").pk
+    return {"body": {"ids": [first, FactFactory(subject=subject, key="diet", value="vegetarian").pk]}}
+
+
+def _bulk_lessons(subject: Subject) -> dict:
+    return {"body": {"ids": [_lesson(subject)["item_id"], _lesson(subject)["item_id"]]}}
+
+
+def _bulk_procedures(subject: Subject) -> dict:
+    return {"body": {"ids": [_procedure(subject)["item_id"], _procedure(subject)["item_id"]]}}
+
+
 def _document(subject: Subject) -> dict:
     from memory.services import Actor
     from memory.services.documents import document_write
@@ -195,6 +208,7 @@ ROUTES = [
     Route("dashboard:fact_edit", make=_fact),
     Route("dashboard:fact_edit", "POST", make=_fact, data={"value": "Porto", "pinned": "on"}),
     Route("dashboard:fact_park", "POST", make=_fact, data={"parked": "1"}),
+    Route("dashboard:facts_bulk", "POST", make=_bulk_facts, data={"action": "park"}),
     Route("dashboard:fact_remove", "POST", make=_fact),
     Route("dashboard:fact_history", make=_fact),
     Route("dashboard:notes"),
@@ -222,6 +236,8 @@ ROUTES = [
     Route("dashboard:lesson_edit", make=_lesson),
     Route("dashboard:lesson_edit", "POST", make=_lesson, data={"text": "Deploy with a rollback plan."}),
     Route("dashboard:lesson_vote", "POST", make=_lesson, data={"signal": "up"}),
+    Route("dashboard:lesson_park", "POST", make=_lesson, data={"parked": "1"}),
+    Route("dashboard:lessons_bulk", "POST", make=_bulk_lessons, data={"action": "park"}),
     Route("dashboard:lesson_delete", "POST", make=_lesson),
     Route("dashboard:procedures"),
     Route("dashboard:procedure_card", make=_procedure),
@@ -230,6 +246,8 @@ ROUTES = [
         "dashboard:procedure_edit", "POST", make=_procedure, data={"title": "Release", "steps": "Test\nShip"}
     ),
     Route("dashboard:procedure_vote", "POST", make=_procedure, data={"signal": "down"}),
+    Route("dashboard:procedure_park", "POST", make=_procedure, data={"parked": "1"}),
+    Route("dashboard:procedures_bulk", "POST", make=_bulk_procedures, data={"action": "up"}),
     Route("dashboard:procedure_delete", "POST", make=_procedure),
     Route("dashboard:graph"),
     Route("dashboard:graph", make=_focus),

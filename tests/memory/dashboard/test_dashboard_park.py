@@ -342,3 +342,86 @@ def test_parked_memories_feed_no_mental_model(owned_subject, owner_client, marat
     owner_client.post(reverse("dashboard:fact_park", args=[owned_subject.pk, fact.pk]), {"parked": "1"})
     sources = _sources(owned_subject)
     assert (sources.notes, sources.facts) == ([], [])
+
+
+# --- bulk actions on facts ------------------------------------------------------------------
+def _facts_bulk(client, subject, action, ids, **extra):
+    url = reverse("dashboard:facts_bulk", args=[subject.pk])
+    return hx(client, "POST", url, {"action": action, "ids": ids, **extra})
+
+
+def test_bulk_park_and_unpark_the_selected_facts(owned_subject, owner_client):
+    city = FactFactory(subject=owned_subject, key="city", value="Lisbon", pinned=True)
+    diet = FactFactory(subject=owned_subject, key="diet", value="vegetarian", pinned=True)
+    assert "Lisbon" in _context_text(owned_subject) and "vegetarian" in _context_text(owned_subject)
+
+    response = _facts_bulk(owner_client, owned_subject, "park", [city.pk, diet.pk])
+
+    assert response.status_code == 200
+    assert b'id="profile-body"' in response.content
+    assert response.content.count(b">Parked</span>") == 2
+    assert "Lisbon" not in _context_text(owned_subject) and "vegetarian" not in _context_text(owned_subject)
+    assert fact_list(subject=owned_subject) == []
+    assert AuditEvent.objects.filter(action="fact.parked").count() == 2
+
+    _facts_bulk(owner_client, owned_subject, "unpark", [city.pk])
+
+    assert [f.key for f in fact_list(subject=owned_subject)] == ["city"]
+    assert "Lisbon" in _context_text(owned_subject) and "vegetarian" not in _context_text(owned_subject)
+
+
+def test_bulk_remove_of_facts_asks_first_and_keeps_their_history(owned_subject, owner_client):
+    city = FactFactory(subject=owned_subject, key="city", value="Lisbon", pinned=True)
+    diet = FactFactory(subject=owned_subject, key="diet", value="vegetarian", pinned=True)
+
+    response = _facts_bulk(owner_client, owned_subject, "remove", [city.pk, diet.pk])
+
+    assert b"Remove 2 facts?" in response.content
+    assert ProfileFact.objects.filter(valid_to=None).count() == 2
+    # without JavaScript: the question on the page, then back to the profile
+    url = reverse("dashboard:facts_bulk", args=[owned_subject.pk])
+    asked = owner_client.post(url, {"action": "remove", "ids": [city.pk]})
+    assert asked.status_code == 200 and b"Remove 1 fact?" in asked.content
+
+    response = _facts_bulk(owner_client, owned_subject, "remove", [city.pk, diet.pk], confirmed="on", count=2)
+
+    assert response.status_code == 200
+    assert fact_list(subject=owned_subject, include_parked=True) == []
+    assert ProfileFact.objects.count() == 2  # closed versions: the history stays
+    assert "Lisbon" not in _context_text(owned_subject)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"action": "explode"},
+        {"action": "up"},
+        {"action": "park", "ids": []},
+        {"action": "park", "ids": ["f1"]},
+    ],
+    ids=["action", "no-vote", "no-ids", "bad-id"],
+)
+def test_bad_bulk_input_on_facts_is_refused_and_nothing_changes(data, owned_subject, owner_client):
+    fact = FactFactory(subject=owned_subject, key="city", value="Lisbon")
+    body = {"ids": [fact.pk], **data}
+    response = hx(owner_client, "POST", reverse("dashboard:facts_bulk", args=[owned_subject.pk]), body)
+    assert response.status_code == 400
+    fact.refresh_from_db()
+    assert (fact.parked_at, fact.valid_to) == (None, None)
+
+
+def test_bulk_on_another_persons_or_a_closed_fact_is_404_and_changes_nothing(
+    owned_subject, stranger_subject, owner_client, stranger_client, actor
+):
+    mine = FactFactory(subject=owned_subject, key="city", value="Lisbon")
+    theirs = FactFactory(subject=stranger_subject, key="city", value="Oslo")
+    fact_set(subject=owned_subject, key="diet", value="vegan", actor=actor)
+    fact_set(subject=owned_subject, key="diet", value="vegetarian", actor=actor)  # closes "vegan"
+    closed = ProfileFact.objects.get(key="diet", valid_to__isnull=False)
+    for ids in ([mine.pk, theirs.pk], [mine.pk, closed.pk]):
+        for action in ("park", "remove"):
+            response = _facts_bulk(owner_client, owned_subject, action, ids, confirmed="on", count=2)
+            assert response.status_code == 404, (ids, action)
+    assert _facts_bulk(stranger_client, owned_subject, "park", [mine.pk]).status_code == 404
+    assert ProfileFact.objects.filter(parked_at__isnull=False).count() == 0
+    assert ProfileFact.objects.filter(valid_to=None).count() == 3
