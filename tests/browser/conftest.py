@@ -363,8 +363,11 @@ def new_page(request, browser, server, tmp_path):
 
     contexts = []
 
-    def open_page(viewport: dict | None = None):
-        context = browser.new_context(viewport=viewport or LAPTOP, base_url=server.url)
+    def open_page(viewport: dict | None = None, storage_state: dict | None = None):
+        """A page in a new context; STORAGE_STATE (cookies) opens it signed in already."""
+        context = browser.new_context(
+            viewport=viewport or LAPTOP, base_url=server.url, storage_state=storage_state
+        )
         context.set_default_timeout(WAIT_MS)
         contexts.append(context)
         return context.new_page()
