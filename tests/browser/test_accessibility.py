@@ -288,7 +288,8 @@ NOT_PAGES = {
     **{
         f"dashboard:{name}": "POST only: changes state"
         for name in (
-            "fact_add fact_park fact_remove note_add notes_bulk note_vote note_forget lesson_vote "
+            "fact_add fact_park fact_remove facts_bulk note_add notes_bulk note_vote note_forget lesson_vote "
+            "lesson_park lessons_bulk procedure_park procedures_bulk "
             "lesson_delete procedure_vote procedure_delete evidence_forget pending_approve "
             "pending_reject consent_policy contract_edit contract_reset belief_revise consequence_edit "
             "consequence_delete subject_data_delete app_pause app_resume jobs_consolidate "
