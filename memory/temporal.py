@@ -340,9 +340,11 @@ def _season(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
         last = add_months(start, 2)
         return start, last.replace(day=calendar.monthrange(last.year, last.month)[1])
 
-    rel = (m["rel"] or "").lower()
+    rel = " ".join((m["rel"] or "").lower().split())
     if rel in ("in", "during", "over", ""):
         rel = "last" if tense == "past" else "this"
+    if rel in ("coming", "this coming"):  # "this coming spring": the next one to begin
+        rel = "next"
     candidates = [instance(year) for year in range(ref.year - 2, ref.year + 2)]
     if rel == "last":
         start, end = max(c for c in candidates if c[1] < ref)
@@ -412,8 +414,49 @@ def _relative_quarter(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
 
 
 def _end_of_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
-    year = ref.year + (1 if (m["rel"] or "").lower() == "next" else 0)
-    return _Resolved(*_month_range(year, 12), "month")
+    """ "the end of last year" is its December, "the start of next year" its January."""
+    year = ref.year + {"next": 1, "last": -1, "past": -1, "previous": -1}.get((m["rel"] or "").lower(), 0)
+    month = 1 if (m["edge"] or "").lower() in ("start", "beginning") else 12
+    return _Resolved(*_month_range(year, month), "month")
+
+
+def _before_last(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "the week before last", "the Friday before last", "the night before last": one more
+    step back than "last"."""
+    unit = m["unit"].lower()
+    if unit in ("day", "night"):
+        return _day(ref - timedelta(days=2))
+    if unit == "week":
+        start = _monday(ref) - timedelta(weeks=2)
+        return _Resolved(start, start + timedelta(days=6), "week")
+    if unit == "weekend":
+        saturday = _monday(ref) - timedelta(weeks=2) + timedelta(days=5)
+        return _Resolved(saturday, saturday + timedelta(days=1), "day")
+    if unit == "month":
+        first = add_months(ref.replace(day=1), -2)
+        return _Resolved(*_month_range(first.year, first.month), "month")
+    if unit == "year":
+        return _Resolved(date(ref.year - 2, 1, 1), date(ref.year - 2, 12, 31), "year")
+    return _nth_weekday_ago(_weekday_index(unit), 2, ref)
+
+
+def _nth_weekday_ago(target: int, n: int, ref: date) -> _Resolved:
+    last = ref - timedelta(days=(ref.weekday() - target) % 7 or 7)
+    return _day(last - timedelta(weeks=n - 1))
+
+
+def _weekdays_ago(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "two Fridays ago": the Friday before last Friday (the most recent one is "a Friday ago")."""
+    return _nth_weekday_ago(_weekday_index(m["wd"]), _number(m["num"]), ref)
+
+
+def _this_time(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "this time next week": the same day a week (month, year) on; "this time last year" back."""
+    sign = 1 if m["rel"].lower() == "next" else -1
+    unit = m["unit"].lower()
+    if unit == "week":
+        return _day(ref + timedelta(weeks=sign))
+    return _day(add_months(ref, sign * (1 if unit == "month" else 12)))
 
 
 def _month_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
@@ -521,6 +564,12 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\b(?P<m>0?[1-9]|1[0-2])/(?P<d>0?[1-9]|[12]\d|3[01])/(?P<y>\d{4}|\d{2})\b", _us),
         (r"\bthe day before yesterday\b", _fixed(-2)),
         (r"\bthe day after tomorrow\b", _fixed(2)),
+        (
+            rf"\b(?:the\s+)?(?P<unit>day|night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+before\s+last\b",
+            _before_last,
+        ),
+        (rf"\b{_NUM}\s+{_WD}s\s+(?:ago|back)\b", _weekdays_ago),
+        (r"\bthis\s+time\s+(?P<rel>next|last)\s+(?P<unit>week|month|year)\b", _this_time),
         (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
         (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
         (
@@ -544,7 +593,10 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             _quarter,
         ),
         (r"\b(?P<rel>last|next|this|coming|past|previous)\s+quarter\b", _relative_quarter),
-        (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|(?P<rel>this|next)\s+)?year\b", _end_of_year),
+        (
+            r"\b(?:the\s+)?(?P<edge>end|start|beginning)\s+of\s+(?:the\s+|(?P<rel>this|next|last|past|previous)\s+)?year\b",
+            _end_of_year,
+        ),
         # "in the new year": the coming one (in January, the one just begun)
         (
             r"\b(?:in|after|from)\s+the\s+new\s+year\b",
@@ -573,7 +625,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             _relative_month,
         ),
         (
-            r"\b(?:(?P<rel>last|this|next|in|during|over)\s+(?:the\s+)?|the\s+)(?P<season>spring|summer|autumn|fall|winter)\b",
+            r"\b(?:(?P<rel>last|this\s+coming|this|next|coming|in|during|over)\s+(?:the\s+)?|the\s+)(?P<season>spring|summer|autumn|fall|winter)\b",
             _season,
         ),
         (rf"\b(?:in|since|during|back in)\s+{_YEAR}\b", _year),

@@ -45,7 +45,14 @@ from chat.reflection.notes import (
     reminder_note,
 )
 from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction
-from chat.reflection.text import Sentence, is_all_lowercase, is_sarcastic, normalise, read_sentence
+from chat.reflection.text import (
+    Sentence,
+    is_all_lowercase,
+    is_ironic,
+    is_sarcastic,
+    normalise,
+    read_sentence,
+)
 from memory.categories import classify_category, with_source_categories
 from memory.temporal import Tense, sentence_tense
 from memory.text import split_sentences
@@ -143,7 +150,8 @@ def extract(
         if s.question or s.conditional or not s.text:
             continue
         ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
-        found = [] if s.hedged else _facts(s, ctx)
+        # "yeah I'm a real chef, burnt the toast": a claim made to scoff at gives no fact
+        found = [] if s.hedged or is_ironic(raw) else _facts(s, ctx)
         retracted, replaced = ([], []) if s.hedged else changes(s, text, partial(_rules_with, ctx))
         retracted = _unique_retractions([*(f for f in found if isinstance(f, FactRetraction)), *retracted])
         result.facts += without_retracted([f for f in found if isinstance(f, FactOp)] + replaced, retracted)
@@ -174,15 +182,17 @@ def _merge(facts: list[FactOp]) -> list[FactOp]:
     merged: dict[str, FactOp] = {}
     for fact in facts:
         previous = merged.pop(fact.key, None)
-        if previous and fact.key in LIST_KEYS:
+        items = [*(previous.value.split(", ") if previous else []), *fact.value.split(", ")]
+        if fact.key in LIST_KEYS and (previous or len(items) > 1):
             unique: dict[str, str] = {}
-            for item in [*previous.value.split(", "), *fact.value.split(", ")]:
-                unique.setdefault(item.lower(), item)
+            for item in items:
+                # one pet read twice ("a puppy …, a beagle called Toast"): its first reading stays
+                unique.setdefault((item.split(" (")[0] if fact.key == "pets" else item).lower(), item)
             fact = make_fact(
                 fact.key,
                 ", ".join(unique.values()),
-                confidence=max(fact.confidence, previous.confidence),
-                keywords=[k for k in previous.keywords + fact.keywords],
+                confidence=max(fact.confidence, previous.confidence if previous else 0.0),
+                keywords=[*(previous.keywords if previous else []), *fact.keywords],
             )
         merged[fact.key] = fact
     return list(merged.values())

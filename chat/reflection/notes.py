@@ -210,7 +210,8 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
         if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
             return None
-        kind = "decision"
+        # "this weekend we're driving up to see Gran": a household's arrangement, a plan
+        kind = "plan" if _household_arrangement(text) else "decision"
     verb, rest = m["verb"].lower(), m["rest"].split()
     if verb == "not":  # "we will not hire before March": a decision too
         verb = rest[1].lower() if len(rest) > 1 else ""
@@ -450,6 +451,31 @@ _GROUP_PLAN = re.compile(
 )
 
 
+# "we're moving to Bristol in August", "we're viewing houses early next month": a bare "we" in the
+# present progressive is people's own arrangement (a plan), not an organisation's commitment;
+# "we're going to …" and "our team is …" stay decisions.
+_HOUSEHOLD = re.compile(
+    r"\bwe\s+are\s+(?:(?:just|also|finally|all|both)\s+)?"
+    r"(?!going\s+to\b)(?:[a-z]+ing|at|off|away)\b",
+    I,
+)
+
+
+# what an organisation does, not a household: "we're launching the app in Q2"
+_ORGANISATION_VERBS = {
+    "launch", "ship", "release", "hire", "migrate", "merge", "rebrand", "freeze", "cut", "cap", "raise",
+    "list", "open", "close", "deploy", "roll", "onboard", "acquire", "expand", "restructure", "pivot",
+}  # fmt: skip
+
+
+def _household_arrangement(text: str) -> bool:
+    for m in _HOUSEHOLD.finditer(text):
+        verb = m.group(0).split()[-1].lower()
+        if (lemmas(verb).get("VERB") or (verb,))[0] not in _ORGANISATION_VERBS:
+            return True
+    return False
+
+
 def _group_undertaking(text: str) -> bool:
     for m in _GROUP_PLAN.finditer(text):
         verb = m["verb"].lower()
@@ -517,7 +543,12 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
         mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
         kind = _kind(mention, s.text, reference.date())
-        if kind == "plan" and _group_undertaking(s.text) and not _outing(s.text):
+        if (
+            kind == "plan"
+            and _group_undertaking(s.text)
+            and not _outing(s.text)
+            and not _household_arrangement(s.text)
+        ):
             kind = "decision"  # a group's dated undertaking: "we launch in May", "our team moves office on the 3rd"
         return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
     if _just_happened(s.text):

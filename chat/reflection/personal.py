@@ -421,7 +421,8 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
     children: list[str] = []
     for m in _HAVE_KIDS.finditer(s.text):
         n, noun = _NUMBERS.get(m["n"].lower(), m["n"]), m["noun"].lower()
-        children.append(str(n) if noun.startswith(("kid", "child")) else f"{n} {noun}")
+        # a count is the number ("two daughters" → 2, as "two kids"); one child is its word ("a son")
+        children.append(str(n) if noun.endswith(("s", "ren")) or noun.startswith(("kid", "child")) else noun)
     children += [str(len(re.findall(r"\d+", m["ages"]))) for m in _KIDS_AGES.finditer(s.text)]
     children += ["2" if m["n"].lower() == "twins" else "3" for m in _HAVE_TWINS.finditer(s.text)]
     children += [name for m in _CHILD_NAMED.finditer(s.text) if (name := _person(m["v"]))]
