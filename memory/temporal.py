@@ -565,7 +565,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\bthe day before yesterday\b", _fixed(-2)),
         (r"\bthe day after tomorrow\b", _fixed(2)),
         (
-            rf"\b(?:the\s+)?(?P<unit>day|night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+before\s+last\b",
+            r"\b(?:the\s+)?(?P<unit>day|night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+before\s+last\b",
             _before_last,
         ),
         (rf"\b{_NUM}\s+{_WD}s\s+(?:ago|back)\b", _weekdays_ago),
