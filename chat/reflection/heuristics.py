@@ -27,6 +27,7 @@ people, and everything an assistant says except a restated agreement (a decision
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -71,6 +72,17 @@ def _rules_with(ctx: Context, s: Sentence) -> list[Found]:
     return _facts(s, ctx)
 
 
+# "if I had more time I'd learn piano, but I do speak Portuguese": the condition ends where a
+# "but" turns to what is so; the rest is read as a sentence of its own
+_BUT_IN_FACT = re.compile(r",\s*but\s+(?=(?:I|I'm|I've|I'd|we|we're|my|our)\b)", re.IGNORECASE)
+
+
+def _past_the_condition(sentence: str) -> list[str]:
+    if not read_sentence(sentence).conditional or not (m := _BUT_IN_FACT.search(sentence)):
+        return [sentence]
+    return [sentence[: m.start()], sentence[m.end() :]]
+
+
 def _is_greeting(raw: str) -> bool:
     return read_sentence(raw).greeted and len(raw.split()) <= 2
 
@@ -111,7 +123,7 @@ def extract(
     text = normalise(text)
     if not text:
         return result
-    sentences = split_sentences(text)
+    sentences = [part for sentence in split_sentences(text) for part in _past_the_condition(sentence)]
     all_lower = carry.all_lower if carry else is_all_lowercase(text)
     sarcastic = carry.sarcastic if carry else is_sarcastic(text)
     # the tense of the last sentence that had one: a story keeps its tense

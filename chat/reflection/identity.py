@@ -115,6 +115,11 @@ def _not_a_name(value: str) -> bool:
 
 # --- places -----------------------------------------------------------------------------------
 
+# a stay since a time of life or a year ("since uni", "since 2019") is a home or a job, like one counted in years
+_SINCE_LONG_AGO = (
+    r"since\s+(?:uni|university|college|school|I\s+was\s+(?:\d+|a\s+\w+|little|young|small)|childhood|birth|"
+    r"(?:19|20)\d\d|the\s+(?:19|20)\d0s|forever)\b"
+)
 _LIVE = [
     _re(
         rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing|(?<=have\s)lived)\s+"
@@ -130,9 +135,9 @@ _LIVE = [
     _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
     # "been in Leeds six years now": a stay counted in years or months is where one lives (a week is a visit)
     _re(
-        rf"\b(?:I|we)\s+have\s+{ADV}been\s+(?:living\s+|based\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s+(?:for\s+)?"
+        rf"\b(?:I|we)\s+have\s+{ADV}been\s+(?:living\s+|based\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s+(?:(?:for\s+)?"
         r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
-        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+        rf"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b|{_SINCE_LONG_AGO})"
     ),
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
@@ -152,7 +157,7 @@ _NOW_IN = [
     _re(
         rf"\bI\s+{ADV}(?:teach|work)\s+(?:(?!(?:at|for|with|back)\b)[\w-]+\s+){{0,3}}?in\s+(?-i:(?=[A-Z])){PLACE}"
     ),
-    _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days)\b"),
+    _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days|myself)\b"),
     _re(
         rf"\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:got|found|bought|rented|signed\s+for|moved\s+into)\s+"
         rf"(?:a|an|my|our)\s+(?:new\s+|own\s+|little\s+|tiny\s+)?(?:flat|apartment|house|place|studio|condo|room)\s+"
@@ -256,7 +261,7 @@ _WORK = [
     _re(
         rf"\bI\s+(?:have\s+)?{ADV}(?:started|got|landed|accepted|took)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:job|position|role|gig|internship|offer)\s+(?:at|with)\s+{ORG}"
     ),
-    _re(rf"\bI\s+(?:have\s+)?{ADV}started\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
+    _re(rf"\bI\s+(?:have\s+)?{ADV}(?:started|began|begun)\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
@@ -267,9 +272,9 @@ _WORK = [
     ),
     # "been at Arup six years": a stay counted in years is a job (a day "at Disneyland" is not)
     _re(
-        rf"\bI\s+have\s+{ADV}been\s+(?:at|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}\s+(?:for\s+)?"
+        rf"\bI\s+have\s+{ADV}been\s+(?:at|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}\s+(?:(?:for\s+)?"
         r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
-        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+        rf"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b|{_SINCE_LONG_AGO})"
     ),
 ]
 _TITLE_AT_ORG = [
