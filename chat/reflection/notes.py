@@ -7,7 +7,14 @@ import re
 from dataclasses import replace
 from datetime import date, datetime, time
 
-from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
+from chat.reflection.lexicon import (
+    EDITORS,
+    OPERATING_SYSTEMS,
+    PET_SPECIES,
+    PROGRAMMING_LANGUAGES,
+    RELATION_WORDS,
+    TOOLS,
+)
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence, without_quotes
 from chat.reflection.topics import TOPIC_TAGS
@@ -109,6 +116,22 @@ _DECISION = re.compile(
     r"\b(?:final\s+(?:decision|answer)|the\s+decision\s+is|the\s+plan\s+is\s+to)\b",
     I,
 )
+# "we're moving to Bristol" moves people; "we're moving to Postgres" moves a system (a choice)
+_MOVING_TO = re.compile(
+    r"\b(?:we|I)\s+(?:are|am|will)\s+moving\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?(?P<x>(?-i:[A-Z])[\w'.-]*)",
+    I,
+)
+_TECH = {*PROGRAMMING_LANGUAGES, *OPERATING_SYSTEMS, *EDITORS, *TOOLS}
+
+
+def _relocation_only(text: str) -> bool:
+    m = _MOVING_TO.search(text)
+    if not m or m["x"].lower().rstrip(".") in _TECH:
+        return False
+    rest = _MOVING_TO.sub(" ", text)
+    return not _DECISION.search(rest)
+
+
 _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
     r"\bso\s+we\s+are\s+going\s+with\b|"
@@ -134,6 +157,8 @@ def decision_note(
         text = f"{ack.group(0)} {text}"  # the acknowledgement the reading dropped
     if s.question or s.conditional or not pattern.search(text):
         return None
+    if not assistant and _relocation_only(text):
+        return None  # "we're moving to Bristol in August": a household's move, a plan (dated_note)
     grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
@@ -292,7 +317,8 @@ _ADJECTIVE_ED = {
     "used", "need", "based", "supposed", "allowed", "red", "bed", "indeed", "hundred", "concerned", "terrified", "thrilled", "stoked", "pumped", "booked", "swamped", "burned", "wired",
 }  # fmt: skip
 _ACTIVITY = re.compile(
-    rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to)\s+\w+|"
+    rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to|"
+    r"hop(?:e|ing)\s+to|aim(?:ing)?\s+to|intend(?:ing)?\s+to)\s+\w+|"
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
     # a past progressive is something done: "April was mostly sailing off Crete"
     r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
