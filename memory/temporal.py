@@ -213,6 +213,13 @@ class _WeekdayAlias:
         return self._m[key]
 
 
+class _Coming:
+    """A stand-in match for "this coming weekend" (what "at the weekend" means ahead)."""
+
+    def __getitem__(self, key: str) -> str:
+        return {"rel": "coming", "unit": "weekend"}[key]
+
+
 @dataclass(frozen=True)
 class _Resolved:
     start: date
@@ -450,6 +457,45 @@ def _weekdays_ago(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     return _nth_weekday_ago(_weekday_index(m["wd"]), _number(m["num"]), ref)
 
 
+def _weekday_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "the Monday after next": the one after "next Monday" (the Monday of next week)."""
+    return _day(_monday(ref) + timedelta(weeks=2, days=_weekday_index(m["wd"])))
+
+
+_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": -1,
+}
+
+
+def _nth_in_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    """ "the first weekend of next month", "the last Friday in June": a day counted in a month."""
+    if m["month"]:
+        month = MONTHS[m["month"].lower()]
+        year = ref.year + (month < ref.month if tense != "past" else -(month > ref.month))
+    else:
+        shift = {"next": 1, "last": -1, "this": 0}[m["rel"].lower()]
+        first = add_months(ref.replace(day=1), shift)
+        year, month = first.year, first.month
+    target = 5 if m["unit"].lower() == "weekend" else _weekday_index(m["unit"])
+    days = [date(year, month, d) for d in range(1, calendar.monthrange(year, month)[1] + 1)]
+    matching = [d for d in days if d.weekday() == target]
+    n = _ORDINALS[m["ord"].lower()]
+    if n > len(matching):
+        return None
+    day = matching[n - 1] if n > 0 else matching[-1]
+    if m["unit"].lower() == "weekend":
+        return _Resolved(day, day + timedelta(days=1), "day")
+    return _day(day)
+
+
 def _this_time(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     """ "this time next week": the same day a week (month, year) on; "this time last year" back."""
     sign = 1 if m["rel"].lower() == "next" else -1
@@ -531,7 +577,9 @@ _HOLIDAYS = (
 def _week_on(m: re.Match[str] | _WeekdayAlias, ref: date, tense: Tense) -> _Resolved:
     """ "a week today", "a week on Friday", "Saturday week", "two weeks tomorrow": the day named,
     then that many weeks on."""
-    weeks = _number(m["num"]) if m["num"] else 1
+    weeks = (_number(m["num"]) if m["num"] else 1) * (
+        2 if (m["wunit"] or "").lower().startswith("fortnight") else 1
+    )
     base = (m["base"] or "").lower()
     if base in ("today", "tonight"):
         day = ref
@@ -570,10 +618,30 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         ),
         (rf"\b{_NUM}\s+{_WD}s\s+(?:ago|back)\b", _weekdays_ago),
         (r"\bthis\s+time\s+(?P<rel>next|last)\s+(?P<unit>week|month|year)\b", _this_time),
+        (rf"\bthe\s+{_WD}\s+after\s+next\b", _weekday_after_next),
+        (
+            r"\bthe\s+(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|last)\s+"
+            r"(?P<unit>weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of|in)\s+"
+            rf"(?:(?P<rel>next|last|this)\s+month|{_MONTH})\b",
+            _nth_in_month,
+        ),
+        (rf"\b{_NUM}\s+{_UNIT}\s+(?:from\s+now|from\s+today|from\s+tomorrow|on\s+from\s+now|out)\b", _in_n),
+        # "by the end of the week": this week (its Friday, as a working week ends)
+        (
+            r"\b(?:the\s+)?end\s+of\s+(?:the|this)\s+week\b",
+            lambda m, ref, tense: _day(max(ref, _monday(ref) + timedelta(days=4))),
+        ),
+        # "at the weekend" (British): the coming one, or the one just gone in a story
+        (
+            r"\b(?:at|on)\s+the\s+weekend\b",
+            lambda m, ref, tense: (
+                _past_weekend(m, ref, tense) if tense == "past" else _relative_period(_Coming(), ref, tense)
+            ),
+        ),
         (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
         (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
         (
-            rf"\b(?:{_NUM}\s+weeks?\s+(?:on\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
+            rf"\b(?:{_NUM}\s+(?P<wunit>weeks?|fortnights?)\s+(?:on\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
             rf"(?:on\s+)?(?<!every\s){_WD.replace('wd', 'wd2')}\s+week(?!\w|\s+(?:after|before|of)\b))",
             lambda m, ref, tense: _week_on(_WeekdayAlias(m), ref, tense),
         ),
@@ -634,6 +702,11 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (
             r"\bthe\s+other\s+(?:day|night)\b",
             lambda m, ref, tense: _Resolved(ref - timedelta(days=2), None, "week"),
+        ),
+        # "the other week": a week or two back
+        (
+            r"\bthe\s+other\s+week\b",
+            lambda m, ref, tense: _Resolved(ref - timedelta(days=10), None, "week"),
         ),
         (r"\b(?:in\s+the\s+night|overnight|during\s+the\s+night)\b", _fixed(0)),
         (r"\btomorrow\b", _fixed(1)),

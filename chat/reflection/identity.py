@@ -186,9 +186,21 @@ _CALENDAR = {
 }  # fmt: skip
 
 
+# a direction or a kind of place is no town: "from up north", "out west", "the countryside"
+_NOT_A_TOWN = re.compile(
+    r"^(?:up|down|out|back|over)\s+(?:north|south|east|west|there|here|country)\b|^(?:the\s+)?(?:north|south|east|west|"
+    r"countryside|country|city|coast|seaside|suburbs|sticks|middle\s+of\s+nowhere)$",
+    I,
+)
+
+
+# "I did not get the job at Spotify", "I never ended up working at IBM": the frame itself denies
+_NEGATION_IN = re.compile(r"\b(?:not|never|no\s+longer|didn't|did\s+not|haven't|wasn't)\b", I)
+
+
 def _place(value: str, ctx: Context) -> str | None:
     value = value.strip()
-    if value.lower() in _CALENDAR:
+    if value.lower() in _CALENDAR or _NOT_A_TOWN.match(value):
         return None
     if not first_word_ok(value, NOT_PLACES) or any(
         w in TOOLS or w in PROGRAMMING_LANGUAGES or w in EDITORS or w in OPERATING_SYSTEMS
@@ -377,7 +389,11 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
     not_yet = bool(_NOT_YET.search(s.text))
     for pattern in [] if not_yet else _WORK:
         for m in pattern.finditer(s.text):
-            if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
+            if (
+                not negated_before(s.text, m.start() + 2)
+                and not _NEGATION_IN.search(s.text, m.start(), m.start("v"))
+                and (org := _org(m["v"], ctx))
+            ):
                 yield make_fact("employer", org, confidence=ctx.confidence)
     for pattern in [] if not_yet else _TITLES:
         for m in pattern.finditer(s.text):

@@ -298,7 +298,7 @@ _EVENT_NOUNS = (
     r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|appt|"
     r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season|"
     r"therapy|therapist|physio|physiotherapy|dentist|doctor|GP|vet|counsell?ing|session|haircut|op|"
-    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis"
+    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis|hospital|A&E|ER|puncture|thesis|dissertation"
 )
 _EVENT_VERBS = (
     r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
@@ -318,7 +318,7 @@ _ADJECTIVE_ED = {
 }  # fmt: skip
 _ACTIVITY = re.compile(
     rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to|"
-    r"hop(?:e|ing)\s+to|aim(?:ing)?\s+to|intend(?:ing)?\s+to)\s+\w+|"
+    r"hop(?:e|ing)\s+to|aim(?:ing)?\s+to|intend(?:ing)?\s+to|(?:I|we)\s+(?:need|have|has|must)\s+to)\s+\w+|"
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
     # a past progressive is something done: "April was mostly sailing off Crete"
     r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",

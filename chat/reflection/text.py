@@ -86,7 +86,10 @@ _CONDITIONAL = re.compile(
     r"^(?:if|unless|suppose|supposing|assuming|imagine|what if|in case|hypothetically|"
     r"(?:let'?s|let\s+us|we\s+could|I\s+could)?\s*pretend|(?:say|picture)\s+(?=I\b)|"
     r"in\s+(?:another|a\s+(?:parallel|different|past|previous|next|future|perfect|dream))\s+(?:life|universe|world|timeline)|"
-    r"in\s+my\s+(?:dreams|next\s+life|past\s+life|fantasy))\b",
+    r"in\s+my\s+(?:dreams|next\s+life|past\s+life|fantasy)|"
+    # a time still to come frames the rest: "once I'm qualified as a nurse I'll move abroad"
+    r"(?:once|as\s+soon\s+as|by\s+the\s+time)\s+(?:I|we)\b|"
+    r"when\s+(?:I|we)(?:'m|'re|\s+am|\s+are)?\s+(?:finally\s+)?(?:become|get|finish|retire|qualify|qualified|grow\s+up|older|rich|famous)\b)\b",
     re.IGNORECASE,
 )
 
