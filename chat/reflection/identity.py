@@ -61,7 +61,9 @@ _MY_NAME = _re(
     r"(?:\bmy\s+|^)(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
 )
 _CALL_ME = _re(
-    r"\b(?:call\s+me|(?:everyone|everybody|people|friends|most\s+people)\s+(?:call|calls)\s+me|I\s+go\s+by|(?:everyone|people|friends)\s+(?:know|knows)\s+me\s+as)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
+    r"\b(?:call\s+me|(?:everyone|everybody|people|friends|most\s+people)\s+(?:(?:just\s+)?(?:call|calls)\s+me|"
+    # "name's Tomasz but everyone says Tom": only a capitalised name, "everyone says thanks" is none
+    r"(?:just\s+)?(?:says?|uses?)(?=\s+(?-i:[A-Z])))|I\s+go\s+by|(?:everyone|people|friends)\s+(?:know|knows)\s+me\s+as)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
 _HONORIFIC = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?"
 _NAME_HERE = _re(rf"^{_HONORIFIC}{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
