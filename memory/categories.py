@@ -189,7 +189,8 @@ _LEXICON: dict[str, str] = {
         r"sore|nause\w*|threw up|throwing up|vomit\w*|puk(?:e|ed|ing)|dizz\w*|faint(?:ed|ing)|rash|bleeding|"
         r"swollen|swelling|inflamm\w*|infection|infected|flu|covid|corona|(?:caught|have|got|had|with) a cold|"
         r"chickenpox|"
-        r"measles|mumps|strep|tonsillitis|bronchitis|pneumonia|eczema|psoriasis|acne|lice|"
+        r"measles|mumps|strep|tonsillitis|bronchitis|pneumonia|eczema|psoriasis|acne|lice|shingles|chickenpox|"
+        r"fell (?:off|down|over)\b(?![^.!?]*laugh)|had a (?:bad )?(?:fall|crash|accident)|"
         r"(?:i'?m|i am|been|got|getting|feel|feeling|felt|was|off|calling in|called in|home) (?:so |really |very |"
         r"quite |pretty )?(?:sick|ill|unwell|poorly)|sick (?:day|leave|note)|illness|illnesses|"
         r"(?:son|daughter|kid|baby|mum|mom|dad|wife|husband|partner|he|she|they)(?:'s| is| was| are| has been| got)"
@@ -242,6 +243,7 @@ _LEXICON: dict[str, str] = {
     ),
     "minors": (
         r"kids?|kiddos?|child|children|childcare|sons?|daughters?|stepsons?|stepdaughters?|stepkids?|"
+        r"(?:mum|mom|mother|dad|father|parent)s? of (?:one|two|three|four|five|six|\d)\b|"
         r"stepchildren|toddlers?|(?<!expecting a )(?<!trying for a )(?<!have a )(?<!having a )bab(?:y|ies)|"
         r"my (?:little )?(?:boy|girl)(?!friend)|my little (?:one|guy|man|lady)|custody|p(?:a)?ediatrician|"
         r"from school|after school|school pick ?up|drop(?:ping)? (?:\w+ )?off at school|parent[- ]teacher|"
@@ -342,6 +344,9 @@ _LEXICON: dict[str, str] = {
         r"boulevard|blvd|crescent|terrace)|\d+(?:st|nd|rd|th) (?:and|&) \w+|"
         r"(?:rue|calle|avenida|rua) (?:de |des |del |du |la |le |da |do )?[\w'-]+|"
         r"\w+(?:straße|strasse|str\.|weg|platz|gasse|laan|straat|gade|vej) ?\d+|"
+        # where the speaker is right now, named by the kind of place: "I'm at the gym, will reply later"
+        r"(?:i'?m|i am|we'?re|we are) (?:currently |still |now |just )?at the (?:gym|office|hospital|airport|station|pub|"
+        r"park|library|supermarket|shops|beach|pool|doctor'?s|dentist'?s|vet'?s|hotel)\b|"
         r"home alone|(?:i'?m|i am|we'?re|we are) (?:currently |still |now )?(?:at|in) "
         r"(?!(?:the |a |an )?(?:meeting|call|hurry|rush|bad|good|queue|zoom|standup|sprint|review|class|lecture)\b)(?:the |a )?[\w'-]+"
         r"(?: [\w'-]+)?(?: on| near| next to| across from| opposite| by| right now| rn| till| until)|"

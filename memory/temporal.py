@@ -577,9 +577,8 @@ _HOLIDAYS = (
 def _week_on(m: re.Match[str] | _WeekdayAlias, ref: date, tense: Tense) -> _Resolved:
     """ "a week today", "a week on Friday", "Saturday week", "two weeks tomorrow": the day named,
     then that many weeks on."""
-    weeks = (_number(m["num"]) if m["num"] else 1) * (
-        2 if (m["wunit"] or "").lower().startswith("fortnight") else 1
-    )
+    unit = (m["wunit"] or m["wunit2"] or "").lower()
+    weeks = (_number(m["num"]) if m["num"] else 1) * (2 if unit.startswith("fortnight") else 1)
     base = (m["base"] or "").lower()
     if base in ("today", "tonight"):
         day = ref
@@ -641,8 +640,8 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
         (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
         (
-            rf"\b(?:{_NUM}\s+(?P<wunit>weeks?|fortnights?)\s+(?:on\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
-            rf"(?:on\s+)?(?<!every\s){_WD.replace('wd', 'wd2')}\s+week(?!\w|\s+(?:after|before|of)\b))",
+            rf"\b(?<!times\s)(?<!once\s)(?<!twice\s)(?:{_NUM}\s+(?P<wunit>weeks?|fortnights?)\s+(?:on\s+|from\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
+            rf"(?:on\s+)?(?<!every\s){_WD.replace('wd', 'wd2')}\s+(?P<wunit2>week|fortnight)(?!\w|\s+(?:after|before|of)\b))",
             lambda m, ref, tense: _week_on(_WeekdayAlias(m), ref, tense),
         ),
         (
@@ -678,7 +677,19 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             lambda m, ref, tense: _Resolved(*_month_range(ref.year, ref.month), "month"),
         ),
         (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
-        (r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b", _past_weekend),
+        (
+            r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b|\b(?:the\s+|this\s+)?weekend\s+just\s+gone\b",
+            _past_weekend,
+        ),
+        # "the weekend after this one": the weekend of next week
+        (
+            r"\bthe\s+weekend\s+after\s+this(?:\s+one)?\b",
+            lambda m, ref, tense: _relative_period(_Coming(), ref + timedelta(days=7), tense),
+        ),
+        (
+            r"\b(?:the\s+)?end\s+of\s+next\s+week\b",
+            lambda m, ref, tense: _day(_monday(ref) + timedelta(weeks=1, days=4)),
+        ),
         (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD_SHORT}", _weekday),
         (
             r"\b(?P<rel>last|next|this|coming|past|previous)\s+(?P<unit>weekend|week|month|year)\b",
@@ -686,6 +697,15 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         ),
         (rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", _month_day),
         (rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", _month_day),
+        # "in the spring of 2023", "summer 2019": that season of that year
+        (
+            rf"\b(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_YEAR}\b",
+            lambda m, ref, tense: _Resolved(
+                date(int(m["year"]), SEASONS[m["season"].lower()], 1),
+                add_months(date(int(m["year"]), SEASONS[m["season"].lower()], 1), 2),
+                "month",
+            ),
+        ),
         (rf"\b{_MONTH},?\s+{_YEAR}\b", _month_year),
         (
             rf"\b(?P<rel>next|last|this|in|by|until|till|since|before|of|for|during|around|early|mid|late)"

@@ -24,9 +24,13 @@ from chat.reflection.capture import (
 )
 from chat.reflection.lexicon import (
     AMBIGUOUS,
+    DIETS,
     EDITORS,
+    HEALTH_ADJECTIVES,
+    HEALTH_CONDITIONS,
     JOB_FILLERS,
     JOB_HEADS,
+    NATIONALITIES,
     NOT_NAMES,
     OPERATING_SYSTEMS,
     PET_SPECIES,
@@ -72,6 +76,11 @@ _I_AM_NAME = _re(
 )
 
 
+_I_AM_LOWER_NAME = re.compile(
+    r"^(?:I\s+am|it\s+is|this\s+is)\s+(?P<v>[a-zà-ÿ]+)(?=\s*(?:[,.!;]|$|\s+(?:here|from|and)\b))"
+)
+
+
 def _name_ok(value: str, ctx: Context) -> bool:
     first = value.split()[0]
     return first.lower() not in NOT_NAMES and (first[0].isupper() or ctx.all_lower)
@@ -90,6 +99,17 @@ def names(s: Sentence, ctx: Context) -> Iterator[Found]:
     intro = _I_AM_NAME.search(s.text)
     if intro and not _not_a_name(intro["v"]) and (s.text.lower().startswith("i am") or ctx.greeted):
         yield make_fact("name", intro["v"], confidence=ctx.confidence)
+    elif (
+        ctx.all_lower
+        and ctx.greeted
+        and not re.search(r"(?-i:[A-Z])", s.raw)
+        and (low := _I_AM_LOWER_NAME.match(s.text))
+    ):
+        # "hi im priya, 29, …": in a message without capitals a word no dictionary knows is a name
+        word = low["v"]
+        lexicon = {*DIETS, *NATIONALITIES, *HEALTH_ADJECTIVES, *HEALTH_CONDITIONS, *JOB_HEADS}
+        if not _not_a_name(word) and not lemmas(word) and len(word) > 2 and word not in lexicon:
+            yield make_fact("name", word.capitalize(), confidence=min(ctx.confidence, 0.8))
 
 
 _GREETINGS = {
@@ -277,7 +297,10 @@ _WORK = [
     ),
     _re(rf"\bI\s+(?:have\s+)?{ADV}(?:started|began|begun)\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
-    _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
+    # not a customer: "I'm with Vodafone for my phone", "with Octopus for energy"
+    _re(
+        rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}(?!\s+(?:for|on)\s+(?:my|our|the|a|an|energy|gas|broadband|internet|insurance|phone|mobile)\b)"
+    ),
     _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
     # "work is at Arup", "my job's with the council"

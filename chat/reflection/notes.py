@@ -298,7 +298,8 @@ _EVENT_NOUNS = (
     r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|appt|"
     r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season|"
     r"therapy|therapist|physio|physiotherapy|dentist|doctor|GP|vet|counsell?ing|session|haircut|op|"
-    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis|hospital|A&E|ER|puncture|thesis|dissertation"
+    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis|hospital|A&E|ER|puncture|thesis|dissertation|"
+    r"(?:last|first)\s+(?:day|shift|week)"
 )
 _EVENT_VERBS = (
     r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
@@ -482,7 +483,7 @@ _GROUP_PLAN = re.compile(
 # "we're going to …" and "our team is …" stay decisions.
 _HOUSEHOLD = re.compile(
     r"\bwe\s+are\s+(?:(?:just|also|finally|all|both)\s+)?"
-    r"(?!going\s+to\b)(?:[a-z]+ing|at|off|away)\b",
+    r"(?!going\s+to\b)(?:[a-z]+ing|at|in|off|away|back|home|out)\b",
     I,
 )
 
