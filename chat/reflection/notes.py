@@ -550,6 +550,10 @@ def _did_something(text: str) -> bool:
     )
 
 
+_ONLY_WOULD = re.compile(r"\b(?:would|could|might)\s+(?:\w+\s+)?\w+", I)
+_WOULD_CLAUSE = re.compile(r"\b(?:would|could|might)\b[^,;.]*", I)
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     s = _unquoted(s)
     if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
@@ -570,6 +574,12 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
         mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
         kind = _kind(mention, s.text, reference.date())
+        if (
+            kind == "plan"
+            and _ONLY_WOULD.search(s.text)
+            and sentence_tense(_WOULD_CLAUSE.sub(" ", s.text)) != "future"
+        ):
+            return None  # "would go again tomorrow": a wish, nothing arranged
         if (
             kind == "plan"
             and _group_undertaking(s.text)
