@@ -1,5 +1,5 @@
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 from django.core.management import call_command
@@ -666,3 +666,60 @@ def test_a_modal_is_not_a_past_tense():
 
     assert sentence_tense("I would love to help on Saturday") is None
     assert sentence_tense("we drove up on Saturday") == "past"
+
+
+# --- issue 18, dev9: traps that say nothing of the speaker, and facts told sideways ----------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "let's pretend I'm a firefighter and you're the cat stuck up the tree",
+        "in a parallel universe I'm a surgeon in Boston",
+        "once I've qualified in law I'll open a practice",
+        "yeah I'm a real athlete, got winded on the stairs",
+        "I'm with EE for broadband and it drops every evening",
+        "I never got the job at Arup in the end",
+        "I'm from down south originally",
+        "the graphics look unreal on this thing",
+    ],
+)
+def test_dev9_frames_that_give_no_fact(text):
+    assert facts_of(text) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("been at Ocado nearly six years, in the warehouse", {"employer": "Ocado"}),
+        ("I've been in Leeds since college", {"location": "Leeds"}),
+        ("last month I began working at Boots", {"employer": "Boots"}),
+        ("my sister lives in Derby, I'm in Hull myself", {"location": "Hull"}),
+        ("if the weather holds I'd go sailing, but I do speak Greek", {"languages": "Greek"}),
+        ("we've got three sons, 2, 5 and 9", {"children": "3"}),
+        ("my husband Raj's a pharmacist", {"partner": "Raj"}),
+        ("registered as Katarzyna but everyone says Kasia", {"preferred_name": "Kasia"}),
+        ("hey im oksana, new here", {"name": "Oksana"}),
+    ],
+)
+def test_dev9_facts_told_sideways(text, expected):
+    assert facts_of(text) == expected
+
+
+def test_a_past_state_denied_now_is_a_retraction():
+    got = extract("I was vegan for a long time but not any more", occurred_at=JUNE_11)
+
+    assert [(r.key, r.value) for r in got.retractions] == [("diet", "vegan")]
+    assert not got.facts
+
+
+def test_one_pet_read_twice_is_kept_once():
+    assert facts_of("we got a kitten in May, a tabby called Mochi") == {"pets": "Mochi (tabby)"}
+
+
+def test_a_household_arrangement_is_a_plan_and_a_wish_is_none():
+    [moving] = extract("we're moving to Sheffield next month", occurred_at=JUNE_11).notes
+    assert moving.kind == "plan" and moving.occurred_at.date() == date(2025, 7, 1)
+    [tech] = extract("we're moving to Postgres next month", occurred_at=JUNE_11).notes
+    assert tech.kind == "decision"
+    assert not extract("loved Rome, would go back tomorrow", occurred_at=JUNE_11).notes
