@@ -213,13 +213,6 @@ class _WeekdayAlias:
         return self._m[key]
 
 
-class _Coming:
-    """A stand-in match for "this coming weekend" (what "at the weekend" means ahead)."""
-
-    def __getitem__(self, key: str) -> str:
-        return {"rel": "coming", "unit": "weekend"}[key]
-
-
 @dataclass(frozen=True)
 class _Resolved:
     start: date
@@ -421,7 +414,7 @@ def _relative_quarter(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
 
 
 def _end_of_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
-    """ "the end of last year" is its December, "the start of next year" its January."""
+    """ "end of last year" is its December, "start of next year" its January."""
     year = ref.year + {"next": 1, "last": -1, "past": -1, "previous": -1}.get((m["rel"] or "").lower(), 0)
     month = 1 if (m["edge"] or "").lower() in ("start", "beginning") else 12
     return _Resolved(*_month_range(year, month), "month")
@@ -457,6 +450,12 @@ def _weekdays_ago(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     return _nth_weekday_ago(_weekday_index(m["wd"]), _number(m["num"]), ref)
 
 
+def _coming_weekend(ref: date) -> _Resolved:
+    """The next weekend to come (this one if today is Saturday), as "this coming weekend"."""
+    saturday = ref + timedelta(days=(5 - ref.weekday()) % 7)
+    return _Resolved(saturday, saturday + timedelta(days=1), "day")
+
+
 def _weekday_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     """ "the Monday after next": the one after "next Monday" (the Monday of next week)."""
     return _day(_monday(ref) + timedelta(weeks=2, days=_weekday_index(m["wd"])))
@@ -476,7 +475,7 @@ _ORDINALS = {
 
 
 def _nth_in_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
-    """ "the first weekend of next month", "the last Friday in June": a day counted in a month."""
+    """ "the second weekend of next month", "the last Friday in June": a day counted in a month."""
     if m["month"]:
         month = MONTHS[m["month"].lower()]
         year = ref.year + (month < ref.month if tense != "past" else -(month > ref.month))
@@ -625,7 +624,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             _nth_in_month,
         ),
         (rf"\b{_NUM}\s+{_UNIT}\s+(?:from\s+now|from\s+today|from\s+tomorrow|on\s+from\s+now|out)\b", _in_n),
-        # "by the end of the week": this week (its Friday, as a working week ends)
+        # "done by end of week": this week (its Friday, as a working week ends)
         (
             r"\b(?:the\s+)?end\s+of\s+(?:the|this)\s+week\b",
             lambda m, ref, tense: _day(max(ref, _monday(ref) + timedelta(days=4))),
@@ -633,9 +632,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         # "at the weekend" (British): the coming one, or the one just gone in a story
         (
             r"\b(?:at|on)\s+the\s+weekend\b",
-            lambda m, ref, tense: (
-                _past_weekend(m, ref, tense) if tense == "past" else _relative_period(_Coming(), ref, tense)
-            ),
+            lambda m, ref, tense: _past_weekend(m, ref, tense) if tense == "past" else _coming_weekend(ref),
         ),
         (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
         (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
@@ -671,7 +668,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
                 date(ref.year + (ref.month > 1), 1, 1), date(ref.year + (ref.month > 1), 12, 31), "year"
             ),
         ),
-        # "due by the end of the month", "the middle of this month": the month the message is in
+        # "due by month end", "the middle of this month": the month the message is in
         (
             r"\b(?:the\s+)?(?:end|last\s+day|last\s+week|middle)\s+of\s+(?:the|this)\s+month\b",
             lambda m, ref, tense: _Resolved(*_month_range(ref.year, ref.month), "month"),
@@ -681,13 +678,13 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b|\b(?:the\s+|this\s+)?weekend\s+just\s+gone\b",
             _past_weekend,
         ),
-        # "the weekend after this one": the weekend of next week
+        # "the weekend after this": the weekend of next week
         (
-            r"\bthe\s+weekend\s+after\s+this(?:\s+one)?\b",
-            lambda m, ref, tense: _relative_period(_Coming(), ref + timedelta(days=7), tense),
+            r"\bthe\s+weekend\s+after\s+(?:this|the\s+coming)(?:\s+one)?\b",
+            lambda m, ref, tense: _coming_weekend(ref + timedelta(days=7)),
         ),
         (
-            r"\b(?:the\s+)?end\s+of\s+next\s+week\b",
+            r"\b(?:the\s+)?(?:end|close)\s+of\s+next\s+week\b",
             lambda m, ref, tense: _day(_monday(ref) + timedelta(weeks=1, days=4)),
         ),
         (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD_SHORT}", _weekday),
@@ -697,7 +694,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         ),
         (rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", _month_day),
         (rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", _month_day),
-        # "in the spring of 2023", "summer 2019": that season of that year
+        # "the autumn of 2021", "summer 2019": that season of that year
         (
             rf"\b(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_YEAR}\b",
             lambda m, ref, tense: _Resolved(

@@ -111,7 +111,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I am {m['ving']} {m['rest']}",
     ),
-    # a past state denied now: "I was vegetarian for years but not any more", "was at Acme, but no longer"
+    # a past state denied now: "I was a smoker for ages, but not now", "was at Acme, but no longer"
     (
         re.compile(
             r"\b(?:I|we)\s+(?P<verb>was|were|lived|worked)\s+(?P<rest>[^,.;!?]+?)(?:\s+for\s+(?:years|ages|a\s+while|a\s+long\s+time|"

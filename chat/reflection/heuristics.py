@@ -72,7 +72,7 @@ def _rules_with(ctx: Context, s: Sentence) -> list[Found]:
     return _facts(s, ctx)
 
 
-# "if I had more time I'd learn piano, but I do speak Portuguese": the condition ends where a
+# "if money were no object I'd retire, but I do work at Lidl": the condition ends where a
 # "but" turns to what is so; the rest is read as a sentence of its own
 _BUT_IN_FACT = re.compile(r",\s*but\s+(?=(?:I|I'm|I've|I'd|we|we're|my|our)\b)", re.IGNORECASE)
 
@@ -162,7 +162,7 @@ def extract(
         if s.question or s.conditional or not s.text:
             continue
         ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
-        # "yeah I'm a real chef, burnt the toast": a claim made to scoff at gives no fact
+        # "sure, I'm a proper gardener, killed another cactus": a claim made to scoff at gives no fact
         found = [] if s.hedged or is_ironic(raw) else _facts(s, ctx)
         retracted, replaced = ([], []) if s.hedged else changes(s, text, partial(_rules_with, ctx))
         retracted = _unique_retractions([*(f for f in found if isinstance(f, FactRetraction)), *retracted])

@@ -66,7 +66,7 @@ _MY_NAME = _re(
 )
 _CALL_ME = _re(
     r"\b(?:call\s+me|(?:everyone|everybody|people|friends|most\s+people)\s+(?:(?:just\s+)?(?:call|calls)\s+me|"
-    # "name's Tomasz but everyone says Tom": only a capitalised name, "everyone says thanks" is none
+    # "christened Margaret, though everyone says Peggy": a capitalised name only ("everyone says thanks")
     r"(?:just\s+)?(?:says?|uses?)(?=\s+(?-i:[A-Z])))|I\s+go\s+by|(?:everyone|people|friends)\s+(?:know|knows)\s+me\s+as)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
 _HONORIFIC = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?"
@@ -216,7 +216,7 @@ _NOT_A_TOWN = re.compile(
 )
 
 
-# "I did not get the job at Spotify", "I never ended up working at IBM": the frame itself denies
+# "I did not land the role at Arup", "I never ended up working at IBM": the frame itself denies
 _NEGATION_IN = re.compile(r"\b(?:not|never|no\s+longer|didn't|did\s+not|haven't|wasn't)\b", I)
 
 
@@ -297,7 +297,7 @@ _WORK = [
     ),
     _re(rf"\bI\s+(?:have\s+)?{ADV}(?:started|began|begun)\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
-    # not a customer: "I'm with Vodafone for my phone", "with Octopus for energy"
+    # not a customer: "I'm with Octopus for energy", "with Three on a SIM-only deal"
     _re(
         rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}(?!\s+(?:for|on)\s+(?:my|our|the|a|an|energy|gas|broadband|internet|insurance|phone|mobile)\b)"
     ),

@@ -158,7 +158,7 @@ def decision_note(
     if s.question or s.conditional or not pattern.search(text):
         return None
     if not assistant and _relocation_only(text):
-        return None  # "we're moving to Bristol in August": a household's move, a plan (dated_note)
+        return None  # "we're relocating to Ghent in March" is a household's move, a plan (dated_note)
     grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
@@ -235,7 +235,7 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
         if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
             return None
-        # "this weekend we're driving up to see Gran": a household's arrangement, a plan
+        # "on Saturday we're at the zoo with the kids": a household's arrangement, a plan
         kind = "plan" if _household_arrangement(text) else "decision"
     verb, rest = m["verb"].lower(), m["rest"].split()
     if verb == "not":  # "we will not hire before March": a decision too
@@ -478,7 +478,7 @@ _GROUP_PLAN = re.compile(
 )
 
 
-# "we're moving to Bristol in August", "we're viewing houses early next month": a bare "we" in the
+# "we're relocating to Ghent in March", "we're seeing flats on Saturday": a bare "we" in the
 # present progressive is people's own arrangement (a plan), not an organisation's commitment;
 # "we're going to …" and "our team is …" stay decisions.
 _HOUSEHOLD = re.compile(
@@ -488,7 +488,7 @@ _HOUSEHOLD = re.compile(
 )
 
 
-# what an organisation does, not a household: "we're launching the app in Q2"
+# what an organisation does, not a household: "we're shipping the beta next sprint"
 _ORGANISATION_VERBS = {
     "launch", "ship", "release", "hire", "migrate", "merge", "rebrand", "freeze", "cut", "cap", "raise",
     "list", "open", "close", "deploy", "roll", "onboard", "acquire", "expand", "restructure", "pivot",

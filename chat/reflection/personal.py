@@ -396,7 +396,7 @@ _CALENDAR_WORDS = set(_MONTHS.split("|")) | {
 
 
 def _person(name: str | None) -> str | None:
-    name = re.sub(r"['’]s$", "", name) if name else name  # "my wife Nadia's a GP"
+    name = re.sub(r"['’]s$", "", name) if name else name  # "my husband Omar's a pilot"
     return name if name and name.lower() not in NOT_NAMES and name.lower() not in _CALENDAR_WORDS else None
 
 

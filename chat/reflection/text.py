@@ -81,13 +81,13 @@ _MILD_HEDGE = re.compile(
     re.IGNORECASE,
 )
 # A frame that makes the rest of the sentence unreal: a condition, a supposition, a game of
-# pretend, another life or world ("let's pretend I'm a pilot", "in another life I'm a vet").
+# pretend, another life or world ("pretend I'm a wizard", "in a past life I was a sailor").
 _CONDITIONAL = re.compile(
     r"^(?:if|unless|suppose|supposing|assuming|imagine|what if|in case|hypothetically|"
     r"(?:let'?s|let\s+us|we\s+could|I\s+could)?\s*pretend|(?:say|picture)\s+(?=I\b)|"
     r"in\s+(?:another|a\s+(?:parallel|different|past|previous|next|future|perfect|dream))\s+(?:life|universe|world|timeline)|"
     r"in\s+my\s+(?:dreams|next\s+life|past\s+life|fantasy)|"
-    # a time still to come frames the rest: "once I'm qualified as a nurse I'll move abroad"
+    # a time still to come frames the rest: "once I've graduated I'll look for work in Oslo"
     r"(?:once|as\s+soon\s+as|by\s+the\s+time)\s+(?:I|we)\b|"
     r"when\s+(?:I|we)(?:'m|'re|\s+am|\s+are)?\s+(?:finally\s+)?(?:become|get|finish|retire|qualify|qualified|grow\s+up|older|rich|famous)\b)\b",
     re.IGNORECASE,
@@ -207,7 +207,7 @@ _IRONY_PHRASES = (
     r"just\s+what\s+I\s+needed|thanks\s+a\s+lot|nothing\s+says\s+\w+\s+like|because\s+I\s+(?:totally|just|really|so)\s+"
     r"(?:love|enjoy|adore|like)|my\s+favou?rite\s+thing\s+(?:in\s+the\s+world\s+)?is\s+when|oh\s+(?:great|joy|goody|wonderful)|"
     r"what\s+a\s+(?:treat|joy|delight)|best\s+\w+\s+ever\s*[.!]*\s*(?:not|lol)\b|"
-    # "yeah I'm a real chef, burnt the toast": a title claimed with a scoff
+    # "sure, I'm a proper gardener, killed another cactus": a title claimed with a scoff
     r"(?:^|[.!?]\s+)(?:yeah|yea|sure|oh\s+yes|oh\s+yeah|right),?\s+(?:I'?m|I\s+am)\s+(?:a\s+|an\s+)?(?:real|proper|true|total|regular)\s+\w+)"
 )
 _SARCASM = re.compile(_IRONY_MARKS + _IRONY_PHRASES, re.IGNORECASE)
