@@ -340,9 +340,11 @@ def _season(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
         last = add_months(start, 2)
         return start, last.replace(day=calendar.monthrange(last.year, last.month)[1])
 
-    rel = (m["rel"] or "").lower()
+    rel = " ".join((m["rel"] or "").lower().split())
     if rel in ("in", "during", "over", ""):
         rel = "last" if tense == "past" else "this"
+    if rel in ("coming", "this coming"):  # "this coming spring": the next one to begin
+        rel = "next"
     candidates = [instance(year) for year in range(ref.year - 2, ref.year + 2)]
     if rel == "last":
         start, end = max(c for c in candidates if c[1] < ref)
@@ -412,8 +414,94 @@ def _relative_quarter(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
 
 
 def _end_of_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
-    year = ref.year + (1 if (m["rel"] or "").lower() == "next" else 0)
-    return _Resolved(*_month_range(year, 12), "month")
+    """ "end of last year" is its December, "start of next year" its January."""
+    year = ref.year + {"next": 1, "last": -1, "past": -1, "previous": -1}.get((m["rel"] or "").lower(), 0)
+    month = 1 if (m["edge"] or "").lower() in ("start", "beginning") else 12
+    return _Resolved(*_month_range(year, month), "month")
+
+
+def _before_last(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "the week before last", "the Friday before last", "the night before last": one more
+    step back than "last"."""
+    unit = m["unit"].lower()
+    if unit in ("day", "night"):
+        return _day(ref - timedelta(days=2))
+    if unit == "week":
+        start = _monday(ref) - timedelta(weeks=2)
+        return _Resolved(start, start + timedelta(days=6), "week")
+    if unit == "weekend":
+        saturday = _monday(ref) - timedelta(weeks=2) + timedelta(days=5)
+        return _Resolved(saturday, saturday + timedelta(days=1), "day")
+    if unit == "month":
+        first = add_months(ref.replace(day=1), -2)
+        return _Resolved(*_month_range(first.year, first.month), "month")
+    if unit == "year":
+        return _Resolved(date(ref.year - 2, 1, 1), date(ref.year - 2, 12, 31), "year")
+    return _nth_weekday_ago(_weekday_index(unit), 2, ref)
+
+
+def _nth_weekday_ago(target: int, n: int, ref: date) -> _Resolved:
+    last = ref - timedelta(days=(ref.weekday() - target) % 7 or 7)
+    return _day(last - timedelta(weeks=n - 1))
+
+
+def _weekdays_ago(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "two Fridays ago": the Friday before last Friday (the most recent one is "a Friday ago")."""
+    return _nth_weekday_ago(_weekday_index(m["wd"]), _number(m["num"]), ref)
+
+
+def _coming_weekend(ref: date) -> _Resolved:
+    """The next weekend to come (this one if today is Saturday), as "this coming weekend"."""
+    saturday = ref + timedelta(days=(5 - ref.weekday()) % 7)
+    return _Resolved(saturday, saturday + timedelta(days=1), "day")
+
+
+def _weekday_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "the Monday after next": the one after "next Monday" (the Monday of next week)."""
+    return _day(_monday(ref) + timedelta(weeks=2, days=_weekday_index(m["wd"])))
+
+
+_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": -1,
+}
+
+
+def _nth_in_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    """ "the second weekend of next month", "the last Friday in June": a day counted in a month."""
+    if m["month"]:
+        month = MONTHS[m["month"].lower()]
+        year = ref.year + (month < ref.month if tense != "past" else -(month > ref.month))
+    else:
+        shift = {"next": 1, "last": -1, "this": 0}[m["rel"].lower()]
+        first = add_months(ref.replace(day=1), shift)
+        year, month = first.year, first.month
+    target = 5 if m["unit"].lower() == "weekend" else _weekday_index(m["unit"])
+    days = [date(year, month, d) for d in range(1, calendar.monthrange(year, month)[1] + 1)]
+    matching = [d for d in days if d.weekday() == target]
+    n = _ORDINALS[m["ord"].lower()]
+    if n > len(matching):
+        return None
+    day = matching[n - 1] if n > 0 else matching[-1]
+    if m["unit"].lower() == "weekend":
+        return _Resolved(day, day + timedelta(days=1), "day")
+    return _day(day)
+
+
+def _this_time(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+    """ "this time next week": the same day a week (month, year) on; "this time last year" back."""
+    sign = 1 if m["rel"].lower() == "next" else -1
+    unit = m["unit"].lower()
+    if unit == "week":
+        return _day(ref + timedelta(weeks=sign))
+    return _day(add_months(ref, sign * (1 if unit == "month" else 12)))
 
 
 def _month_year(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
@@ -488,7 +576,8 @@ _HOLIDAYS = (
 def _week_on(m: re.Match[str] | _WeekdayAlias, ref: date, tense: Tense) -> _Resolved:
     """ "a week today", "a week on Friday", "Saturday week", "two weeks tomorrow": the day named,
     then that many weeks on."""
-    weeks = _number(m["num"]) if m["num"] else 1
+    unit = (m["wunit"] or m["wunit2"] or "").lower()
+    weeks = (_number(m["num"]) if m["num"] else 1) * (2 if unit.startswith("fortnight") else 1)
     base = (m["base"] or "").lower()
     if base in ("today", "tonight"):
         day = ref
@@ -521,11 +610,35 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (r"\b(?P<m>0?[1-9]|1[0-2])/(?P<d>0?[1-9]|[12]\d|3[01])/(?P<y>\d{4}|\d{2})\b", _us),
         (r"\bthe day before yesterday\b", _fixed(-2)),
         (r"\bthe day after tomorrow\b", _fixed(2)),
+        (
+            r"\b(?:the\s+)?(?P<unit>day|night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+before\s+last\b",
+            _before_last,
+        ),
+        (rf"\b{_NUM}\s+{_WD}s\s+(?:ago|back)\b", _weekdays_ago),
+        (r"\bthis\s+time\s+(?P<rel>next|last)\s+(?P<unit>week|month|year)\b", _this_time),
+        (rf"\bthe\s+{_WD}\s+after\s+next\b", _weekday_after_next),
+        (
+            r"\bthe\s+(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|last)\s+"
+            r"(?P<unit>weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of|in)\s+"
+            rf"(?:(?P<rel>next|last|this)\s+month|{_MONTH})\b",
+            _nth_in_month,
+        ),
+        (rf"\b{_NUM}\s+{_UNIT}\s+(?:from\s+now|from\s+today|from\s+tomorrow|on\s+from\s+now|out)\b", _in_n),
+        # "done by end of week": this week (its Friday, as a working week ends)
+        (
+            r"\b(?:the\s+)?end\s+of\s+(?:the|this)\s+week\b",
+            lambda m, ref, tense: _day(max(ref, _monday(ref) + timedelta(days=4))),
+        ),
+        # "at the weekend" (British): the coming one, or the one just gone in a story
+        (
+            r"\b(?:at|on)\s+the\s+weekend\b",
+            lambda m, ref, tense: _past_weekend(m, ref, tense) if tense == "past" else _coming_weekend(ref),
+        ),
         (rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back|before\s+now)\b", _ago),
         (r"\bthe\s+(?P<unit>weekend|week)\s+after\s+next\b", _weekend_after_next),
         (
-            rf"\b(?:{_NUM}\s+weeks?\s+(?:on\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
-            rf"(?:on\s+)?(?<!every\s){_WD.replace('wd', 'wd2')}\s+week(?!\w|\s+(?:after|before|of)\b))",
+            rf"\b(?<!times\s)(?<!once\s)(?<!twice\s)(?:{_NUM}\s+(?P<wunit>weeks?|fortnights?)\s+(?:on\s+|from\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
+            rf"(?:on\s+)?(?<!every\s){_WD.replace('wd', 'wd2')}\s+(?P<wunit2>week|fortnight)(?!\w|\s+(?:after|before|of)\b))",
             lambda m, ref, tense: _week_on(_WeekdayAlias(m), ref, tense),
         ),
         (
@@ -544,7 +657,10 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             _quarter,
         ),
         (r"\b(?P<rel>last|next|this|coming|past|previous)\s+quarter\b", _relative_quarter),
-        (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|(?P<rel>this|next)\s+)?year\b", _end_of_year),
+        (
+            r"\b(?:the\s+)?(?P<edge>end|start|beginning)\s+of\s+(?:the\s+|(?P<rel>this|next|last|past|previous)\s+)?year\b",
+            _end_of_year,
+        ),
         # "in the new year": the coming one (in January, the one just begun)
         (
             r"\b(?:in|after|from)\s+the\s+new\s+year\b",
@@ -552,13 +668,25 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
                 date(ref.year + (ref.month > 1), 1, 1), date(ref.year + (ref.month > 1), 12, 31), "year"
             ),
         ),
-        # "due by the end of the month", "the middle of this month": the month the message is in
+        # "due by month end", "the middle of this month": the month the message is in
         (
             r"\b(?:the\s+)?(?:end|last\s+day|last\s+week|middle)\s+of\s+(?:the|this)\s+month\b",
             lambda m, ref, tense: _Resolved(*_month_range(ref.year, ref.month), "month"),
         ),
         (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
-        (r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b", _past_weekend),
+        (
+            r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b|\b(?:the\s+|this\s+)?weekend\s+just\s+gone\b",
+            _past_weekend,
+        ),
+        # "the weekend after this": the weekend of next week
+        (
+            r"\bthe\s+weekend\s+after\s+(?:this|the\s+coming)(?:\s+one)?\b",
+            lambda m, ref, tense: _coming_weekend(ref + timedelta(days=7)),
+        ),
+        (
+            r"\b(?:the\s+)?(?:end|close)\s+of\s+next\s+week\b",
+            lambda m, ref, tense: _day(_monday(ref) + timedelta(weeks=1, days=4)),
+        ),
         (rf"\b(?:on\s+)?(?P<rel>next|last|this coming|this|coming|past|previous)\s+{_WD_SHORT}", _weekday),
         (
             r"\b(?P<rel>last|next|this|coming|past|previous)\s+(?P<unit>weekend|week|month|year)\b",
@@ -566,6 +694,15 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         ),
         (rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", _month_day),
         (rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b", _month_day),
+        # "the autumn of 2021", "summer 2019": that season of that year
+        (
+            rf"\b(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_YEAR}\b",
+            lambda m, ref, tense: _Resolved(
+                date(int(m["year"]), SEASONS[m["season"].lower()], 1),
+                add_months(date(int(m["year"]), SEASONS[m["season"].lower()], 1), 2),
+                "month",
+            ),
+        ),
         (rf"\b{_MONTH},?\s+{_YEAR}\b", _month_year),
         (
             rf"\b(?P<rel>next|last|this|in|by|until|till|since|before|of|for|during|around|early|mid|late)"
@@ -573,7 +710,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             _relative_month,
         ),
         (
-            r"\b(?:(?P<rel>last|this|next|in|during|over)\s+(?:the\s+)?|the\s+)(?P<season>spring|summer|autumn|fall|winter)\b",
+            r"\b(?:(?P<rel>last|this\s+coming|this|next|coming|in|during|over)\s+(?:the\s+)?|the\s+)(?P<season>spring|summer|autumn|fall|winter)\b",
             _season,
         ),
         (rf"\b(?:in|since|during|back in)\s+{_YEAR}\b", _year),
@@ -582,6 +719,11 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (
             r"\bthe\s+other\s+(?:day|night)\b",
             lambda m, ref, tense: _Resolved(ref - timedelta(days=2), None, "week"),
+        ),
+        # "the other week": a week or two back
+        (
+            r"\bthe\s+other\s+week\b",
+            lambda m, ref, tense: _Resolved(ref - timedelta(days=10), None, "week"),
         ),
         (r"\b(?:in\s+the\s+night|overnight|during\s+the\s+night)\b", _fixed(0)),
         (r"\btomorrow\b", _fixed(1)),

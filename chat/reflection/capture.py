@@ -27,7 +27,8 @@ _STOP_WORDS = (
     r"like |almost |nearly |over |the past |the last )?(?:\d+|a|an|one|two|three|four|five|six|"
     r"seven|eight|nine|ten|ages|years|months|weeks|a while|a bit|work|fun|now|the|my|our)|since|all day|"
     r"mostly|mainly|though|nowadays|last|next|this|yesterday|today|tomorrow|in|at|on|near|from|during|"
-    r"until|as|remotely|about|part[- ]time|full[- ]time|I|we|you|they|(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple\s+of)\s+"
+    r"until|as|remotely|about|part[- ]time|full[- ]time|I|we|you|they|myself|nearly|almost|roughly|"
+    r"a\s+while|(?:years|ages|months|weeks|long)\s+ago|way\s+back|(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple\s+of)\s+"
     r"(?:years?|yrs|months?|weeks?)"
 )
 STOP = rf"(?=\s*(?:[,.;:!?()\[\]\"+]|$)|\s+(?:{_STOP_WORDS})\b)"

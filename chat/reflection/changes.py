@@ -111,6 +111,20 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I am {m['ving']} {m['rest']}",
     ),
+    # a past state denied now: "I was a smoker for ages, but not now", "was at Acme, but no longer"
+    (
+        re.compile(
+            r"\b(?:I|we)\s+(?P<verb>was|were|lived|worked)\s+(?P<rest>[^,.;!?]+?)(?:\s+for\s+(?:years|ages|a\s+while|a\s+long\s+time|"
+            r"(?:a\s+few|many|\w+)\s+(?:years|months)))?\s*,?\s+but\s+(?:(?:I\s+am\s+|we\s+are\s+)?not\s+(?:any\s*more|now|these\s+days|nowadays)|"
+            r"(?:I\s+am\s+|we\s+are\s+|I\s+|we\s+)?no\s+longer|(?:I|we)\s+(?:do\s+not|don't)\s+(?:any\s*more|now))\b",
+            I,
+        ),
+        lambda m: (
+            f"I am {m['rest']}"
+            if m["verb"].lower() in ("was", "were")
+            else f"I {m['verb'].lower()[:-1] if m['verb'].lower() == 'lived' else 'work'} {m['rest']}"
+        ),
+    ),
     # "used to be a teacher", "used to be vegan"
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+be\s+{_REST}", I), lambda m: f"I am {m['rest']}"),
     (re.compile(rf"\b(?:I|we)\s+used\s+to\s+(?!be\b){_REST}", I), lambda m: f"I {m['rest']}"),

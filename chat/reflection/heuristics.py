@@ -27,6 +27,7 @@ people, and everything an assistant says except a restated agreement (a decision
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -45,7 +46,14 @@ from chat.reflection.notes import (
     reminder_note,
 )
 from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction
-from chat.reflection.text import Sentence, is_all_lowercase, is_sarcastic, normalise, read_sentence
+from chat.reflection.text import (
+    Sentence,
+    is_all_lowercase,
+    is_ironic,
+    is_sarcastic,
+    normalise,
+    read_sentence,
+)
 from memory.categories import classify_category, with_source_categories
 from memory.temporal import Tense, sentence_tense
 from memory.text import split_sentences
@@ -62,6 +70,17 @@ def _facts(s: Sentence, ctx: Context) -> list[Found]:
 
 def _rules_with(ctx: Context, s: Sentence) -> list[Found]:
     return _facts(s, ctx)
+
+
+# "if money were no object I'd retire, but I do work at Lidl": the condition ends where a
+# "but" turns to what is so; the rest is read as a sentence of its own
+_BUT_IN_FACT = re.compile(r",\s*but\s+(?=(?:I|I'm|I've|I'd|we|we're|my|our)\b)", re.IGNORECASE)
+
+
+def _past_the_condition(sentence: str) -> list[str]:
+    if not read_sentence(sentence).conditional or not (m := _BUT_IN_FACT.search(sentence)):
+        return [sentence]
+    return [sentence[: m.start()], sentence[m.end() :]]
 
 
 def _is_greeting(raw: str) -> bool:
@@ -104,7 +123,7 @@ def extract(
     text = normalise(text)
     if not text:
         return result
-    sentences = split_sentences(text)
+    sentences = [part for sentence in split_sentences(text) for part in _past_the_condition(sentence)]
     all_lower = carry.all_lower if carry else is_all_lowercase(text)
     sarcastic = carry.sarcastic if carry else is_sarcastic(text)
     # the tense of the last sentence that had one: a story keeps its tense
@@ -143,7 +162,8 @@ def extract(
         if s.question or s.conditional or not s.text:
             continue
         ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
-        found = [] if s.hedged else _facts(s, ctx)
+        # "sure, I'm a proper gardener, killed another cactus": a claim made to scoff at gives no fact
+        found = [] if s.hedged or is_ironic(raw) else _facts(s, ctx)
         retracted, replaced = ([], []) if s.hedged else changes(s, text, partial(_rules_with, ctx))
         retracted = _unique_retractions([*(f for f in found if isinstance(f, FactRetraction)), *retracted])
         result.facts += without_retracted([f for f in found if isinstance(f, FactOp)] + replaced, retracted)
@@ -174,15 +194,17 @@ def _merge(facts: list[FactOp]) -> list[FactOp]:
     merged: dict[str, FactOp] = {}
     for fact in facts:
         previous = merged.pop(fact.key, None)
-        if previous and fact.key in LIST_KEYS:
+        items = [*(previous.value.split(", ") if previous else []), *fact.value.split(", ")]
+        if fact.key in LIST_KEYS and (previous or len(items) > 1):
             unique: dict[str, str] = {}
-            for item in [*previous.value.split(", "), *fact.value.split(", ")]:
-                unique.setdefault(item.lower(), item)
+            for item in items:
+                # one pet read twice ("a puppy …, a beagle called Toast"): its first reading stays
+                unique.setdefault((item.split(" (")[0] if fact.key == "pets" else item).lower(), item)
             fact = make_fact(
                 fact.key,
                 ", ".join(unique.values()),
-                confidence=max(fact.confidence, previous.confidence),
-                keywords=[k for k in previous.keywords + fact.keywords],
+                confidence=max(fact.confidence, previous.confidence if previous else 0.0),
+                keywords=[*(previous.keywords if previous else []), *fact.keywords],
             )
         merged[fact.key] = fact
     return list(merged.values())

@@ -24,9 +24,13 @@ from chat.reflection.capture import (
 )
 from chat.reflection.lexicon import (
     AMBIGUOUS,
+    DIETS,
     EDITORS,
+    HEALTH_ADJECTIVES,
+    HEALTH_CONDITIONS,
     JOB_FILLERS,
     JOB_HEADS,
+    NATIONALITIES,
     NOT_NAMES,
     OPERATING_SYSTEMS,
     PET_SPECIES,
@@ -61,12 +65,19 @@ _MY_NAME = _re(
     r"(?:\bmy\s+|^)(?:full\s+|first\s+|real\s+)?name\s+is\s+(?P<v>[A-Za-z][\w'-]*(?-i:(?:\s+[A-Z][\w'-]*){0,2}))"
 )
 _CALL_ME = _re(
-    r"\b(?:call\s+me|(?:everyone|everybody|people|friends|most\s+people)\s+(?:call|calls)\s+me|I\s+go\s+by|(?:everyone|people|friends)\s+(?:know|knows)\s+me\s+as)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
+    r"\b(?:call\s+me|(?:everyone|everybody|people|friends|most\s+people)\s+(?:(?:just\s+)?(?:call|calls)\s+me|"
+    # "christened Margaret, though everyone says Peggy": a capitalised name only ("everyone says thanks")
+    r"(?:just\s+)?(?:says?|uses?)(?=\s+(?-i:[A-Z])))|I\s+go\s+by|(?:everyone|people|friends)\s+(?:know|knows)\s+me\s+as)\s+(?P<v>[A-Za-z][\w'-]*)(?=\s*(?:[,.!;]|$|\s+(?:instead|please|for short|lol|though|nobody|not)\b))"
 )
 _HONORIFIC = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?"
 _NAME_HERE = _re(rf"^{_HONORIFIC}{FULL_NAME}\s+(?:here|btw|by\s+the\s+way)\b")
 _I_AM_NAME = _re(
     rf"^(?:I\s+am|it\s+is|this\s+is)\s+{_HONORIFIC}{FULL_NAME}(?=\s*(?:[^\w\s'-]|$|\s+(?:here|again|and|by the way|btw|from)\b))"
+)
+
+
+_I_AM_LOWER_NAME = re.compile(
+    r"^(?:I\s+am|it\s+is|this\s+is)\s+(?P<v>[a-zà-ÿ]+)(?=\s*(?:[,.!;]|$|\s+(?:here|from|and)\b))"
 )
 
 
@@ -88,6 +99,17 @@ def names(s: Sentence, ctx: Context) -> Iterator[Found]:
     intro = _I_AM_NAME.search(s.text)
     if intro and not _not_a_name(intro["v"]) and (s.text.lower().startswith("i am") or ctx.greeted):
         yield make_fact("name", intro["v"], confidence=ctx.confidence)
+    elif (
+        ctx.all_lower
+        and ctx.greeted
+        and not re.search(r"(?-i:[A-Z])", s.raw)
+        and (low := _I_AM_LOWER_NAME.match(s.text))
+    ):
+        # "hi im priya, 29, …": in a message without capitals a word no dictionary knows is a name
+        word = low["v"]
+        lexicon = {*DIETS, *NATIONALITIES, *HEALTH_ADJECTIVES, *HEALTH_CONDITIONS, *JOB_HEADS}
+        if not _not_a_name(word) and not lemmas(word) and len(word) > 2 and word not in lexicon:
+            yield make_fact("name", word.capitalize(), confidence=min(ctx.confidence, 0.8))
 
 
 _GREETINGS = {
@@ -115,6 +137,11 @@ def _not_a_name(value: str) -> bool:
 
 # --- places -----------------------------------------------------------------------------------
 
+# a stay since a time of life or a year ("since uni", "since 2019") is a home or a job, like one counted in years
+_SINCE_LONG_AGO = (
+    r"since\s+(?:uni|university|college|school|I\s+was\s+(?:\d+|a\s+\w+|little|young|small)|childhood|birth|"
+    r"(?:19|20)\d\d|the\s+(?:19|20)\d0s|forever)\b"
+)
 _LIVE = [
     _re(
         rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing|(?<=have\s)lived)\s+"
@@ -130,9 +157,9 @@ _LIVE = [
     _re(rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:here\s+|back\s+)?to\s+{PLACE}"),
     # "been in Leeds six years now": a stay counted in years or months is where one lives (a week is a visit)
     _re(
-        rf"\b(?:I|we)\s+have\s+{ADV}been\s+(?:living\s+|based\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s+(?:for\s+)?"
+        rf"\b(?:I|we)\s+have\s+{ADV}been\s+(?:living\s+|based\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s+(?:(?:for\s+)?"
         r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
-        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+        rf"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b|{_SINCE_LONG_AGO})"
     ),
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
@@ -152,7 +179,7 @@ _NOW_IN = [
     _re(
         rf"\bI\s+{ADV}(?:teach|work)\s+(?:(?!(?:at|for|with|back)\b)[\w-]+\s+){{0,3}}?in\s+(?-i:(?=[A-Z])){PLACE}"
     ),
-    _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days)\b"),
+    _re(rf"\bI\s+am\s+(?:now\s+)?in\s+(?-i:(?=[A-Z])){PLACE}\s*(?:now|these\s+days|myself)\b"),
     _re(
         rf"\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?(?:got|found|bought|rented|signed\s+for|moved\s+into)\s+"
         rf"(?:a|an|my|our)\s+(?:new\s+|own\s+|little\s+|tiny\s+)?(?:flat|apartment|house|place|studio|condo|room)\s+"
@@ -181,9 +208,21 @@ _CALENDAR = {
 }  # fmt: skip
 
 
+# a direction or a kind of place is no town: "from up north", "out west", "the countryside"
+_NOT_A_TOWN = re.compile(
+    r"^(?:up|down|out|back|over)\s+(?:north|south|east|west|there|here|country)\b|^(?:the\s+)?(?:north|south|east|west|"
+    r"countryside|country|city|coast|seaside|suburbs|sticks|middle\s+of\s+nowhere)$",
+    I,
+)
+
+
+# "I did not land the role at Arup", "I never ended up working at IBM": the frame itself denies
+_NEGATION_IN = re.compile(r"\b(?:not|never|no\s+longer|didn't|did\s+not|haven't|wasn't)\b", I)
+
+
 def _place(value: str, ctx: Context) -> str | None:
     value = value.strip()
-    if value.lower() in _CALENDAR:
+    if value.lower() in _CALENDAR or _NOT_A_TOWN.match(value):
         return None
     if not first_word_ok(value, NOT_PLACES) or any(
         w in TOOLS or w in PROGRAMMING_LANGUAGES or w in EDITORS or w in OPERATING_SYSTEMS
@@ -256,9 +295,12 @@ _WORK = [
     _re(
         rf"\bI\s+(?:have\s+)?{ADV}(?:started|got|landed|accepted|took)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:job|position|role|gig|internship|offer)\s+(?:at|with)\s+{ORG}"
     ),
-    _re(rf"\bI\s+(?:have\s+)?{ADV}started\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
+    _re(rf"\bI\s+(?:have\s+)?{ADV}(?:started|began|begun)\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
-    _re(rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}"),
+    # not a customer: "I'm with Octopus for energy", "with Three on a SIM-only deal"
+    _re(
+        rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}(?!\s+(?:for|on)\s+(?:my|our|the|a|an|energy|gas|broadband|internet|insurance|phone|mobile)\b)"
+    ),
     _re(rf"\bI\s+am\s+(?:still|currently)\s+at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bmy\s+(?:employer|company)\s+is\s+{ORG}"),
     # "work is at Arup", "my job's with the council"
@@ -267,9 +309,9 @@ _WORK = [
     ),
     # "been at Arup six years": a stay counted in years is a job (a day "at Disneyland" is not)
     _re(
-        rf"\bI\s+have\s+{ADV}been\s+(?:at|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}\s+(?:for\s+)?"
+        rf"\bI\s+have\s+{ADV}been\s+(?:at|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG}\s+(?:(?:for\s+)?"
         r"(?:about\s+|almost\s+|nearly\s+|over\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|"
-        r"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b"
+        rf"nine|ten|a\s+few|a\s+couple\s+of|many)\s+(?:years?|yrs|months)\b|{_SINCE_LONG_AGO})"
     ),
 ]
 _TITLE_AT_ORG = [
@@ -372,7 +414,11 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
     not_yet = bool(_NOT_YET.search(s.text))
     for pattern in [] if not_yet else _WORK:
         for m in pattern.finditer(s.text):
-            if not negated_before(s.text, m.start() + 2) and (org := _org(m["v"], ctx)):
+            if (
+                not negated_before(s.text, m.start() + 2)
+                and not _NEGATION_IN.search(s.text, m.start(), m.start("v"))
+                and (org := _org(m["v"], ctx))
+            ):
                 yield make_fact("employer", org, confidence=ctx.confidence)
     for pattern in [] if not_yet else _TITLES:
         for m in pattern.finditer(s.text):

@@ -74,6 +74,7 @@ AMBIGUOUS = {
     "go", "swift", "cursor", "linear", "teams", "kitty", "claude", "fish", "arch", "word", "spring",
     "unity", "warp", "rider", "atom", "helix", "nano", "node", "zoom", "git", "excel", "mac", "canva",
     "spark", "sentry", "keynote", "notion", "copilot", "julia", "crystal", "gleam", "lua", "dart",
+    "unreal", "blender", "vault", "jest", "pages", "numbers", "photos", "remix", "ruby", "rust",
 }  # fmt: skip
 
 JOB_HEADS = {

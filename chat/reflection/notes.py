@@ -7,7 +7,14 @@ import re
 from dataclasses import replace
 from datetime import date, datetime, time
 
-from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
+from chat.reflection.lexicon import (
+    EDITORS,
+    OPERATING_SYSTEMS,
+    PET_SPECIES,
+    PROGRAMMING_LANGUAGES,
+    RELATION_WORDS,
+    TOOLS,
+)
 from chat.reflection.ops import NoteOp
 from chat.reflection.text import Sentence, without_quotes
 from chat.reflection.topics import TOPIC_TAGS
@@ -109,6 +116,22 @@ _DECISION = re.compile(
     r"\b(?:final\s+(?:decision|answer)|the\s+decision\s+is|the\s+plan\s+is\s+to)\b",
     I,
 )
+# "we're moving to Bristol" moves people; "we're moving to Postgres" moves a system (a choice)
+_MOVING_TO = re.compile(
+    r"\b(?:we|I)\s+(?:are|am|will)\s+moving\s+(?:back\s+|over\s+)?to\s+(?:the\s+)?(?P<x>(?-i:[A-Z])[\w'.-]*)",
+    I,
+)
+_TECH = {*PROGRAMMING_LANGUAGES, *OPERATING_SYSTEMS, *EDITORS, *TOOLS}
+
+
+def _relocation_only(text: str) -> bool:
+    m = _MOVING_TO.search(text)
+    if not m or m["x"].lower().rstrip(".") in _TECH:
+        return False
+    rest = _MOVING_TO.sub(" ", text)
+    return not _DECISION.search(rest)
+
+
 _ASSISTANT_DECISION = re.compile(
     r"\b(?:we|you\s+and\s+I)\s+(?:have\s+)?(?:agreed|decided)\b|\bas\s+agreed\b|\bwe\s+will\s+go\s+with\b|"
     r"\bso\s+we\s+are\s+going\s+with\b|"
@@ -134,6 +157,8 @@ def decision_note(
         text = f"{ack.group(0)} {text}"  # the acknowledgement the reading dropped
     if s.question or s.conditional or not pattern.search(text):
         return None
+    if not assistant and _relocation_only(text):
+        return None  # "we're relocating to Ghent in March" is a household's move, a plan (dated_note)
     grounded, day = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)
     return _note("decision", grounded, occurred_at=_at(day, reference) if day else None, speaker=speaker)
 
@@ -210,7 +235,8 @@ def _committed(s: Sentence, reference: datetime) -> tuple[str, str] | None:
         future = [d for d in resolve_dates(when, reference) if d.start >= reference.date()]
         if not (_FROM_NOW_ON.match(when) or (future and len(future[0].phrase) >= len(when) - 12)):
             return None
-        kind = "decision"
+        # "on Saturday we're at the zoo with the kids": a household's arrangement, a plan
+        kind = "plan" if _household_arrangement(text) else "decision"
     verb, rest = m["verb"].lower(), m["rest"].split()
     if verb == "not":  # "we will not hire before March": a decision too
         verb = rest[1].lower() if len(rest) > 1 else ""
@@ -272,7 +298,8 @@ _EVENT_NOUNS = (
     r"reservation|shift|standup|review|retreat|kindergarten|school|baby|move|visit|honeymoon|job|course|appt|"
     r"term|semester|lease|contract|internship|operation|procedure|scan|treatment|stay|tour|camp|season|"
     r"therapy|therapist|physio|physiotherapy|dentist|doctor|GP|vet|counsell?ing|session|haircut|op|"
-    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis"
+    r"licen[cs]e|passport|visa|renewal|run|miscarriage|diagnosis|hospital|A&E|ER|puncture|thesis|dissertation|"
+    r"(?:last|first)\s+(?:day|shift|week)"
 )
 _EVENT_VERBS = (
     r"went|ran|flew|drove|saw|met|took|made|bought|ate|broke|left|came|gave|wrote|won|lost|began|"
@@ -291,7 +318,8 @@ _ADJECTIVE_ED = {
     "used", "need", "based", "supposed", "allowed", "red", "bed", "indeed", "hundred", "concerned", "terrified", "thrilled", "stoked", "pumped", "booked", "swamped", "burned", "wired",
 }  # fmt: skip
 _ACTIVITY = re.compile(
-    rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to)\s+\w+|"
+    rf"\b(?:{_EVENT_NOUNS}|{_EVENT_VERBS})\b|\b(?:will|going\s+to|plan(?:ning)?\s+to|about\s+to|"
+    r"hop(?:e|ing)\s+to|aim(?:ing)?\s+to|intend(?:ing)?\s+to|(?:I|we)\s+(?:need|have|has|must)\s+to)\s+\w+|"
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
     # a past progressive is something done: "April was mostly sailing off Crete"
     r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
@@ -450,6 +478,31 @@ _GROUP_PLAN = re.compile(
 )
 
 
+# "we're relocating to Ghent in March", "we're seeing flats on Saturday": a bare "we" in the
+# present progressive is people's own arrangement (a plan), not an organisation's commitment;
+# "we're going to …" and "our team is …" stay decisions.
+_HOUSEHOLD = re.compile(
+    r"\bwe\s+are\s+(?:(?:just|also|finally|all|both)\s+)?"
+    r"(?!going\s+to\b)(?:[a-z]+ing|at|in|off|away|back|home|out)\b",
+    I,
+)
+
+
+# what an organisation does, not a household: "we're shipping the beta next sprint"
+_ORGANISATION_VERBS = {
+    "launch", "ship", "release", "hire", "migrate", "merge", "rebrand", "freeze", "cut", "cap", "raise",
+    "list", "open", "close", "deploy", "roll", "onboard", "acquire", "expand", "restructure", "pivot",
+}  # fmt: skip
+
+
+def _household_arrangement(text: str) -> bool:
+    for m in _HOUSEHOLD.finditer(text):
+        verb = m.group(0).split()[-1].lower()
+        if (lemmas(verb).get("VERB") or (verb,))[0] not in _ORGANISATION_VERBS:
+            return True
+    return False
+
+
 def _group_undertaking(text: str) -> bool:
     for m in _GROUP_PLAN.finditer(text):
         verb = m["verb"].lower()
@@ -497,6 +550,10 @@ def _did_something(text: str) -> bool:
     )
 
 
+_ONLY_WOULD = re.compile(r"\b(?:would|could|might)\s+(?:\w+\s+)?\w+", I)
+_WOULD_CLAUSE = re.compile(r"\b(?:would|could|might)\b[^,;.]*", I)
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     s = _unquoted(s)
     if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
@@ -517,7 +574,18 @@ def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: s
         # the most precise mention dates the note: "the move was last year; the lease began 5 weeks back"
         mention = min(mentions, key=lambda d: _GRANULARITY[d.granularity])
         kind = _kind(mention, s.text, reference.date())
-        if kind == "plan" and _group_undertaking(s.text) and not _outing(s.text):
+        if (
+            kind == "plan"
+            and _ONLY_WOULD.search(s.text)
+            and sentence_tense(_WOULD_CLAUSE.sub(" ", s.text)) != "future"
+        ):
+            return None  # "would go again tomorrow": a wish, nothing arranged
+        if (
+            kind == "plan"
+            and _group_undertaking(s.text)
+            and not _outing(s.text)
+            and not _household_arrangement(s.text)
+        ):
             kind = "decision"  # a group's dated undertaking: "we launch in May", "our team moves office on the 3rd"
         return _note(kind, grounded, occurred_at=_at(mention.start, reference), speaker=speaker)
     if _just_happened(s.text):

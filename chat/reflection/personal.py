@@ -396,6 +396,7 @@ _CALENDAR_WORDS = set(_MONTHS.split("|")) | {
 
 
 def _person(name: str | None) -> str | None:
+    name = re.sub(r"['’]s$", "", name) if name else name  # "my husband Omar's a pilot"
     return name if name and name.lower() not in NOT_NAMES and name.lower() not in _CALENDAR_WORDS else None
 
 
@@ -421,7 +422,8 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
     children: list[str] = []
     for m in _HAVE_KIDS.finditer(s.text):
         n, noun = _NUMBERS.get(m["n"].lower(), m["n"]), m["noun"].lower()
-        children.append(str(n) if noun.startswith(("kid", "child")) else f"{n} {noun}")
+        # a count is the number ("two daughters" → 2, as "two kids"); one child is its word ("a son")
+        children.append(str(n) if noun.endswith(("s", "ren")) or noun.startswith(("kid", "child")) else noun)
     children += [str(len(re.findall(r"\d+", m["ages"]))) for m in _KIDS_AGES.finditer(s.text)]
     children += ["2" if m["n"].lower() == "twins" else "3" for m in _HAVE_TWINS.finditer(s.text)]
     children += [name for m in _CHILD_NAMED.finditer(s.text) if (name := _person(m["v"]))]
@@ -429,7 +431,9 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         yield make_fact("children", ", ".join(dict.fromkeys(children)), confidence=ctx.confidence)
     if _PET_DEATH.search(s.text) or _DEATH.search(s.text):
         return  # a pet that died or was given up is no pet now (changes.py retracts it)
-    pets = [f"{m['v']} ({m['species'].lower()})" for m in _PET_NAMED.finditer(s.text) if _person(m["v"])]
+    pets = [
+        f"{name} ({m['species'].lower()})" for m in _PET_NAMED.finditer(s.text) if (name := _person(m["v"]))
+    ]
     for m in [*_PET_HAVE.finditer(s.text), *_PET_WITH.finditer(s.text)]:
         if negated_before(s.text, m.start()):
             continue
@@ -638,7 +642,7 @@ def _full_months(value: str) -> str:
 
 
 def _pet_value(name: str, species: str) -> str:
-    species = species.lower()
+    species, name = species.lower(), re.sub(r"['’]s$", "", name)
     return f"{name} ({PET_KIND.get(species, species.split()[-1])})"
 
 
@@ -653,7 +657,9 @@ def clause_people(s: Sentence, ctx: Context) -> Iterator[Found]:
                 and _person(m["v"])
                 and not negated_before(s.text, m.start() + 2)
             ):
-                yield make_fact("partner", m["v"], confidence=ctx.confidence, keywords=["partner"])
+                yield make_fact(
+                    "partner", _person(m["v"]) or m["v"], confidence=ctx.confidence, keywords=["partner"]
+                )
                 break
         else:
             if m := _PARTNER_ROLE.search(s.text):

@@ -80,8 +80,17 @@ _MILD_HEDGE = re.compile(
     r"\b(?:I think|I guess|I believe|probably|pretty sure|I suppose|kind of|kinda|sort of|apparently)\b",
     re.IGNORECASE,
 )
+# A frame that makes the rest of the sentence unreal: a condition, a supposition, a game of
+# pretend, another life or world ("pretend I'm a wizard", "in a past life I was a sailor").
 _CONDITIONAL = re.compile(
-    r"^(?:if|unless|suppose|supposing|assuming|imagine|what if|in case)\b", re.IGNORECASE
+    r"^(?:if|unless|suppose|supposing|assuming|imagine|what if|in case|hypothetically|"
+    r"(?:let'?s|let\s+us|we\s+could|I\s+could)?\s*pretend|(?:say|picture)\s+(?=I\b)|"
+    r"in\s+(?:another|a\s+(?:parallel|different|past|previous|next|future|perfect|dream))\s+(?:life|universe|world|timeline)|"
+    r"in\s+my\s+(?:dreams|next\s+life|past\s+life|fantasy)|"
+    # a time still to come frames the rest: "once I've graduated I'll look for work in Oslo"
+    r"(?:once|as\s+soon\s+as|by\s+the\s+time)\s+(?:I|we)\b|"
+    r"when\s+(?:I|we)(?:'m|'re|\s+am|\s+are)?\s+(?:finally\s+)?(?:become|get|finish|retire|qualify|qualified|grow\s+up|older|rich|famous)\b)\b",
+    re.IGNORECASE,
 )
 
 
@@ -192,14 +201,18 @@ def _add_subjects(text: str) -> str:
 
 # Irony flags: an upside-down or eye-roll face, "/s", a shouted verb of liking in a
 # lower-case sentence, and the stock phrases of complaint dressed as praise.
-_SARCASM = re.compile(
-    r"[\U0001F643\U0001F644\U0001F612\U0001F611\U0001F921\U0001F480]|(?:^|\s)/s\b|\(not\)|"
+_IRONY_MARKS = r"[\U0001F643\U0001F644\U0001F612\U0001F611\U0001F921\U0001F480]|(?:^|\s)/s\b|\(not\)|"
+_IRONY_PHRASES = (
     r"\b(?:yeah\s+right|love\s+that\s+for\s+me|living\s+the\s+dream|said\s+no\s+one\s+ever|"
     r"just\s+what\s+I\s+needed|thanks\s+a\s+lot|nothing\s+says\s+\w+\s+like|because\s+I\s+(?:totally|just|really|so)\s+"
     r"(?:love|enjoy|adore|like)|my\s+favou?rite\s+thing\s+(?:in\s+the\s+world\s+)?is\s+when|oh\s+(?:great|joy|goody|wonderful)|"
-    r"what\s+a\s+(?:treat|joy|delight)|best\s+\w+\s+ever\s*[.!]*\s*(?:not|lol)\b)",
-    re.IGNORECASE,
+    r"what\s+a\s+(?:treat|joy|delight)|best\s+\w+\s+ever\s*[.!]*\s*(?:not|lol)\b|"
+    # "sure, I'm a proper gardener, killed another cactus": a title claimed with a scoff
+    r"(?:^|[.!?]\s+)(?:yeah|yea|sure|oh\s+yes|oh\s+yeah|right),?\s+(?:I'?m|I\s+am)\s+(?:a\s+|an\s+)?(?:real|proper|true|total|regular)\s+\w+)"
 )
+_SARCASM = re.compile(_IRONY_MARKS + _IRONY_PHRASES, re.IGNORECASE)
+# the stock phrases alone: an eye-roll emoji may mock one clause ("'sir' 🙄") and not the rest
+_IRONY = re.compile(_IRONY_PHRASES, re.IGNORECASE)
 _SHOUTED_LIKING = re.compile(r"\b(?-i:LOVE|LOVED|LOVING|ADORE|ENJOY|LIKE|AWESOME|GREAT|FUN|THRILLED)\b")
 
 
@@ -213,6 +226,11 @@ _QUOTED = re.compile(r"(?:(?<=\s)|^)['\"‘“](?:[^'\"‘“’”]|(?<=\w)['�
 def without_quotes(text: str, replacement: str) -> str:
     """`text` with every quoted clause (two words or more) replaced by `replacement`."""
     return _QUOTED.sub(lambda m: replacement if " " in m.group(0).strip() else m.group(0), text)
+
+
+def is_ironic(raw: str) -> bool:
+    """A stock phrase of irony in this very sentence (not a shouted "LOVE", which may be glee)."""
+    return bool(_IRONY.search(raw))
 
 
 def is_sarcastic(raw: str) -> bool:

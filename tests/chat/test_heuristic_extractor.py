@@ -1,5 +1,5 @@
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 from django.core.management import call_command
@@ -346,7 +346,8 @@ def test_the_labelled_set_has_varied_cases_with_honest_splits():
 def test_extraction_eval_stays_above_its_regression_guards():
     development = evaluate(split=DEVELOPMENT)
 
-    # Development sets (dev … dev7: the rules were written or fixed against them). All seven after
+    # Development sets (dev … dev9: the rules were written or fixed against them). All nine after
+    # dev9's rules: facts 0.964 / 0.888, notes 0.945 / 0.939, retractions 0.944 / 0.966. All seven after
     # issue 18: facts 0.974 / 0.913, notes 0.946 / 0.953, retractions 0.963 / 0.988, dates 219/225,
     # 146 of 149 negatives silent. dev6 and dev7 were written by people who never read the rules and
     # scored facts 0.833 / 0.294 and 0.788 / 0.394 on their first run: unseen text is the real test.
@@ -357,9 +358,13 @@ def test_extraction_eval_stays_above_its_regression_guards():
     assert retractions.precision >= 0.92 and retractions.recall >= 0.95
     # 0.88, not 0.9, since dev8 (2026-12-03): its category labels are lenient (e.g. no
     # government_ids on passport messages), so the gate's right extra categories count as false.
-    assert development.scores["categories"].precision >= 0.88
-    assert development.dates_correct >= 212
-    assert development.silent_negatives >= development.negatives - 3
+    # Scored on the sets before dev9, whose category labels are stricter still (dev9's own guard
+    # is below); so are the dates and silent negatives (dev..dev8 after dev9's rules: dates
+    # 291/301, 181 of 184 negatives silent, categories 0.884).
+    earlier = evaluate(split=tuple(s for s in DEVELOPMENT if s != "dev9"))
+    assert earlier.scores["categories"].precision >= 0.88
+    assert earlier.dates_correct >= 285
+    assert earlier.silent_negatives >= earlier.negatives - 3
     for split in ("dev", "dev2", "dev3", "dev4", "dev5", "dev6"):  # dev7's three talkative negatives aside
         report = evaluate(split=split)
         assert report.silent_negatives == report.negatives, split
@@ -380,6 +385,14 @@ def test_extraction_eval_stays_above_its_regression_guards():
         and dev7.scores["retractions"].tp >= 28
         and dev7.dates_correct >= 50
     )
+    # dev8 and dev9 (issue 18, requirement 2: precision traps and relative dates). dev9 was written
+    # in three batches, each labelled before its first run: facts 0.704 / 0.633, 0.571 / 0.889 and
+    # 0.625 / 0.333 on those runs; 0.894 / 0.778 after its rules, notes 0.901 / 0.910, dates 84/87.
+    dev8, dev9 = evaluate(split="dev8"), evaluate(split="dev9")
+    assert dev8.dates_correct >= 70 and dev8.scores["notes (kind)"].recall >= 0.9
+    assert dev9.scores["facts"].precision >= 0.86 and dev9.scores["facts"].recall >= 0.74
+    assert dev9.scores["notes (kind)"].precision >= 0.86 and dev9.scores["notes (kind)"].recall >= 0.87
+    assert dev9.dates_correct >= 80 and dev9.silent_negatives >= dev9.negatives - 12
     # dev4 (plans, commitments and decisions; issue 10)
     dev4 = evaluate(split="dev4")
     assert dev4.scores["notes (kind)"].precision >= 0.9 and dev4.scores["notes (kind)"].recall >= 0.9
@@ -666,3 +679,60 @@ def test_a_modal_is_not_a_past_tense():
 
     assert sentence_tense("I would love to help on Saturday") is None
     assert sentence_tense("we drove up on Saturday") == "past"
+
+
+# --- issue 18, dev9: traps that say nothing of the speaker, and facts told sideways ----------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "let's pretend I'm a firefighter and you're the cat stuck up the tree",
+        "in a parallel universe I'm a surgeon in Boston",
+        "once I've qualified in law I'll open a practice",
+        "yeah I'm a real athlete, got winded on the stairs",
+        "I'm with EE for broadband and it drops every evening",
+        "I never got the job at Arup in the end",
+        "I'm from down south originally",
+        "the graphics look unreal on this thing",
+    ],
+)
+def test_dev9_frames_that_give_no_fact(text):
+    assert facts_of(text) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("been at Ocado nearly six years, in the warehouse", {"employer": "Ocado"}),
+        ("I've been in Leeds since college", {"location": "Leeds"}),
+        ("last month I began working at Boots", {"employer": "Boots"}),
+        ("my sister lives in Derby, I'm in Hull myself", {"location": "Hull"}),
+        ("if the weather holds I'd go sailing, but I do speak Greek", {"languages": "Greek"}),
+        ("we've got three sons, 2, 5 and 9", {"children": "3"}),
+        ("my husband Raj's a pharmacist", {"partner": "Raj"}),
+        ("registered as Katarzyna but everyone says Kasia", {"preferred_name": "Kasia"}),
+        ("hey im oksana, new here", {"name": "Oksana"}),
+    ],
+)
+def test_dev9_facts_told_sideways(text, expected):
+    assert facts_of(text) == expected
+
+
+def test_a_past_state_denied_now_is_a_retraction():
+    got = extract("I was vegan for a long time but not any more", occurred_at=JUNE_11)
+
+    assert [(r.key, r.value) for r in got.retractions] == [("diet", "vegan")]
+    assert not got.facts
+
+
+def test_one_pet_read_twice_is_kept_once():
+    assert facts_of("we got a kitten in May, a tabby called Mochi") == {"pets": "Mochi (tabby)"}
+
+
+def test_a_household_arrangement_is_a_plan_and_a_wish_is_none():
+    [moving] = extract("we're moving to Sheffield next month", occurred_at=JUNE_11).notes
+    assert moving.kind == "plan" and moving.occurred_at.date() == date(2025, 7, 1)
+    [tech] = extract("we're moving to Postgres next month", occurred_at=JUNE_11).notes
+    assert tech.kind == "decision"
+    assert not extract("loved Rome, would go back tomorrow", occurred_at=JUNE_11).notes

@@ -250,3 +250,45 @@ def test_short_weekdays_need_a_cue_and_weekday_weeks_are_not_recurring():
     # "sat" and "sun" alone are words, not days
     assert resolve_dates("I sat in the sun all afternoon", _WED_NOON) == []
     assert resolve_dates("we run every Friday", _WED_NOON) == []
+
+
+# --- issue 18, dev9: more spoken relative dates ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "expected"),
+    [
+        # one step further back than "last"
+        ("the roof leaked the week before last", "the week before last", date(2025, 5, 26)),
+        ("we argued the night before last", "the night before last", date(2025, 6, 9)),
+        ("she visited the Sunday before last", "the Sunday before last", date(2025, 6, 1)),
+        ("three Thursdays ago the boiler died", "three Thursdays ago", date(2025, 5, 22)),
+        # the same day a period on
+        ("this time next week I'm on a beach", "this time next week", date(2025, 6, 18)),
+        ("this time last year we were broke", "this time last year", date(2024, 6, 11)),
+        # a season still to begin; a season of a named year
+        ("this coming autumn we repaint", "this coming autumn", date(2025, 9, 1)),
+        ("the autumn of 2021 was rough", "the autumn of 2021", date(2021, 9, 1)),
+        # a year's edges
+        ("got sober end of last year", "end of last year", date(2024, 12, 1)),
+        ("a new role from the start of next year", "the start of next year", date(2026, 1, 1)),
+        # counted days in a month, and a weekday past the next one
+        ("the gig is the last Friday of next month", "the last Friday of next month", date(2025, 7, 25)),
+        ("the audit is the Tuesday after next", "the Tuesday after next", date(2025, 6, 24)),
+        # counts ahead in British phrasings
+        ("four weeks from now the course ends", "four weeks from now", date(2025, 7, 9)),
+        ("the recital is a fortnight on Sunday", "a fortnight on Sunday", date(2025, 6, 29)),
+        ("the hearing is Monday fortnight", "Monday fortnight", date(2025, 6, 30)),
+        ("a week from Thursday the builders come", "a week from Thursday", date(2025, 6, 19)),
+        ("at the weekend we're seeing friends", "at the weekend", date(2025, 6, 14)),
+        ("due end of next week, latest", "end of next week", date(2025, 6, 20)),
+        # vague or just gone
+        ("the other week the car broke down", "the other week", date(2025, 6, 1)),
+        ("stayed in all weekend just gone", "weekend just gone", date(2025, 6, 7)),
+        # a frequency is no date: only the weekday counts
+        ("swimming twice a week from Monday", "Monday", date(2025, 6, 16)),
+    ],
+)
+def test_dev9_colloquial_dates(text, phrase, expected):
+    mentions = resolve_dates(text, _WED_NOON)
+    assert [(m.phrase, m.start) for m in mentions] == [(phrase, expected)]
