@@ -135,7 +135,7 @@
   // Focus after an in-place update: when the swap replaces the focused control (a vote button,
   // a policy radio, an edit form's Save), focus lands on its counterpart in the new content —
   // same id, same name and value inside the same [id] container, same aria-label or text —
-  // else on the new content's first control, never on <body>.
+  // else on the new content's main control (data-focus-default) or first control, never on <body>.
   var FOCUSABLE = "[autofocus], a[href], button:not([disabled]), input:not([type=hidden]):not([disabled]), select, textarea, [tabindex]";
   var lostFocus = null;
 
@@ -172,7 +172,9 @@
       var roots = (scope ? [scope] : []).concat(lost.settled);
       roots.some(function (root) {
         if (!root.isConnected) return false;
-        target = root.matches && root.matches(FOCUSABLE) ? root : root.querySelector(FOCUSABLE);
+        // a row names its main control (data-focus-default: a fact row's Edit, not its checkbox)
+        target = (root.querySelector && root.querySelector("[data-focus-default]"))
+          || (root.matches && root.matches(FOCUSABLE) ? root : root.querySelector(FOCUSABLE));
         return !!target;
       });
     }
