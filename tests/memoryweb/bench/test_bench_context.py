@@ -99,8 +99,8 @@ def test_http_mode_breaks_each_request_down_and_prints_the_parts(tmp_path, live_
     in-memory one): the breakdown's parts, and the table `bench context` prints."""
     from types import SimpleNamespace
 
-    from memoryweb.bench import context as bench_context
     from memory.services import Actor
+    from memoryweb.bench import context as bench_context
 
     settings.MEMORYWEB_SERVER_TIMING = True  # what BenchServer's environment says to daphne
     summary = bench_context.run(sizes=[20], queries=4, ingest_sample=0, http=False, out=lambda _: None)
