@@ -116,7 +116,7 @@ def _window_incr(key: str, timeout: int) -> int:
     cache = _cache()
     if isinstance(cache, FileBasedCache):
         # beside the cache's own *.djcache files, which clear() alone deletes
-        return _append_incr(Path(cache._dir) / "windows", key, timeout)
+        return _append_incr(Path(cache._dir) / "windows", key, timeout)  # type: ignore[attr-defined]
     return _incr(cache, key, timeout)
 
 

@@ -318,7 +318,7 @@ def measure_http(server: BenchServer, app: App, questions: list[str], *, k, acto
                 latencies.append(elapsed)
                 for name, ms in breakdown_of(elapsed, response.headers.get("server-timing", "")).items():
                     parts[name].append(ms)
-    summary = latency_summary(latencies)
+    summary: dict = latency_summary(latencies)
     summary["breakdown"] = {name: latency_summary(values) for name, values in parts.items()}
     return summary
 
