@@ -610,6 +610,8 @@ class MemoryConfig:
     def __init__(self, tree: dict):
         self.tree = tree
         self._derived: dict[str, MemoryConfig] = {}  # with_overrides(), by its overrides
+        # what is derived from the whole tree once per configuration (memory.modes.policy_hash)
+        self.memo: dict[str, Any] = {}
 
     def __getitem__(self, dotted: str) -> Any:
         node: Any = self.tree

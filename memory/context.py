@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, CharField, Exists, Q, Value, When
+from django.db.models import Case, CharField, F, Q, Value, When
 from django.utils import timezone
 
 from memory.beliefs import layer_of
@@ -484,9 +484,11 @@ class Mirror:
         if not config["beliefs.mirror.enabled"] or config["beliefs.mirror.maxEvidence"] <= 0:
             return
         refs = [i.id for i in [*self.facts, *placed] if i.id in self.beliefs]
-        below = config["beliefs.mirror.belowConfidence"]
+        mirrored = self._doubtful_or_contested(refs)
         whens = []
         for ref in refs:
+            if ref not in mirrored:  # confident and uncontested: comes alone
+                continue
             belief = self.beliefs[ref]
             kind = "fact" if isinstance(belief, ProfileFact) else "note"
             revisions = BeliefRevision.objects.filter(
@@ -499,17 +501,6 @@ class Mirror:
                 rests_on |= Q(
                     message_id__in=NoteSource.objects.filter(note_id=belief.pk).values("message_id")
                 )
-            low: Q | None
-            if "confidence" in belief.get_deferred_fields():  # not loaded: asked in the query
-                low = Q(Exists(type(belief).objects.filter(pk=belief.pk, confidence__lt=below)))
-            else:
-                low = Q(pk__in=[]) if belief.confidence >= below else None
-            if low is not None:  # confident: mirrored only when contested
-                contested = low | Q(Exists(revisions.filter(action=RevisionAction.WEAKEN)))
-                if kind == "note":
-                    links = NoteLink.objects.filter(Q(src_id=belief.pk) | Q(dst_id=belief.pk))
-                    contested |= Q(Exists(links.filter(kind=LinkKind.CONTRADICTS)))
-                rests_on &= contested
             whens.append(When(rests_on, then=Value(ref)))
         if not whens:
             return
@@ -527,6 +518,51 @@ class Mirror:
                 units.setdefault(unit.mirror_of, []).append(unit)
         keep = config["beliefs.mirror.maxEvidence"]
         self.units = {ref: found[-keep:] for ref, found in units.items()}
+
+    def _doubtful_or_contested(self, refs: list[str]) -> set[str]:
+        """The refs whose belief is mirrored: confidence under `beliefs.mirror.belowConfidence`,
+        or contested (a WEAKEN revision; for a note, a `contradicts` link either way). A belief
+        whose confidence was loaded is judged here; what the database must say (a confidence
+        the ranking did not load, the revisions, the links) comes in one statement for every
+        ref; the evidence query then asks only for the mirrored ones."""
+        below = self.config["beliefs.mirror.belowConfidence"]
+        by_key: dict[tuple[str, int], str] = {}
+        doubtful: set[str] = set()
+        unloaded: dict[str, list[int]] = {"note": [], "fact": []}
+        for ref in refs:
+            belief = self.beliefs[ref]
+            kind = "fact" if isinstance(belief, ProfileFact) else "note"
+            by_key[(kind, belief.pk)] = ref
+            if "confidence" in belief.get_deferred_fields():
+                unloaded[kind].append(belief.pk)
+            elif belief.confidence < below:
+                doubtful.add(ref)
+        ids = {kind: [pk for k, pk in by_key if k == kind] for kind in ("note", "fact")}
+        if not by_key:
+            return doubtful
+
+        def tagged(queryset, kind, column: str):
+            return queryset.annotate(mirror_kind=Value(kind, output_field=CharField()), mirror_id=F(column))
+
+        parts = [
+            BeliefRevision.objects.filter(
+                Q(belief_kind="note", belief_id__in=ids["note"])
+                | Q(belief_kind="fact", belief_id__in=ids["fact"]),
+                subject_id=self.subject.pk,
+                action=RevisionAction.WEAKEN,
+            ).annotate(mirror_kind=F("belief_kind"), mirror_id=F("belief_id"))
+        ]
+        if ids["note"]:
+            contradicts = NoteLink.objects.filter(kind=LinkKind.CONTRADICTS)
+            parts.append(tagged(contradicts.filter(src_id__in=ids["note"]), "note", "src_id"))
+            parts.append(tagged(contradicts.filter(dst_id__in=ids["note"]), "note", "dst_id"))
+        for kind, model in (("note", Note), ("fact", ProfileFact)):
+            if unloaded[kind]:
+                low = model.objects.filter(pk__in=unloaded[kind], confidence__lt=below)
+                parts.append(tagged(low, kind, "pk"))
+        columns = [part.values_list("mirror_kind", "mirror_id") for part in parts]
+        rows = columns[0].union(*columns[1:], all=True) if len(columns) > 1 else columns[0]
+        return doubtful | {by_key[key] for key in rows if key in by_key}
 
     def _line(self, section: str, unit: Evidence, ref: str) -> str:
         if section == "recalled":

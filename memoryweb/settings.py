@@ -360,6 +360,9 @@ def env_rate(name: str, default: str) -> str:
 
 # Requests per API key (an ApiKey's own `rate_limit` overrides it); "off" lifts the limit.
 MEMORYWEB_API_RATE_LIMIT = env_rate("MEMORYWEB_API_RATE_LIMIT", "600/minute")
+# POST /api/v1/context answers with a `Server-Timing` header (memory/api/timing.py): off by
+# default; `bench context` turns it on in the server it starts, for its per-request breakdown.
+MEMORYWEB_SERVER_TIMING = env_bool("MEMORYWEB_SERVER_TIMING", False)
 # A rotated key keeps working this long beside its successor, then answers 401.
 MEMORYWEB_API_KEY_OVERLAP = env_int("MEMORYWEB_API_KEY_OVERLAP", 86_400)
 # Sign-in lockout (dashboard and admin): this many failures for one username, or from one IP

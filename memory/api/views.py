@@ -1,5 +1,7 @@
 """The memory endpoints of the REST sidecar: context, profile facts, notes, votes."""
 
+import time
+
 from django.core.validators import RegexValidator
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -27,6 +29,7 @@ from memory.api.fields import (
     TagField,
 )
 from memory.api.schema import error_response
+from memory.api.timing import ServerTimingMixin
 from memory.beliefs import LAYERS
 from memory.context import context_build
 from memory.models import Conversation, Signal
@@ -255,7 +258,7 @@ def note_detail(note) -> dict:
 
 
 # --- context ------------------------------------------------------------------------------
-class ContextApi(AppAPIView):
+class ContextApi(ServerTimingMixin, AppAPIView):
     class InputSerializer(StrictSerializer):
         subject = SubjectField()
         message = StrictCharField(max_length=20_000, trim_whitespace=True)
@@ -271,6 +274,7 @@ class ContextApi(AppAPIView):
         request=InputSerializer, responses={200: ContextOut}, summary="Build the memory context for a message"
     )
     def post(self, request):
+        started = time.perf_counter()
         data = self.validated(self.InputSerializer, request.data)
         profile = profile_check(data["profile"], self.config)
         mode = mode_get(data["mode"]) if data.get("mode") else None
@@ -310,6 +314,7 @@ class ContextApi(AppAPIView):
                         if "conversation" in data
                         else None
                     )
+        lookedup = self.timing_add("lookup", started)
         # built outside that transaction: on SQLite it would hold the write lock for the whole
         # build, and the LLM rewriter's worker thread (which counts its calls) would wait on it
         context = context_build(
@@ -321,7 +326,13 @@ class ContextApi(AppAPIView):
             mode=mode,
             profile=profile,
         )
-        return Response(context.as_dict(full=data["full"]))
+        built = time.perf_counter()
+        build_ms = (built - lookedup) * 1000
+        writes_ms = max(0.0, build_ms - (context.latency_ms or build_ms))
+        self.timings.update(build=build_ms - writes_ms, event=writes_ms)
+        body = context.as_dict(full=data["full"])
+        self.timing_add("serialise", built)
+        return Response(body)
 
 
 # --- profile ------------------------------------------------------------------------------

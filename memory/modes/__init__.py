@@ -111,8 +111,15 @@ class Mode:
 def policy_hash(mode: Mode, config: MemoryConfig) -> str:
     """A digest of what decides a context besides the memory itself: the mode's manifest and
     the configuration in force (cache keys and RetrievalEvents carry it)."""
-    payload = json.dumps({"mode": mode.manifest, "config": config.as_dict()}, sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    manifest = json.dumps(mode.manifest, sort_keys=True, default=str)
+    key = f"policy_hash:{manifest}"
+    # once per configuration and mode: copying and dumping the whole tree was ~1 ms of a build,
+    # and the builder's configurations are the same objects build after build (with_overrides)
+    digest = config.memo.get(key)
+    if digest is None:
+        payload = json.dumps({"mode": mode.manifest, "config": config.as_dict()}, sort_keys=True, default=str)
+        digest = config.memo[key] = hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return digest
 
 
 @lru_cache(maxsize=1)

@@ -34,6 +34,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 
+from memory.api.timing import server_timing_parse
 from memory.config import get_config
 from memory.context import context_build
 from memory.embeddings import get_embedder
@@ -239,7 +240,7 @@ def measure_in_process(app: App, questions: list[str], *, k, record: bool, mode:
     config = mode_config(get_config(app), mode)
     people = _subjects(app, app.subjects.count())
     people.sort(key=lambda s: int(s.external_id.rsplit("-", 1)[1]))
-    latencies, cpu, embedding, tokens, recalled, indexed = [], [], [], [], [], []
+    latencies, cpu, embedding, tokens, recalled, indexed, writes = [], [], [], [], [], [], []
     # distinct warm-up texts, so no measured question finds its vector already cached
     asked = [*(f"warm-up: {q}" for q in questions[:WARMUP]), *questions]
     block = 200  # questions embedded ahead of their builds (the query cache holds 256)
@@ -263,17 +264,33 @@ def measure_in_process(app: App, questions: list[str], *, k, record: bool, mode:
                 continue
             latencies.append(elapsed)
             cpu.append(elapsed_cpu)
+            # the build's writes (the RetrievalEvent, recalls; the cache entry) come after latency_ms
+            writes.append(max(0.0, elapsed - (context.latency_ms or elapsed)))
             tokens.append(context.tokens()["total"])
             recalled.append(sum(1 for item in context.items if item.section == "recalled"))
             indexed.append(sum(1 for item in context.items if item.section == "memory-index"))
     return {
         "context_ms": _timings(latencies),
         "context_cpu_ms": _timings(cpu),
+        "event_ms": latency_summary(writes),
         "query_embedding_ms": _timings(embedding) if embedding else None,
         "tokens_mean": rounded(mean(tokens), 1),
         "recalled_mean": rounded(mean(recalled), 2),
         "index_mean": rounded(mean(indexed), 2),
     }
+
+
+# the parts of a request's time POST /api/v1/context reports in `Server-Timing`
+# (memory/api/timing.py); `transport` is what the client measured beyond their sum
+BREAKDOWN = ("auth", "lookup", "build", "event", "serialise", "transport")
+
+
+def breakdown_of(elapsed_ms: float, header: str) -> dict[str, float]:
+    """One request's split: the server's parts from its `Server-Timing`, and the transport."""
+    parts = server_timing_parse(header)
+    split = {name: parts.get(name, 0.0) for name in BREAKDOWN if name != "transport"}
+    split["transport"] = max(0.0, elapsed_ms - sum(split.values()))
+    return split
 
 
 def measure_http(server: BenchServer, app: App, questions: list[str], *, k, actor) -> dict:
@@ -282,6 +299,7 @@ def measure_http(server: BenchServer, app: App, questions: list[str], *, k, acto
         app.subjects.values_list("external_id", flat=True), key=lambda e: int(e.rsplit("-", 1)[1])
     )
     latencies = []
+    parts: dict[str, list[float]] = {name: [] for name in BREAKDOWN}
     with httpx.Client(
         base_url=server.url, headers={"Authorization": f"Bearer {raw_key}"}, timeout=60
     ) as client:
@@ -298,7 +316,11 @@ def measure_http(server: BenchServer, app: App, questions: list[str], *, k, acto
                 )
             if i >= WARMUP:
                 latencies.append(elapsed)
-    return latency_summary(latencies)
+                for name, ms in breakdown_of(elapsed, response.headers.get("server-timing", "")).items():
+                    parts[name].append(ms)
+    summary: dict = latency_summary(latencies)
+    summary["breakdown"] = {name: latency_summary(values) for name, values in parts.items()}
+    return summary
 
 
 def describe_db() -> str:
@@ -357,7 +379,7 @@ def run(
             result["modes"] = by_mode
             if http:
                 if server is None:
-                    server = stack.enter_context(BenchServer())
+                    server = stack.enter_context(BenchServer(env={"MEMORYWEB_SERVER_TIMING": "1"}))
                     out(f"  daphne serving the same database at {server.url} (pid {server.pid})")
                 result["http_ms"] = measure_http(server, app, questions, k=k, actor=actor)
             else:
@@ -421,9 +443,31 @@ def render(summary: dict) -> str:
                     m["tokens_mean"],
                 ]
             )
-    return (
+    text = (
         table(headers, rows)
         + "\n(ms; ctx = one context build in-process, wall clock; cpu = the process's CPU time for it; "
         "q-embed = embedding one question, uncached, apart from the build; http = POST /api/v1/context "
         "in fts mode; tokens = mean context tokens)"
+    )
+    breakdown = render_breakdown(summary)
+    return text + "\n\n" + breakdown if breakdown else text
+
+
+def render_breakdown(summary: dict) -> str:
+    """Where an HTTP request's time goes, per size: the mean of each part (they add up to the
+    mean request), from the server's `Server-Timing` (memory/api/timing.py)."""
+    rows = []
+    for size, r in summary["sizes"].items():
+        http = r["http_ms"]
+        if not http or "breakdown" not in http:
+            continue
+        rows.append([int(size), http["mean"], *(http["breakdown"][name]["mean"] for name in BREAKDOWN)])
+    if not rows:
+        return ""
+    return (
+        table(["notes", "http mean", *BREAKDOWN], rows)
+        + "\n(ms, mean per POST /api/v1/context: auth = key, pause and rate limit; lookup = body and "
+        "subject; build = context_build before its writes; event = its writes (RetrievalEvent, "
+        "recalls, deliveries) and the cache entry; serialise = as_dict and JSON; transport = the rest "
+        "the client waited: ASGI server, Django's handler and middleware, thread hop, socket)"
     )

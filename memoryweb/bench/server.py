@@ -38,7 +38,8 @@ def quiet_http_log():
 class BenchServer:
     """`with BenchServer() as server: httpx.post(server.url + "/api/v1/context", …)`."""
 
-    def __init__(self, *, startup_timeout: float = 60.0):
+    def __init__(self, *, startup_timeout: float = 60.0, env: dict[str, str] | None = None):
+        self.extra_env = dict(env or {})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.startup_timeout = startup_timeout
@@ -48,6 +49,7 @@ class BenchServer:
     def start(self) -> "BenchServer":
         env = dict(os.environ)
         env.setdefault("DJANGO_SETTINGS_MODULE", "memoryweb.settings")
+        env.update(self.extra_env)
         argv = [
             sys.executable,
             "-m",

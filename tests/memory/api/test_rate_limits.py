@@ -185,3 +185,54 @@ def test_the_configured_cache_shares_counts_between_processes(settings, tmp_path
     assert other.stdout.strip() == "1"
     assert window_hit("shared", rate, now=now).count == 2
     assert window_hit("shared", rate, now=now).allowed is False
+
+
+def _file_cache(settings, tmp_path):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(tmp_path / "cache"),
+        }
+    }
+    return tmp_path / "cache" / "windows"
+
+
+def test_the_file_cache_counts_every_hit_of_processes_racing_exactly(settings, tmp_path):
+    """The window counter of the file cache is one appended byte per hit: four processes hitting
+    at once lose none (the cache's own incr, a read then a rewrite, could count two as one)."""
+    _file_cache(settings, tmp_path)
+    now = 1_800_000_000.0
+    script = (
+        "import django; django.setup()\n"
+        "from memoryweb.ratelimit import Rate, window_hit\n"
+        f"for _ in range(50): window_hit('race', Rate(10_000, 3600), now={now})\n"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
+        "DJANGO_SETTINGS_MODULE": "memoryweb.settings",
+        "MEMORYWEB_VAR_DIR": str(tmp_path),
+    }
+    racers = [subprocess.Popen([sys.executable, "-c", script], env=env) for _ in range(4)]
+    assert [racer.wait(timeout=120) for racer in racers] == [0, 0, 0, 0]
+
+    assert window_hit("race", Rate(10_000, 3600), now=now).count == 201
+
+
+def test_a_new_window_sweeps_the_counters_of_windows_long_over(settings, tmp_path):
+    import os
+
+    windows = _file_cache(settings, tmp_path)
+    rate = Rate(limit=5, period=60)
+    assert window_hit("old", rate, now=1_800_000_000.0).count == 1
+    assert window_hit("recent", rate, now=1_800_000_000.0).count == 1
+    old = sorted(windows.iterdir())[0]  # one of the two: its last hit an hour ago
+    stale = old.stat().st_mtime - 3600
+    os.utime(old, (stale, stale))
+    kept = {path.name for path in windows.iterdir()} - {old.name}
+
+    assert window_hit("new", rate, now=1_800_000_120.0).count == 1  # a new window's first hit
+
+    names = {path.name for path in windows.iterdir()}
+    assert old.name not in names  # its last hit is older than its timeout (61 s)
+    assert kept <= names and len(names) == len(kept) + 1

@@ -91,3 +91,34 @@ def test_a_bench_run_leaves_celery_eager_mode_as_it_found_it(tmp_path):
     before = celery_app.conf.task_always_eager
     bench(tmp_path, "--notes", "40", "--queries", "6", "--ingest-sample", "4")
     assert celery_app.conf.task_always_eager == before
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_http_mode_breaks_each_request_down_and_prints_the_parts(tmp_path, live_server, settings):
+    """measure_http against a live server of the test database (daphne cannot open an
+    in-memory one): the breakdown's parts, and the table `bench context` prints."""
+    from types import SimpleNamespace
+
+    from memory.services import Actor
+    from memoryweb.bench import context as bench_context
+
+    settings.MEMORYWEB_SERVER_TIMING = True  # what BenchServer's environment says to daphne
+    summary = bench_context.run(sizes=[20], queries=4, ingest_sample=0, http=False, out=lambda _: None)
+    app = App.objects.get(name=app_name(20, 1, 1))
+    http = bench_context.measure_http(
+        SimpleNamespace(url=live_server.url), app, ["lunch plans?"] * 4, k=None, actor=Actor.system("t")
+    )
+
+    assert set(http["breakdown"]) == set(bench_context.BREAKDOWN)
+    means = {name: part["mean"] for name, part in http["breakdown"].items()}
+    assert all(ms >= 0 for ms in means.values())
+    assert means["build"] > 0 and means["auth"] > 0
+    assert sum(means.values()) == pytest.approx(http["mean"], abs=0.01)  # the parts add up
+    summary["sizes"]["20"]["http_ms"] = http
+    text = bench_context.render(summary)
+    assert "http mean" in text
+    for name in bench_context.BREAKDOWN:
+        assert name in text.split("http mean", 1)[1]
+    # without the HTTP measurement there is no breakdown table
+    summary["sizes"]["20"]["http_ms"] = None
+    assert "http mean" not in bench_context.render(summary)
