@@ -233,3 +233,47 @@ def test_an_operation_naming_a_message_that_was_not_shown_is_dropped_and_counted
 
     assert [(op.op, op.message.text) for op in ops] == [("SET", "and I work at Airbus")]
     assert Counter.objects.get(name="llm.unknown_message").value == 4
+
+
+def test_the_measured_heldout3_run_replays_to_the_numbers_it_printed(db, tmp_path, capsys):
+    """tests/data/llm_cassettes/local_heldout3.json is `extraction_eval --record` of the README's
+    local-model row for heldout3 (its `about` says what served it; docs/local-models.md has the
+    command): Qwen2.5-Coder-1.5B on llama-server answered every message in the schema, and every
+    answer was the prompt's example copied word for word, about messages 3 and 4 of a
+    one-message conversation: all its operations are dropped and counted, nothing is extracted,
+    and no fallback runs (the answer was valid)."""
+    recorded = Cassette("local_heldout3")
+    example = recorded.interactions[0]["response"]["body"]["choices"][0]["message"]["content"]
+    previous = set_http_client_factory(lambda spec: recorded.client())
+    out = tmp_path / "heldout3.json"
+    try:
+        call_command(
+            "extraction_eval",
+            "--provider",
+            "openai-compatible/qwen2.5-coder-1.5b",
+            "--base-url",
+            BASE_URL,
+            "--max-retries",
+            "0",
+            "--split",
+            "heldout3",
+            "--json",
+            str(out),
+        )
+    finally:
+        set_http_client_factory(previous)
+
+    assert not recorded.unmatched and len(recorded.played) == 36 == len(set(recorded.played))
+    assert all(
+        i["response"]["body"]["choices"][0]["message"]["content"] == example for i in recorded.interactions
+    )
+    assert '"value": "Lisbon"' in example and '"message": 3' in example  # the prompt's example
+    metrics = json.loads(out.read_text())
+    assert metrics["extractor"]["answered"] == 36 and metrics["extractor"]["fallbacks"] == {}
+    scores = metrics["heldout3"]["metrics"]
+    assert (scores["facts"]["predicted"], scores["facts"]["expected"]) == (0, 26)
+    assert (scores["notes (kind)"]["predicted"], scores["notes (kind)"]["expected"]) == (0, 13)
+    assert metrics["heldout3"]["negatives"] == {"silent": 8, "total": 8}
+    # a fact, a note and a retraction per answer, each naming a message that was not shown
+    assert Counter.objects.get(name="llm.unknown_message").value == 3 * 36
+    assert "model answers: 36/36 messages; heuristic fallbacks: none" in capsys.readouterr().out
