@@ -1,7 +1,9 @@
-"""Recording the summaries model's HTTP exchanges as a cassette (`summaries_eval --record`).
+"""Recording a model's HTTP exchanges as a cassette (`summaries_eval --record`,
+`extraction_eval --record`).
 
 `CassetteRecorder` is an httpx2 transport that forwards every request to the real server and
-keeps the exchange; `install` makes every LLM client use it (memoryweb.llm.client's
+keeps the exchange (a request the server never answered in time is kept as the exception it
+raised, which the replay raises again); `install` makes every LLM client use it (memoryweb.llm.client's
 `set_http_client_factory`). `cassette` gives them in the format tests/llm_cassette.py replays:
 each interaction's `match` is a piece of its request's last user message found in no other
 recorded request's, taken first from the labelled messages' own text (stable from one run to
@@ -21,12 +23,18 @@ from memoryweb.llm.client import set_http_client_factory
 SNIPPET = 60  # characters of a labelled message tried as a match
 # a line naming a row by its primary key ("c:12 …", "— conversation 12") differs in a replay's database
 DATABASE_ID = re.compile(r"\b(?:c:|conversation )\d+\b")
+CONVERSATION = re.compile(r"<conversation>\n(.*?)\n</conversation>", re.DOTALL)  # as tests/llm_cassette.py
 
 
 def _user_text(body: dict) -> str:
     return next(
         (m.get("content") or "" for m in reversed(body.get("messages", [])) if m["role"] == "user"), ""
     )
+
+
+def _conversation(user: str) -> str:
+    block = CONVERSATION.search(user)
+    return block.group(1) if block else user
 
 
 def _snippets(text: str) -> list[str]:
@@ -40,15 +48,21 @@ def _snippets(text: str) -> list[str]:
 
 
 class CassetteRecorder(httpx2.BaseTransport):
-    def __init__(self, known_texts: list[str] | None = None):
+    def __init__(self, known_texts: list[str] | None = None, *, name: str = "summaries"):
         self.real = httpx2.HTTPTransport()
         self.exchanges: list[dict] = []
         self.known = [s for text in known_texts or [] for s in _snippets(text)]
+        self.name = name  # the interactions are named NAME-001, NAME-002, …
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = self.real.handle_request(request)
-        response.read()
         body = json.loads(request.content or b"{}")
+        try:
+            response = self.real.handle_request(request)
+            response.read()
+        except httpx2.TransportError as exc:  # a timeout, a refused connection
+            exchange = {"user": _user_text(body), "response_format": "response_format" in body}
+            self.exchanges.append({**exchange, "raise": type(exc).__name__})
+            raise
         try:
             answer = response.json()
         except ValueError:
@@ -73,8 +87,15 @@ class CassetteRecorder(httpx2.BaseTransport):
     def _match(self, index: int) -> str:
         user = self.exchanges[index]["user"]
         others = [e["user"] for i, e in enumerate(self.exchanges) if i != index]
-        lines = [line.strip() for line in user.splitlines() if len(line.strip()) >= 24]
-        candidates = [c for c in [s for s in self.known if s in user] + lines if not DATABASE_ID.search(c)]
+
+        def pieces(text: str) -> list[str]:
+            lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= 24]
+            return [c for c in [s for s in self.known if s in text] + lines if not DATABASE_ID.search(c)]
+
+        # the replay looks inside the request's <conversation> block when it has one: a piece of
+        # it first (the reflection prompt's "Current time" line, outside it, differs per message too)
+        block = _conversation(user)
+        candidates = (pieces(block) if block != user else []) or pieces(user)
         if not candidates:
             return user
         # the first found in no other request; when the same request was asked twice (two scopes
@@ -85,12 +106,15 @@ class CassetteRecorder(httpx2.BaseTransport):
     def cassette(self, about: str = "") -> dict:
         interactions = []
         for index, exchange in enumerate(self.exchanges):
+            answer = (
+                {"raise": exchange["raise"]} if "raise" in exchange else {"response": exchange["response"]}
+            )
             interactions.append(
                 {
-                    "name": f"summaries-{index + 1:03d}",
+                    "name": f"{self.name}-{index + 1:03d}",
                     "match": self._match(index),
                     "response_format": exchange["response_format"],
-                    "response": exchange["response"],
+                    **answer,
                     "origin": "recorded",
                 }
             )

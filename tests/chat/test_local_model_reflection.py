@@ -233,3 +233,55 @@ def test_an_operation_naming_a_message_that_was_not_shown_is_dropped_and_counted
 
     assert [(op.op, op.message.text) for op in ops] == [("SET", "and I work at Airbus")]
     assert Counter.objects.get(name="llm.unknown_message").value == 4
+
+
+@pytest.mark.parametrize(
+    "split, messages, facts, note_kinds, negatives",
+    [("heldout3", 36, (0, 26), (0, 13), 8), ("heldout5", 16, (0, 0), (0, 12), 4)],
+)
+def test_a_measured_run_replays_to_the_numbers_it_printed(
+    db, tmp_path, capsys, split, messages, facts, note_kinds, negatives
+):
+    """tests/data/llm_cassettes/local_heldout3.json and local_heldout5.json are `extraction_eval
+    --record` of the README's local-model rows (their `about` says what served them;
+    docs/local-models.md has the command): Qwen2.5-Coder-1.5B on llama-server answered every
+    message in the schema, and every answer was the prompt's example copied word for word,
+    about messages 3 and 4 of a one-message conversation: all its operations are dropped and
+    counted, nothing is extracted, and no fallback runs (the answer was valid)."""
+    recorded = Cassette(f"local_{split}")
+    example = recorded.interactions[0]["response"]["body"]["choices"][0]["message"]["content"]
+    previous = set_http_client_factory(lambda spec: recorded.client())
+    out = tmp_path / f"{split}.json"
+    try:
+        call_command(
+            "extraction_eval",
+            "--provider",
+            "openai-compatible/qwen2.5-coder-1.5b",
+            "--base-url",
+            BASE_URL,
+            "--max-retries",
+            "0",
+            "--split",
+            split,
+            "--json",
+            str(out),
+        )
+    finally:
+        set_http_client_factory(previous)
+
+    assert not recorded.unmatched and len(recorded.played) == messages == len(set(recorded.played))
+    assert all(
+        i["response"]["body"]["choices"][0]["message"]["content"] == example for i in recorded.interactions
+    )
+    assert '"value": "Lisbon"' in example and '"message": 3' in example  # the prompt's example
+    metrics = json.loads(out.read_text())
+    assert metrics["extractor"]["answered"] == messages and metrics["extractor"]["fallbacks"] == {}
+    scores = metrics[split]["metrics"]
+    assert (scores["facts"]["predicted"], scores["facts"]["expected"]) == facts
+    assert (scores["notes (kind)"]["predicted"], scores["notes (kind)"]["expected"]) == note_kinds
+    assert metrics[split]["negatives"] == {"silent": negatives, "total": negatives}
+    # a fact, a note and a retraction per answer, each naming a message that was not shown
+    assert Counter.objects.get(name="llm.unknown_message").value == 3 * messages
+    assert (
+        f"model answers: {messages}/{messages} messages; heuristic fallbacks: none" in capsys.readouterr().out
+    )

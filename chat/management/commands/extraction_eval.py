@@ -8,7 +8,9 @@ With a model spec (`openai-compatible/qwen2.5:7b --base-url http://127.0.0.1:114
 `openai/gpt-4o-mini`, …) each labelled message goes once through reflection's LLM path
 (chat/reflection/model_extraction.py), falling back to the heuristic extractor where the answer
 is unusable, as a reflection does; the LLM client counts its calls in the database (run
-`manage.py migrate` first). docs/local-models.md has the recipe for a local server."""
+`manage.py migrate` first); `--record CASSETTE` keeps every exchange with it in the format
+tests/llm_cassette.py replays, so a measured run can be replayed in a test.
+docs/local-models.md has the recipe for a local server."""
 
 import json
 import sys
@@ -23,12 +25,14 @@ from chat.reflection.evaluation import (
     evaluate,
     format_errors,
     format_table,
+    load_cases,
 )
 from chat.reflection.heuristics import extract
 from chat.reflection.model_extraction import ModelExtractor
+from chat.summaries.recording import CassetteRecorder
 from memory.config import get_config
 from memoryweb.errors import ConfigError
-from memoryweb.llm import client_for
+from memoryweb.llm import client_for, set_http_client_factory
 
 
 class Command(BaseCommand):
@@ -63,6 +67,19 @@ class Command(BaseCommand):
             choices=SPLITS,
             help="score only these splits (repeat the option); default: all of them",
         )
+        parser.add_argument(
+            "--record",
+            type=Path,
+            default=None,
+            metavar="CASSETTE",
+            help="with a model: save every exchange with it as a cassette (tests/llm_cassette.py format)",
+        )
+        parser.add_argument(
+            "--about",
+            default="",
+            metavar="TEXT",
+            help="with --record: what served the model (server, version, weights), said in the cassette",
+        )
 
     def _extractor(self, provider: str, base_url: str | None, timeout: float | None, retries, verbosity: int):
         if provider.strip().lower() == "none":
@@ -88,25 +105,36 @@ class Command(BaseCommand):
 
         return ModelExtractor(client, config, on_message=progress), provider
 
-    def handle(self, *args, data: Path, json_out: Path | None, errors: bool, **options):
+    def handle(self, *args, data: Path, json_out: Path | None, errors: bool, record: Path | None, **options):
         if not data.exists():
             raise CommandError(f"no labelled set at {data}")
-        extractor, name = self._extractor(
-            options["provider"],
-            options["base_url"],
-            options["timeout"],
-            options["max_retries"],
-            options["verbosity"],
-        )
-        splits = tuple(options["splits"] or SPLITS)
-        # The untouched splits are only ever reported alone, never merged with a development set.
-        development = tuple(s for s in splits if s in DEVELOPMENT)
-        reports = {}
-        if not options["splits"]:
-            reports["all"] = evaluate(data, extractor=extractor)
-        if development:
-            reports["all development"] = evaluate(data, development, extractor=extractor)
-        reports |= {split: evaluate(data, split, extractor=extractor) for split in splits}
+        if record is not None and options["provider"].strip().lower() == "none":
+            raise CommandError("--record needs --provider (the heuristic extractor makes no request)")
+        recorder = previous = None
+        if record is not None:
+            _, cases = load_cases(data)
+            recorder = CassetteRecorder([c["text"] for c in cases], name="extraction")
+            previous = recorder.install()  # before the client is made: it takes its transport then
+        try:
+            extractor, name = self._extractor(
+                options["provider"],
+                options["base_url"],
+                options["timeout"],
+                options["max_retries"],
+                options["verbosity"],
+            )
+            splits = tuple(options["splits"] or SPLITS)
+            # The untouched splits are only ever reported alone, never merged with a development set.
+            development = tuple(s for s in splits if s in DEVELOPMENT)
+            reports = {}
+            if not options["splits"]:
+                reports["all"] = evaluate(data, extractor=extractor)
+            if development:
+                reports["all development"] = evaluate(data, development, extractor=extractor)
+            reports |= {split: evaluate(data, split, extractor=extractor) for split in splits}
+        finally:
+            if recorder is not None:
+                set_http_client_factory(previous)
         summary = extractor.summary() if isinstance(extractor, ModelExtractor) else None
         for title, report in reports.items():
             self.stdout.write(format_table(report, title if summary is None else f"{title} · {name}") + "\n")
@@ -118,6 +146,12 @@ class Command(BaseCommand):
             )
         if errors:
             self.stdout.write(format_errors(next(iter(reports.values()))))
+        if recorder is not None and record is not None:
+            about = f"extraction_eval --provider {name} on {data.name}, splits {', '.join(splits)}"
+            if options["about"]:
+                about += f". {options['about']}"
+            recorder.write(record, about=about)
+            self.stdout.write(f"recorded {len(recorder.exchanges)} exchanges to {record}\n")
         if json_out:
             payload: dict = {title: report.as_dict() for title, report in reports.items()}
             payload["extractor"] = {"name": name, **(summary or {})}

@@ -223,6 +223,51 @@ def test_the_recorder_never_matches_on_a_database_id_and_repeats_keep_their_orde
     assert contents == ['{"a": 1}', '{"a": 2}', '{"a": 1}'] and replay.unmatched == []
 
 
+def test_a_request_the_server_never_answered_is_recorded_and_replayed_as_its_timeout(tmp_path):
+    class Server(httpx2.BaseTransport):
+        def handle_request(self, request):
+            if b"slow" in request.content:
+                raise httpx2.ReadTimeout("the server did not answer", request=request)
+            return httpx2.Response(200, json={"choices": [{"message": {"content": "{}"}}]})
+
+    recorder = CassetteRecorder(name="extraction")
+    recorder.real = Server()
+    client = httpx2.Client(transport=recorder)
+    # reflection's prompt: the "Current time" line differs per message too, but lies outside the
+    # <conversation> block the replay looks in, so the match is taken from the block
+    asked = {}
+    for text, when in (("a slow one, for the model at least", "09:00"), ("a quick question here", "10:00")):
+        user = f"Current time: 2024-03-14T{when}\n<conversation>\n[1] 2024-03-14 {when} user: {text}\n</conversation>"
+        asked[text] = user
+        try:
+            client.post(
+                "http://llm.test/v1/chat/completions", json={"messages": [{"role": "user", "content": user}]}
+            )
+        except httpx2.ReadTimeout:
+            pass
+    out = tmp_path / "extraction.json"
+    recorder.write(out)
+    interactions = json.loads(out.read_text())["interactions"]
+    assert [(i["name"], i["match"], i.get("raise")) for i in interactions] == [
+        ("extraction-001", "[1] 2024-03-14 09:00 user: a slow one, for the model at least", "ReadTimeout"),
+        ("extraction-002", "[1] 2024-03-14 10:00 user: a quick question here", None),
+    ]
+    assert "response" not in interactions[0]
+
+    replay = Cassette({"about": "", "interactions": interactions})
+    with replay.client() as replayed:
+        with pytest.raises(httpx2.ReadTimeout):
+            replayed.post(
+                "http://llm.test/v1/chat/completions",
+                json={"messages": [{"role": "user", "content": asked["a slow one, for the model at least"]}]},
+            )
+        answer = replayed.post(
+            "http://llm.test/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": asked["a quick question here"]}]},
+        )
+    assert answer.json()["choices"][0]["message"]["content"] == "{}" and replay.unmatched == []
+
+
 def test_config_overrides_reach_the_eval_app_and_a_wrong_key_is_refused(db, tmp_path):
     from django.core.management.base import CommandError
 
