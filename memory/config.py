@@ -291,6 +291,10 @@ DEFAULTS: dict[str, Any] = {
         "dateMatch": 0.5,
         "dateSlackDays": 0,
         "whenDated": 0.1,
+        # retrieve.mode full: a note said by someone the message names ("Melanie: …") gains
+        # speakerMatch, one naming them elsewhere entityMatch (× the share of the names)
+        "speakerMatch": 0.2,
+        "entityMatch": 0.1,
     },
 }
 
@@ -577,7 +581,16 @@ def _check_ranking(tree: dict) -> None:
             )
     if fusion.get("rrfK", 1) <= 0:
         raise ConfigError("memory.retrieve.fusion.rrfK must be positive", key="memory.retrieve.fusion.rrfK")
-    for key in ("confirmations", "neighbours", "session", "dateMatch", "dateSlackDays", "whenDated"):
+    for key in (
+        "confirmations",
+        "neighbours",
+        "session",
+        "dateMatch",
+        "dateSlackDays",
+        "whenDated",
+        "speakerMatch",
+        "entityMatch",
+    ):
         if scoring.get(key, 0) < 0:
             raise ConfigError(f"memory.scoring.{key} must not be negative", key=f"memory.scoring.{key}")
     if not 0 <= scoring.get("neighbourWindow", 0) <= 10:

@@ -25,7 +25,14 @@ Only `full` adds:
   `scoring.session` × that conversation's share;
 - **dates**: a date in the message ("in May 2023", "on 3 June", "last week", resolved against
   now) lifts notes whose date falls in it by `scoring.dateMatch`; a "when" question lifts
-  notes that themselves mention a date by `scoring.whenDated`.
+  notes that themselves mention a date by `scoring.whenDated`;
+- **people and things named**: when the message names someone or something (a capitalised
+  word that is no question word, weekday or month: "What has Melanie painted?"), a note whose
+  speaker prefix is that name ("Melanie: …", as transcripts and imported chats store a turn)
+  gains `scoring.speakerMatch`, and one that names it elsewhere `scoring.entityMatch`, each
+  times the share of the message's names it holds. Questions about one person across many
+  sessions ("What activities does Melanie partake in?") otherwise fill their places with the
+  other speaker's turns that share the topic's words.
 
 Link expansion over the note graph (memory/links.py) follows in `fts` and `full` mode; the
 context builder does it, after ranking.
@@ -448,6 +455,8 @@ def rank_notes(
                 candidates[pk].why.append(f"next to n:{source} in its conversation")
     sources = _note_sources([key for key in candidates if isinstance(key, int)])
     _score(candidates, config, now, session=mode == "full", sources=sources)
+    if mode == "full":
+        _entity_signal(candidates, query, config)
     ranked = sorted(candidates.values(), key=lambda c: (-c.score, -c.note.pk))
     ranked = _one_per_turn(ranked, sources)
     terms_set = set(terms)
@@ -457,6 +466,48 @@ def rank_notes(
                 terms_set, c.note.content + " " + " ".join(c.note.tags)
             )
     return [(c.note, c.score, "; ".join(c.why)) for c in ranked]
+
+
+# a capitalised word of three letters or more: a name, unless it is one of these
+_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_NOT_NAMES = frozenset(
+    "What When Where Which Who Whom Whose Why How Did Does Do Is Are Was Were Has Have Had Can "
+    "Could Would Should Will The This That These Those And But For Based Given According "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
+    "June July August September October November December".split()
+)
+# "Melanie: …", "Dr Smith: …": a turn stored with its speaker's name before a colon
+SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}):\s")
+
+
+def named_entities(text: str) -> set[str]:
+    """The capitalised words of `text` that are no question word, weekday or month: the
+    people and things it names."""
+    return {w for w in _NAME.findall(text) if w not in _NOT_NAMES}
+
+
+def _entity_signal(candidates: dict, query: str, config: MemoryConfig) -> None:
+    """The lift of the notes said by, or naming, the people and things the message names
+    (module docstring)."""
+    w_speaker, w_named = config["scoring.speakerMatch"], config["scoring.entityMatch"]
+    names = named_entities(query)
+    if (w_speaker <= 0 and w_named <= 0) or not names:
+        return
+    patterns = {name: re.compile(rf"\b{re.escape(name)}\b") for name in names}
+    for c in candidates.values():
+        text = c.note.content
+        prefix = SPEAKER_PREFIX.match(text)
+        speaker = set(prefix.group(1).split()) & names if prefix else set()
+        rest = text[prefix.end() :] if prefix else text
+        named = sorted(name for name, pattern in patterns.items() if pattern.search(rest))
+        lift = (w_speaker * len(speaker) + w_named * len(named)) / len(names)
+        if lift <= 0:
+            continue
+        c.score += lift
+        if speaker:
+            c.why.append(f"said by {', '.join(sorted(speaker))}")
+        if named:
+            c.why.append(f"names {', '.join(named)}")
 
 
 def said_times(reason: str) -> int:

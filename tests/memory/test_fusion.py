@@ -11,6 +11,7 @@ from memory.config import get_config
 from memory.context import context_build
 from memory.models import Note
 from memory.ranking import asks_when, message_dates, rank_notes, weighted_rrf
+from memory.ranking.notes import named_entities
 from memory.search.lexical import NoteFilter
 from memory.services import note_store
 from memory.services.conversations import conversation_get_or_create, message_add
@@ -256,6 +257,47 @@ def test_a_when_question_prefers_the_note_that_mentions_a_date(subject, actor, c
     assert dict((n.pk, s) for n, s, _ in ranked)[dated.pk] > dict((n.pk, s) for n, s, _ in without)[dated.pk]
 
 
+def test_the_names_of_a_question_are_its_capitalised_words_but_question_words_and_months():
+    assert named_entities("What has Melanie painted since May?") == {"Melanie"}
+    assert named_entities("What subject have Caroline and Melanie both painted?") == {"Caroline", "Melanie"}
+    assert named_entities("what did i paint last week?") == set()
+
+
+@pytest.mark.django_db
+def test_a_turn_said_by_the_person_the_question_names_is_preferred(subject, actor, config):
+    other, said = _session(
+        subject,
+        actor,
+        config,
+        "s1",
+        [
+            "Caroline: Wow, your painting of the lake sunrise looks lovely!",
+            "Melanie: I painted a horse last week.",
+        ],
+        NOW,
+    )
+    off = config.with_overrides({"scoring": {"speakerMatch": 0.0, "entityMatch": 0.0}})
+
+    ranked = {n.pk: (s, why) for n, s, why in _rank(subject, config, "What has Melanie painted?")}
+    without = {n.pk: s for n, s, _ in _rank(subject, off, "What has Melanie painted?")}
+
+    assert "said by Melanie" in ranked[said.pk][1]
+    assert ranked[said.pk][0] == pytest.approx(without[said.pk] + config["scoring.speakerMatch"])
+    assert ranked[other.pk][0] == pytest.approx(without[other.pk])  # names no one asked about
+
+
+@pytest.mark.django_db
+def test_a_note_naming_the_person_elsewhere_gains_the_entity_weight(subject, actor, config):
+    (note,) = _session(subject, actor, config, "s1", ["Caroline: Melanie showed me her horse painting."], NOW)
+    off = config.with_overrides({"scoring": {"speakerMatch": 0.0, "entityMatch": 0.0}})
+
+    (ranked,) = _rank(subject, config, "What has Melanie painted?")
+    (without,) = _rank(subject, off, "What has Melanie painted?")
+
+    assert "names Melanie" in ranked[2] and "said by" not in ranked[2]
+    assert ranked[1] == pytest.approx(without[1] + config["scoring.entityMatch"])
+
+
 @pytest.mark.django_db
 def test_a_note_said_again_counts_as_confirmed(subject, actor, config):
     conversation, _ = conversation_get_or_create(subject=subject, external_id="c", actor=actor)
@@ -364,7 +406,12 @@ def test_an_unknown_retrieval_mode_is_refused_with_a_suggestion(app):
 
 @pytest.mark.parametrize(
     ("section", "key", "value"),
-    [("scoring", "neighbours", -0.1), ("scoring", "neighbourWindow", 11)],
+    [
+        ("scoring", "neighbours", -0.1),
+        ("scoring", "neighbourWindow", 11),
+        ("scoring", "speakerMatch", -0.1),
+        ("scoring", "entityMatch", -0.1),
+    ],
 )
 def test_bad_signal_weights_are_refused_by_name(app, section, key, value):
     app.config = {"memory": {section: {key: value}}}
