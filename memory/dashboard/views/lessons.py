@@ -15,7 +15,7 @@ from django import forms
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import Model, prefetch_related_objects
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -44,7 +44,7 @@ from .base import (
     report_edit,
     subject_view,
 )
-from .notes import BulkForm, bulk_vote, vote_mode, vote_submit
+from .notes import BulkForm, bulk_selection, bulk_vote, vote_mode, vote_submit
 from .profile import ParkForm
 
 PAGE_SIZE = 20
@@ -358,18 +358,13 @@ def _bulk(request: HttpRequest, subject, kind: Distilled) -> HttpResponse:
     form = DistilledBulkForm(request.POST, noun=kind.singular)
     search = DistilledSearchForm(request.POST)
     status, confirm = 200, None
-    if not form.is_valid():
+    owned = kind.model._default_manager.filter(subject=subject)
+    selected = bulk_selection(request, form, owned, noun=kind.singular, asks="delete")
+    if selected is None:
         status = 400
-        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
     else:
-        ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
-        items = list(kind.model._default_manager.filter(subject=subject, pk__in=ids).order_by("pk"))
-        if len(items) != len(ids):  # another subject's, or none: as owned_or_404
-            raise Http404(f"No such {kind.singular}.")
-        confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
-        if action == "delete" and not confirmed:
-            confirm = {"ids": ids, "count": len(ids)}
-        else:
+        action, items, confirm = selected
+        if confirm is None:
             try:
                 with transaction.atomic():
                     changed = _bulk_apply(request, subject, kind, action, items)

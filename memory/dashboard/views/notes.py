@@ -392,6 +392,23 @@ def bulk_vote(request: HttpRequest, subject, *, item_kind: str, item_id: int, up
     return True
 
 
+def bulk_selection(request: HttpRequest, form: forms.Form, queryset, *, noun: str, asks: str):
+    """The items a bulk form selects, with its action, or None when the form is invalid (the
+    errors are a message). Every id must be in `queryset` (the subject's own), else 404 and
+    nothing changes; the action `asks` (forget, delete, remove) first answers a confirmation
+    (`confirm`: the ids and their count) until it comes back `confirmed` with that count."""
+    if not form.is_valid():
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+        return None
+    ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
+    items = list(queryset.filter(pk__in=ids).order_by("pk"))
+    if len(items) != len(ids):  # another subject's, or none: as owned_or_404
+        raise Http404(f"No such {noun}.")
+    confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
+    confirm = {"ids": ids, "count": len(ids)} if action == asks and not confirmed else None
+    return action, items, confirm
+
+
 def _bulk_apply(request: HttpRequest, subject, action: str, notes: list[Note], tag: str) -> int:
     """Apply one bulk action to the notes (all of the subject); returns how many changed."""
     actor = dashboard_actor(request)
@@ -440,18 +457,12 @@ def notes_bulk(request: HttpRequest, subject) -> HttpResponse:
     form = BulkForm(request.POST)
     search = NoteSearchForm(request.POST)
     status, confirm = 200, None
-    if not form.is_valid():
+    selected = bulk_selection(request, form, Note.objects.filter(subject=subject), noun="note", asks="forget")
+    if selected is None:
         status = 400
-        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
     else:
-        ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
-        notes = list(Note.objects.filter(subject=subject, pk__in=ids).order_by("pk"))
-        if len(notes) != len(ids):  # another subject's note, or none: as owned_or_404
-            raise Http404("No such note.")
-        confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
-        if action == "forget" and not confirmed:
-            confirm = {"ids": ids, "count": len(ids)}
-        else:
+        action, notes, confirm = selected
+        if confirm is None:
             try:
                 with transaction.atomic():
                     changed = _bulk_apply(request, subject, action, notes, form.cleaned_data["tag"])

@@ -4,7 +4,7 @@ bulk park, unpark or remove of the selected facts."""
 from django import forms
 from django.contrib import messages
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -29,7 +29,7 @@ from .base import (
     subject_config,
     subject_view,
 )
-from .notes import BulkForm
+from .notes import BulkForm, bulk_selection
 
 
 class FactEditForm(forms.Form):
@@ -295,18 +295,13 @@ def facts_bulk(request: HttpRequest, subject) -> HttpResponse:
     profile's body again (htmx) or goes back to the page."""
     form = FactBulkForm(request.POST, noun="fact")
     status, confirm = 200, None
-    if not form.is_valid():
+    active = ProfileFact.objects.filter(subject=subject, valid_to=None)  # a closed version is no selection
+    selected = bulk_selection(request, form, active, noun="fact", asks="remove")
+    if selected is None:
         status = 400
-        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
     else:
-        ids, action = form.cleaned_data["ids"], form.cleaned_data["action"]
-        facts = list(ProfileFact.objects.filter(subject=subject, pk__in=ids, valid_to=None).order_by("pk"))
-        if len(facts) != len(ids):  # another subject's fact, a closed version, or none
-            raise Http404("No such fact.")
-        confirmed = form.cleaned_data["confirmed"] and form.cleaned_data["count"] == len(ids)
-        if action == "remove" and not confirmed:
-            confirm = {"ids": ids, "count": len(ids)}
-        else:
+        action, facts, confirm = selected
+        if confirm is None:
             actor = dashboard_actor(request)
             changed = 0
             with transaction.atomic():
