@@ -122,3 +122,21 @@ class CassetteRecorder(httpx2.BaseTransport):
 
     def write(self, path: Path, about: str = "") -> None:
         path.write_text(json.dumps(self.cassette(about), indent=1, ensure_ascii=False) + "\n")
+
+
+def add_record_arguments(parser) -> None:
+    """`--record CASSETTE` and `--about TEXT`, the options of an eval command that can keep its
+    exchanges with a model as a cassette (summaries_eval, extraction_eval)."""
+    parser.add_argument(
+        "--about",
+        default="",
+        metavar="TEXT",
+        help="with --record: what served the model (server, version, weights), said in the cassette",
+    )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="CASSETTE",
+        help="with a model: save every exchange with it as a cassette (tests/llm_cassette.py format)",
+    )

@@ -29,7 +29,7 @@ from chat.reflection.evaluation import (
 )
 from chat.reflection.heuristics import extract
 from chat.reflection.model_extraction import ModelExtractor
-from chat.summaries.recording import CassetteRecorder
+from chat.summaries.recording import CassetteRecorder, add_record_arguments
 from memory.config import get_config
 from memoryweb.errors import ConfigError
 from memoryweb.llm import client_for, set_http_client_factory
@@ -67,19 +67,7 @@ class Command(BaseCommand):
             choices=SPLITS,
             help="score only these splits (repeat the option); default: all of them",
         )
-        parser.add_argument(
-            "--record",
-            type=Path,
-            default=None,
-            metavar="CASSETTE",
-            help="with a model: save every exchange with it as a cassette (tests/llm_cassette.py format)",
-        )
-        parser.add_argument(
-            "--about",
-            default="",
-            metavar="TEXT",
-            help="with --record: what served the model (server, version, weights), said in the cassette",
-        )
+        add_record_arguments(parser)
 
     def _extractor(self, provider: str, base_url: str | None, timeout: float | None, retries, verbosity: int):
         if provider.strip().lower() == "none":

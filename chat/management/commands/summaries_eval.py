@@ -31,7 +31,7 @@ from chat.summaries.evaluation import (
     load_set,
     measure,
 )
-from chat.summaries.recording import CassetteRecorder
+from chat.summaries.recording import CassetteRecorder, add_record_arguments
 from memory.config import get_config, validate_app_config
 from memoryweb.errors import ConfigError
 from memoryweb.llm.client import set_http_client_factory
@@ -76,19 +76,7 @@ class Command(BaseCommand):
             metavar="JSON",
             help='merged into the App\'s memory config, e.g. {"memories": {"stageOneOutputTokens": 600}}',
         )
-        parser.add_argument(
-            "--about",
-            default="",
-            metavar="TEXT",
-            help="with --record: what served the model (server, version, weights), said in the cassette",
-        )
-        parser.add_argument(
-            "--record",
-            type=Path,
-            default=None,
-            metavar="CASSETTE",
-            help="with a model: save every exchange with it as a cassette (tests/llm_cassette.py format)",
-        )
+        add_record_arguments(parser)
 
     def _llm(self, provider: str, base_url: str | None, timeout: float | None) -> dict | None:
         if provider.strip().lower() == "none":
