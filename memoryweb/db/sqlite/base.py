@@ -14,6 +14,7 @@ import logging
 import os
 import sqlite3 as stdlib_sqlite3
 import threading
+import time
 from collections.abc import Mapping
 from itertools import tee
 
@@ -62,15 +63,41 @@ if Database is not stdlib_sqlite3:
     Database.register_adapter(datetime.datetime, sqlite_base.adapt_datetime)
 
 
+# A shared-cache in-memory database (the test database that a live server's threads share)
+# answers a table lock held by another connection with SQLITE_LOCKED at once: SQLite's busy
+# handler, which makes a file database wait out a writer, is never called for it. Its cursors
+# wait the same way instead, polling for up to the connection's timeout.
+LOCKED_MESSAGES = ("database table is locked", "database schema is locked")
+LOCKED_FIRST_WAIT = 0.005
+LOCKED_LONGEST_WAIT = 0.1
+
+
+def is_locked_error(exc: Exception) -> bool:
+    return isinstance(exc, Database.OperationalError) and str(exc).startswith(LOCKED_MESSAGES)
+
+
 class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[name-defined]
     """Django's format/pyformat → qmark/named conversion, on the driver's own cursor class."""
 
+    locked_timeout = 0.0  # seconds to wait out SQLITE_LOCKED (set for shared-cache databases)
+
     def execute(self, query, params=None):
-        if params is None:
-            return super().execute(query)
-        param_names = list(params) if isinstance(params, Mapping) else None
-        query = self.convert_query(query, param_names=param_names)
-        return super().execute(query, params)
+        if params is not None:
+            param_names = list(params) if isinstance(params, Mapping) else None
+            query = self.convert_query(query, param_names=param_names)
+        if not self.locked_timeout:
+            return super().execute(query) if params is None else super().execute(query, params)
+        deadline = time.monotonic() + self.locked_timeout
+        wait = LOCKED_FIRST_WAIT
+        while True:
+            try:
+                return super().execute(query) if params is None else super().execute(query, params)
+            except Database.OperationalError as exc:
+                # the statement did not run: trying it again cannot apply it twice
+                if not is_locked_error(exc) or time.monotonic() + wait > deadline:
+                    raise
+            time.sleep(wait)
+            wait = min(wait * 2, LOCKED_LONGEST_WAIT)
 
     def executemany(self, query, param_list):
         peekable, param_list = tee(iter(param_list))
@@ -203,4 +230,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         super()._close()
 
     def create_cursor(self, name=None):
-        return self.connection.cursor(factory=SQLiteCursorWrapper)
+        cursor = self.connection.cursor(factory=SQLiteCursorWrapper)
+        if self.is_in_memory_db():
+            cursor.locked_timeout = float(self.settings_dict.get("OPTIONS", {}).get("timeout", 5))
+        return cursor
