@@ -343,8 +343,12 @@ def test_the_labelled_set_has_varied_cases_with_honest_splits():
     assert sum(not (c.get("facts") or c.get("notes")) for c in cases) >= 20  # questions, hedges, small talk
 
 
+# the development sets written as such (dev11 and dev12, once untouched, have guards of their own)
+WRITTEN_FOR_DEVELOPMENT = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9")
+
+
 def test_extraction_eval_stays_above_its_regression_guards():
-    development = evaluate(split=DEVELOPMENT)
+    development = evaluate(split=WRITTEN_FOR_DEVELOPMENT)
 
     # Development sets (dev … dev9: the rules were written or fixed against them). All nine after
     # dev9's rules: facts 0.964 / 0.888, notes 0.945 / 0.939, retractions 0.944 / 0.966. All seven after
@@ -361,7 +365,7 @@ def test_extraction_eval_stays_above_its_regression_guards():
     # Scored on the sets before dev9, whose category labels are stricter still (dev9's own guard
     # is below); so are the dates and silent negatives (dev..dev8 after dev9's rules: dates
     # 291/301, 181 of 184 negatives silent, categories 0.884).
-    earlier = evaluate(split=tuple(s for s in DEVELOPMENT if s != "dev9"))
+    earlier = evaluate(split=tuple(s for s in WRITTEN_FOR_DEVELOPMENT if s != "dev9"))
     assert earlier.scores["categories"].precision >= 0.88
     assert earlier.dates_correct >= 285
     assert earlier.silent_negatives >= earlier.negatives - 3
@@ -397,35 +401,39 @@ def test_extraction_eval_stays_above_its_regression_guards():
     dev4 = evaluate(split="dev4")
     assert dev4.scores["notes (kind)"].precision >= 0.9 and dev4.scores["notes (kind)"].recall >= 0.9
 
+    # dev11 and dev12: the untouched heldout4 (issue 17) and heldout6 (issue 18) until 2026-12-07,
+    # when they became development sets. dev11: facts 0.833 / 0.510 before issue 18, 0.833 /
+    # 0.612 at the change; notes 0.821 / 0.575 → 0.875 / 0.700; retractions 4/6 → 6/6; dates
+    # 14/25 → 21/25; 19/19 silent. dev12: facts 0.824 / 0.444 on its first run, 0.810 / 0.540 at
+    # the change; notes 0.816 / 0.615 → 0.870 / 0.723; retractions 2/13 → 8/13; dates 30/48 → 35/48.
+    dev11, dev12 = evaluate(split="dev11"), evaluate(split="dev12")
+    assert dev11.scores["facts"].precision >= 0.8 and dev11.scores["facts"].recall >= 0.6
+    assert dev11.scores["notes (kind)"].precision >= 0.83 and dev11.scores["notes (kind)"].recall >= 0.68
+    assert dev11.scores["retractions"].tp >= 5 and dev11.dates_correct >= 19
+    assert dev11.silent_negatives == dev11.negatives
+    assert dev12.scores["facts"].precision >= 0.76 and dev12.scores["facts"].recall >= 0.5
+    assert dev12.scores["notes (kind)"].precision >= 0.82 and dev12.scores["notes (kind)"].recall >= 0.68
+    assert dev12.scores["retractions"].tp >= 7 and dev12.dates_correct >= 33
+    assert dev12.silent_negatives >= 23
+
     # The untouched sets: guards a little below their latest measurement, so a regression fails.
     # Never change a rule to raise them; once one is used that way it is a development set. Each
-    # run is recorded in docs/benchmarks.md (heldout4 and heldout6 were scored three times in
-    # issue 18, after each round of rules written from development sets only).
-    heldout3, heldout4, heldout5, heldout6 = (
-        evaluate(split=name) for name in ("heldout3", "heldout4", "heldout5", "heldout6")
-    )
+    # run is recorded in docs/benchmarks.md.
+    heldout3, heldout5, heldout7 = (evaluate(split=name) for name in ("heldout3", "heldout5", "heldout7"))
     # heldout3: facts 1.000 / 0.769, notes 0.833 / 0.769, dates 7/10.
     assert heldout3.scores["facts"].precision >= 0.9 and heldout3.scores["facts"].recall >= 0.72
     assert heldout3.scores["notes (kind)"].precision >= 0.75 and heldout3.scores["notes (kind)"].recall >= 0.7
-    # heldout4 (issue 17): facts 0.833 / 0.510 before issue 18, 0.838 / 0.633 after; notes
-    # 0.821 / 0.575 → 0.879 / 0.725; retractions 4/6 → 6/6; dates 14/25 → 21/25; 19/19 silent.
-    assert heldout4.scores["facts"].precision >= 0.8 and heldout4.scores["facts"].recall >= 0.6
-    notes4 = heldout4.scores["notes (kind)"]
-    assert notes4.precision >= 0.83 and notes4.recall >= 0.68
-    assert heldout4.scores["retractions"].tp >= 5 and heldout4.dates_correct >= 19
-    assert heldout4.silent_negatives == heldout4.negatives
     # heldout5 (issue 10, written with dev4 by the rule's author, so weaker): notes 0.909 / 0.833.
     notes5 = heldout5.scores["notes (kind)"]
     assert notes5.precision >= 0.85 and notes5.recall >= 0.78
     assert heldout5.silent_negatives == heldout5.negatives
-    # heldout6 (issue 18, written before its rules by someone who never read them): facts
-    # 0.824 / 0.444 on its first run, 0.810 / 0.540 now; notes 0.816 / 0.615 → 0.870 / 0.723;
-    # retractions 2/13 → 8/13; dates 30/48 → 35/48; 24 of 26 negatives silent.
-    assert heldout6.scores["facts"].precision >= 0.76 and heldout6.scores["facts"].recall >= 0.5
-    notes6 = heldout6.scores["notes (kind)"]
-    assert notes6.precision >= 0.82 and notes6.recall >= 0.68
-    assert heldout6.scores["retractions"].tp >= 7 and heldout6.dates_correct >= 33
-    assert heldout6.silent_negatives >= 23
+    # heldout7 (issue 18, 2026-12-07, written by someone who never read the rules, before that
+    # day's fixes): facts 0.774 / 0.446, notes 0.867 / 0.765, retractions 4/13, dates 35/44 and
+    # 22 of 24 negatives silent on its first run, before any of them.
+    assert heldout7.scores["facts"].precision >= 0.72 and heldout7.scores["facts"].recall >= 0.4
+    assert heldout7.scores["notes (kind)"].precision >= 0.8 and heldout7.scores["notes (kind)"].recall >= 0.7
+    assert heldout7.scores["retractions"].tp >= 3 and heldout7.dates_correct >= 32
+    assert heldout7.silent_negatives >= 20
 
 
 def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, capsys):
@@ -444,9 +452,10 @@ def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, caps
         "dev3",
         "dev4",
         "dev5",
+        "dev11",
         "heldout3",
-        "heldout4",
         "heldout5",
+        "heldout7",
     }
     assert "all held-out" not in metrics  # development and untouched sets are never merged
     assert metrics["all"]["metrics"]["facts"]["precision"] >= 0.9
