@@ -25,11 +25,12 @@ _STOP_WORDS = (
     r"though|although|now|currently|these days|lol|lmao|haha|tbh|btw|rn|atm|too|anymore|any more|"
     r"as well|with|right now|at the moment|again|either|instead|originally|already|for (?:about |"
     r"like |almost |nearly |over |the past |the last )?(?:\d+|a|an|one|two|three|four|five|six|"
-    r"seven|eight|nine|ten|ages|years|months|weeks|a while|a bit|work|fun|now|the|my|our)|since|all day|"
+    r"seven|eight|nine|ten|ages|years|months|weeks|a while|a bit|work|fun|now|the|my|our|uni|school|college|"
+    r"university|a job|love)|since|all day|"
     r"mostly|mainly|though|nowadays|last|next|this|yesterday|today|tomorrow|in|at|on|near|from|during|"
     r"until|as|remotely|about|part[- ]time|full[- ]time|I|we|you|they|myself|nearly|almost|roughly|"
-    r"a\s+while|(?:years|ages|months|weeks|long)\s+ago|way\s+back|(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple\s+of)\s+"
-    r"(?:years?|yrs|months?|weeks?)"
+    r"a\s+while|(?:years|ages|months|weeks|long)\s+ago|way\s+back|(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"a\s+few|a\s+couple\s+of|several)\s+(?:years?|yrs|months?|weeks?|days?|hours?|nights?)"
 )
 STOP = rf"(?=\s*(?:[,.;:!?()\[\]\"+]|$)|\s+(?:{_STOP_WORDS})\b)"
 

@@ -165,8 +165,11 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
             rf"(?:moved|relocated)\s+(?:back\s+)?(?:to|over\s+to)\s+[^,.;!?]+?\s+from|"
             # arrived from somewhere: "came over from Lagos", "emigrated here from Perth"
             rf"(?:came|emigrated|immigrated)\s+(?:over\s+|here\s+|across\s+)*from|"
-            # a home sold or left: "sold our house in Hull", "gave up the flat in Leeds"
-            rf"(?:sold|gave\s+up|let\s+go\s+of|moved\s+out\s+of)\s+(?:the|my|our)\s+(?:flat|house|apartment|place|home|condo)\s+in)"
+            # a home sold or left: "sold our house in Hull", "gave up the flat in Leeds", "left mum
+            # and dad's flat in Lyon", "packed up my life in Berlin"
+            rf"(?:sold|gave\s+up|let\s+go\s+of|moved\s+out\s+of|left|packed\s+up|cleared\s+out\s+of)\s+"
+            rf"(?:the|my|our|(?:[\w-]+\s+and\s+)?[\w-]+'s)\s+(?:old\s+|little\s+|tiny\s+|whole\s+)?"
+            rf"(?:flat|house|apartment|place|home|condo|studio|life|room|bedsit)\s+in)"
             rf"\s+(?=(?-i:[A-Z]))(?P<rest>[^,.;!?]+?)(?=\s+to\b|{_THING_END[3:]}",
             I,
         ),
@@ -197,6 +200,20 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
             I,
         ),
         lambda m: f"I am {m['rest']}",
+    ),
+    # "retired from Network Rail in the spring": the job ended
+    (
+        re.compile(rf"\b(?:retired|took\s+(?:early\s+)?retirement)\s+from\s+(?:the\s+)?{_ORG}", I),
+        lambda m: f"I work at {m['rest']}",
+    ),
+    # a condition healed: "the reflux is gone", "my eczema has cleared up"
+    (
+        re.compile(
+            r"\b(?:the|my)\s+(?P<rest>[a-z][a-z -]{1,30}?)\s+(?:is|has|'s)\s+(?:completely\s+|totally\s+|finally\s+|all\s+)?"
+            r"(?:gone|cleared(?:\s+up)?|healed|cured|better\s+now|in\s+remission)\b",
+            I,
+        ),
+        lambda m: f"I have {m['rest']}",
     ),
     # "lost my position at Acme", "lost my role in the Intel cuts"
     (
@@ -290,6 +307,13 @@ _DEATH += [
         rf"(?:give\s+up|gave\s+up|give\s+away|gave\s+away|re-?home|re-?homed|put\s+down|lose|lost)\s*,?\s+{NAME}",
         I,
     ),
+    # "found Goldie, our goldfish, belly-up", "found our hamster dead this morning"
+    re.compile(
+        rf"\bfound\s+{NAME},?\s+(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES}),?\s+(?:\w+\s+)?"
+        r"(?:belly[- ]up|dead|lifeless)\b",
+        I,
+    ),
+    re.compile(rf"\bfound\s+{_PET},?\s+(?:\w+\s+)?(?:belly[- ]up|dead|lifeless)\b", I),
     # "Bruno, our beagle, died"
     re.compile(
         rf"\b{NAME},\s+(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES}),?\s+(?:(?:has|had|just|sadly|finally)\s+)*"

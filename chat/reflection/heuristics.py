@@ -36,6 +36,7 @@ from chat.reflection import identity, personal
 from chat.reflection.capture import make_fact
 from chat.reflection.changes import changes, without_retracted
 from chat.reflection.identity import Context, Found
+from chat.reflection.lexicon import PET_KIND
 from chat.reflection.notes import (
     commitment_note,
     dated_note,
@@ -188,6 +189,10 @@ def _unique_retractions(items: list[FactRetraction]) -> list[FactRetraction]:
     return list(seen.values())
 
 
+_COUNTED = {"children", "pets"}
+_COUNT = re.compile(r"^\d+(?:\s+\w+)?$")
+
+
 def _merge(facts: list[FactOp]) -> list[FactOp]:
     """One op per key: the last statement wins ("I work at Microsoft. Actually, at GitHub"),
     list keys collect their items."""
@@ -200,9 +205,19 @@ def _merge(facts: list[FactOp]) -> list[FactOp]:
             for item in items:
                 # one pet read twice ("a puppy …, a beagle called Toast"): its first reading stays
                 unique.setdefault((item.split(" (")[0] if fact.key == "pets" else item).lower(), item)
+            values = list(unique.values())
+            if fact.key in _COUNTED and any(not _COUNT.match(v) for v in values):
+                # "two kids, Mila and Oskar": once they are named, the count says nothing more
+                values = [v for v in values if not _COUNT.match(v)]
+            if fact.key == "pets":
+                # "adopted a kitten … named her Pickle": the named pet is that kitten
+                named = {v.rsplit(" (", 1)[1].rstrip(")") for v in values if v.endswith(")")}
+                values = [
+                    v for v in values if v.endswith(")") or PET_KIND.get(v.lower(), v.lower()) not in named
+                ]
             fact = make_fact(
                 fact.key,
-                ", ".join(unique.values()),
+                ", ".join(values),
                 confidence=max(fact.confidence, previous.confidence if previous else 0.0),
                 keywords=[*(previous.keywords if previous else []), *fact.keywords],
             )

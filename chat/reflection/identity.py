@@ -285,7 +285,7 @@ _TITLE_IN_PLACE = _re(
 _TITLE = rf"(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS})(?:\s+(?:{_HEADS}))?)(?![\w-])"
 _WORK = [
     _re(
-        rf"\bI\s+(?:have\s+|am\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|full[- ]time\s+|part[- ]time\s+)?"
+        rf"\bI\s+(?:have\s+|am\s+)?(?:been\s+)?{ADV}(?:work|working)\s+(?:remotely\s+|remote\s+|from\s+home\s+|full[- ]time\s+|part[- ]time\s+)?"
         rf"(?:in\s+[a-z]+\s+)?(?:at|for)\s+{ORG}"
     ),
     # "loving the new job at Stripe", "my job at the Met is a lot"
@@ -659,7 +659,8 @@ _PLACE_FRAMES = [
     (
         "location",
         _re(
-            r"(?:^|[,;-]\s*)home\s+is\s+(?:now\s+)?(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+(?:now|these\s+days)\b"
+            r"(?:^|[,;-]\s*)home\s+is\s+(?:now\s+)?(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)"
+            r"(?=\s+(?:now|these\s+days|but|though|while|and\s+(?:the|my|work))\b|\s*(?:[,;.!]|$))"
         ),
     ),
     ("location", _BASED),
@@ -749,7 +750,10 @@ _FIELD_AT_ORG = [
 ]
 _BY_TRADE = _re(r"(?:^|\bI\s+am\s+)(?:a\s+|an\s+)?(?P<t>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:trade|profession)\b")
 _FORMER_TITLE = _re(rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|[,;]\s*)(?:former|ex-|retired)\s*{_TITLE}")
-_AS_TITLE = _re(rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}")
+# "I do night shifts as a nurse at the Royal Infirmary": the place named after the title employs them
+_AS_TITLE = _re(
+    rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}(?:\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG})?"
+)
 # "starting at Arup on the 20th", "I begin at Lidl next week as a cashier": a job that has not
 # begun is a plan, neither the employer nor the title yet
 _NOT_YET = _re(
@@ -813,12 +817,25 @@ def clause_work(s: Sentence, ctx: Context) -> Iterator[Found]:
         ):
             if title := _title(m["t"]):
                 yield make_fact("job_title", title, confidence=ctx.confidence)
+                if m["v"] and (org := _org(m["v"], ctx)):
+                    yield make_fact(
+                        "school" if _studying(title) else "employer", org, confidence=ctx.confidence
+                    )
 
 
 _SPEAK_MORE = [
     _re(r"\bI\s+(?:can\s+)?(?:also\s+)?get\s+by\s+in\s+(?P<v>[^.;!?()]+)"),
     _re(r"(?:^|,\s*|\bI\s+am\s+(?:a\s+)?)native\s+(?P<v>[A-Za-z]+)\s+speaker"),
-    _re(r"(?:^|,\s*|\band\s+)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:second|third|other)\s+language"),
+    _re(
+        r"(?:^|,\s*|\band\s+)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:first|native|mother|main|second|third|other|home)\s+"
+        r"(?:language|tongue)"
+    ),
+    # "grew up bilingual, Tagalog at home and English at school"
+    _re(r"(?:^|,\s*|\band\s+|\bspoke\s+|\bspeak\s+)(?P<v>(?-i:[A-Z])[a-z]+)\s+at\s+(?:home|school|work)\b"),
+    _re(
+        r"\bI\s+(?:have\s+)?(?:also\s+)?(?:picked\s+up|learned|learnt)\s+(?:some|a\s+bit\s+of|a\s+little|basic)\s+"
+        r"(?P<v>(?-i:[A-Z])[a-z]+)\b"
+    ),
     _re(r"(?:^|,\s*|\band\s+)(?P<v>(?-i:[A-Z])[a-z]+)\s+I\s+(?:picked\s+up|learned|learnt|speak)\b"),
     # a list of how well: "decent English, rusty German and some Dutch"
     _re(

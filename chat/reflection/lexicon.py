@@ -100,6 +100,12 @@ JOB_HEADS = {
     "detective", "lifeguard", "nanny", "childminder", "carer", "instructor", "underwriter", "courier",
     "teaching assistant", "headteacher", "bus driver", "taxi driver", "lorry driver", "truck driver",
     "delivery driver", "sous chef", "data engineer", "ux researcher", "veterinary nurse",
+    "gp", "general practitioner", "advisor", "adviser", "supervisor", "inspector", "planner", "producer",
+    "agent", "broker", "trader", "locksmith", "cleaner", "porter", "steward",
+    "stewardess", "flight attendant", "machinist", "labourer", "laborer", "interpreter", "linguist",
+    "epidemiologist", "ecologist", "botanist", "astronomer", "sonographer", "phlebotomist", "sommelier",
+    "brewer", "jeweller", "jeweler", "potter", "dispatcher", "care worker", "support worker", "youth worker",
+    "police officer", "joiner", "plasterer", "decorator",
 }  # fmt: skip
 # Words before a job head that are not part of the title ("I'm the only designer").
 JOB_FILLERS = {"only", "new", "big", "huge", "good", "bad", "great", "aspiring", "wannabe", "lowly", "humble"}
@@ -145,6 +151,23 @@ HEALTH_CONDITIONS = {
     "hayfever", "hay fever", "psoriatic arthritis", "osteoporosis", "vertigo", "sleep apnoea", "anaemia",
     "an eating disorder", "anorexia", "bulimia", "hearing loss", "color blindness", "colour blindness",
     "gout", "glaucoma", "acid reflux", "gerd", "sciatica", "narcolepsy", "tourette's", "dyspraxia",
+    "reflux", "heartburn", "torn acl", "acl tear", "tendonitis", "tendinitis", "plantar fasciitis",
+    "shingles", "kidney stones", "gallstones", "hernia", "herniated disc", "slipped disc",
+    "carpal tunnel", "carpal tunnel syndrome", "rsi", "copd", "cystic fibrosis", "hiv", "hepatitis",
+    "hepatitis c", "hyperthyroidism", "graves' disease", "hashimoto's", "diverticulitis",
+    "ulcerative colitis", "colitis", "pneumonia", "bronchitis", "cluster headaches", "chronic migraine",
+    "rosacea", "alopecia", "vitiligo", "sickle cell", "sickle cell disease", "haemophilia", "hemophilia",
+    "heart murmur", "atrial fibrillation", "afib", "angina", "high cholesterol", "prediabetes",
+    "pre-diabetes", "postnatal depression", "postpartum depression", "seasonal affective disorder",
+    "generalised anxiety disorder", "generalized anxiety disorder", "social anxiety",
+    "borderline personality disorder", "bpd", "schizophrenia", "dementia", "parkinson's",
+    "parkinson's disease", "alzheimer's", "osteoarthritis", "gestational diabetes", "me/cfs", "pots",
+    "ehlers-danlos syndrome", "hypermobility", "adenomyosis", "fibroids", "perimenopause", "menopause",
+    "infertility", "concussion", "whiplash", "frozen shoulder", "tennis elbow", "bursitis",
+    "a torn meniscus", "torn meniscus", "a slipped disc", "a hernia", "asthma attacks", "food poisoning",
+    "thyroid cancer", "breast cancer", "skin cancer",
+    "prostate cancer", "leukaemia", "leukemia", "lymphoma", "melanoma", "diabetes type 1",
+    "diabetes type 2", "addison's disease", "bell's palsy", "meniere's disease", "raynaud's",
 }  # fmt: skip
 HEALTH_ADJECTIVES = {
     "diabetic": "diabetes", "asthmatic": "asthma", "epileptic": "epilepsy", "autistic": "autism",

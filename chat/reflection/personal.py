@@ -353,7 +353,7 @@ _DATING_SOMEONE = _re(
 )
 # "we've been together six years, his name is Ali"
 _TOGETHER = _re(r"^we\s+(?:have\s+)?(?:been|are)\s+(?:\w+\s+)?(?:together|married|dating|a\s+couple)\b")
-_THEIR_NAME = _re(rf"\b(?:(?:his|her|their)\s+name\s+is|called|named)\s+{NAME}")
+_THEIR_NAME = _re(rf"\b(?:(?:his|her|their)\s+name\s+is|called|named)\s+(?:(?:him|her|them|it)\s+)?{NAME}")
 _BREAKUP = _re(
     r"\b(?:we|I)\s+(?:just\s+|recently\s+|finally\s+)?(?:broke\s+up|split\s+up|got\s+divorced|are\s+divorced|separated)\b"
 )
@@ -386,7 +386,7 @@ _PET_WITH = _re(
 _PET_ITEM = _re(
     r"^(?:(?P<n>a|an|one|two|three|four|\d+)\s+)?(?:(?:very|super|really|so)\s+)?(?:(?!hot\b)[a-z]+\s+)?(?:(?:new|little|old|sweet|rescue|baby|black|white|ginger|"
     rf"orange|grey|gray|tabby|fluffy)\s+)*(?P<species>{_SPECIES})(?P<plural>s)?(?:\s+(?:named|called)\s+{NAME})?"
-    r"(?=\s*$|\s+(?:who|that|which|too|as\s+well|at\s+home|now|lol)\b)"
+    r"(?=\s*$|\s+(?:who|that|which|too|as\s+well|at\s+home|now|lol|last|this|yesterday|today|on|from)\b)"
 )
 
 
@@ -472,6 +472,8 @@ _PARTNER_FRAMES = [
     ),
     _re(rf"\b(?:we|I)\s+(?:just\s+|finally\s+)?got\s+(?:engaged|married)\s+to\s+{NAME}"),
     _re(rf"^{NAME}\s+said\s+yes\b"),
+    # "Sam proposed last night and I said YES"
+    _re(rf"^{NAME}\s+(?:just\s+|finally\s+)?proposed\b(?!\s+to\s+(?!me\b))[^.;!?]*\bI\s+said\s+yes\b"),
 ]
 _PARTNER_ROLE = _re(
     r"\b(?:the|my)\s+(?P<rel>wife|husband|missus|missis|hubby|other\s+half|better\s+half)\s+and\s+(?:I|me)\b|"
@@ -527,6 +529,11 @@ _HEALTH_FRAMES = [
         rf"(?<!\w's\s)\bmy\s+(?P<v>{_CONDITION_WORDS})\s+(?:is|are|has|have|was|were|got|flared|kicked|came)\b(?!\s+(?:\w+\s+)?(?:gone|over|cured|better|fine|healed|history|a\s+thing\s+of))"
     ),
     _re(rf"^(?P<v>{_CONDITION_WORDS})\s+(?:season|flare|flare-up|is\s+back|again)\b"),
+    # "the rheumatologist finally confirmed it's psoriatic arthritis", "turns out I have gout"
+    _re(
+        rf"\b(?:confirmed|diagnosed|says|said|thinks|reckons|turns\s+out|found\s+out|told\s+me)\s+(?:that\s+)?"
+        rf"(?:it\s+is|it's|it\s+was|I\s+have|I\s+had|I've\s+got)\s+(?:(?:a|an|mild|severe|chronic|early)\s+)*(?P<v>{_CONDITION_WORDS})\b"
+    ),
 ]
 _PREGNANT = _re(r"(?:^|\bI\s+am\s+(?:now\s+)?)(?:\d+\s+(?:weeks?|months?)\s+)?pregnant\b")
 _HEALTH_ADJ_BARE = _re(

@@ -56,6 +56,11 @@ _INTERJECTION = re.compile(
     re.IGNORECASE,
 )
 _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|heya|howdy|yo|greetings)\b", re.IGNORECASE)
+# a label before what the speaker says of themselves: "quick context before my question: I'm …",
+# "ok long story but: I finally moved …" (not "new address for deliveries: 12 …", whose label is the point)
+_LEAD_LABEL = re.compile(
+    r"^(?:[\w'-]+\s+){0,6}[\w'-]+\s*:\s+(?=(?:I|I'm|I've|I'd|we|we're|my|our)\b)", re.IGNORECASE
+)
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|can|could|would|will|should|shall|is|are|was|were|am|have|has|what|where|when|"
     r"why|how|who|whom|which|whose|any idea|anyone|thoughts|isn't|aren't|don't you)\b",
@@ -241,6 +246,7 @@ def is_sarcastic(raw: str) -> bool:
 
 def read_sentence(raw: str, *, sarcastic: bool = False, tense_hint: Tense = None) -> Sentence:
     stripped = _INTERJECTION.sub("", raw).strip()
+    stripped = _LEAD_LABEL.sub("", stripped, count=1)
     statement, question = _statement_part(stripped)
     statement = without_quotes(
         statement, "that"
