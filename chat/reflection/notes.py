@@ -66,8 +66,23 @@ _KEEP_TAIL = re.compile(
     r"^(?P<body>.+?)[\s,;—-]+(?:pls\s+|please\s+)?(?:keep\s+hold\s+of|hang\s+on\s+to|hold\s+on\s+to|hold\s+onto|"
     r"keep|save|store|note|jot)\s+(?:that|this|it)(?:\s+down)?\b(?:\s+[^.!?]{0,60})?[\s.!?]*$|"
     r"^(?P<body2>.+?)[\s,;—-]+(?:(?:and\s+)?(?:pls\s+|please\s+)?(?:do\s+not|don'?t)\s+let\s+me\s+forget(?:\s+(?:it|that|this))?|"
-    r"(?:just\s+)?in\s+case\s+I\s+(?:ask|forget)(?:\s+(?:again|later|you))?)[\s.!?]*$",
+    r"(?:just\s+)?in\s+case\s+I\s+(?:ask|forget)(?:\s+(?:again|later|you))?|"
+    r"(?:pls\s+|please\s+)?remind\s+me\s+(?:if|when|in\s+case)\s+I\s+forget(?:\s+(?:it|that))?|"
+    r"(?:pls\s+|please\s+)?write\s+(?:that|this|it)\s+down(?:\s+(?:for\s+me|somewhere|pls|please)){0,3})[\s.!?]*$",
     I,
+)
+# a code, password or number stated to be kept: "the gym locker code is 4471", "my IBAN is NL91 …,
+# put it on the invoice template", "passport no. is X12345678, expires 2027"
+_IDENTIFIER = re.compile(
+    r"^(?P<body>(?:(?:the|my|our)\s+)?(?:[\w'-]+\s+){0,3}?(?:code|password|passcode|passphrase|pin|pin\s+number|"
+    r"combination|combo|iban|account\s+(?:no\.?|number)|sort\s+code|passport\s+(?:no\.?|number)|"
+    r"licen[cs]e\s+(?:no\.?|number|plate)|policy\s+(?:no\.?|number)|membership\s+(?:no\.?|number)|"
+    r"booking\s+(?:reference|ref|code)|reference\s+number|ref\s+number|plate\s+number)"
+    r"(?:'s|\s+is|\s*[:=])\s+(?=[^\s]*\d)[^\s,;—]+(?:\s+(?=[^\s,;—]*\d)[^\s,;—]+)*)",
+    I,
+)
+_INSTRUCTION_TAIL = re.compile(
+    r"[\s,;—-]+(?:(?:pls|please)\s+)?(?:remind\s+me|write|put|use|save|keep|store|note|jot|need|add)\b", I
 )
 _NOT_AN_INSTRUCTION = re.compile(r"^(?:when|how|what|where|who|whether|if|the\s+time|me|us|him|her)\b", I)
 
@@ -92,6 +107,11 @@ def remembered_body(sentence: str) -> str | None:
     """The thing to remember, when the sentence asks for it; None for "do you remember when …"."""
     m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence) or _KEEP_TAIL.match(sentence)
     if not m:
+        # stated with what to do with it (a bare "bike lock combo is 3-8-1-5" is only said)
+        if (found := _IDENTIFIER.match(sentence.strip())) and _INSTRUCTION_TAIL.search(
+            sentence.strip(), found.end()
+        ):
+            return found["body"]
         return None
     body = (m.groupdict().get("body") or m.groupdict().get("body2") or "").strip(" .!?")
     return None if not body or _NOT_AN_INSTRUCTION.match(body) else body
