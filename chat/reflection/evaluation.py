@@ -105,7 +105,7 @@ def _facts(items) -> Counter:
 # The splits in the order they were written (the data file's "about" says how each was made).
 # Development sets were used to write or fix the rules; an untouched set never was, and stops
 # being one the moment a rule is changed because of it (docs/benchmarks.md).
-DEVELOPMENT = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9")
+DEVELOPMENT = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10")
 UNTOUCHED = ("heldout3", "heldout4", "heldout5", "heldout6")
 SPLITS = (*DEVELOPMENT, *UNTOUCHED)
 
