@@ -265,6 +265,8 @@ _FUTURE_CUES = re.compile(
     r"\b(?:starts|begins|kicks\s+off|opens|departs|arrives|lands|ends|finishes|closes|is\s+on|are\s+on)\b|"
     # "I start on the 4th": a first person's timetable
     r"\b(?:I|we)\s+(?:start|begin|leave|fly|finish|graduate|launch|move|open|close|ship|sign|exchange|complete)\b|"
+    # a present passive is what is arranged: "the sofa gets delivered on the 20th"
+    r"\b(?:gets|get)\s+(?:\w+ed|done|fitted|built|sent|taken|seen|shown|sold|paid|made)\b|"
     # rescheduled: "the review got moved to Friday"
     r"\b(?:got|was|were|has\s+been|have\s+been)\s+(?:moved|pushed(?:\s+back)?|bumped|changed)\s+to\b",
     re.IGNORECASE,
@@ -300,7 +302,11 @@ def _simple_past(word: str) -> bool:
 _WORD = re.compile(r"[a-z]+")
 # a form that is both present and past ("quit", "put", "read") is past right after a subject
 _SUBJECT_THEN = re.compile(
-    r"\b(?:I|we|he|she|they|you)\s+(?:just\s+|then\s+|finally\s+)?(?P<w>[a-z]+)\b", re.I
+    r"\b(?:I|we|he|she|they|you)\s+(?:just\s+|then\s+|finally\s+)?(?P<w>[a-z]+)\b|"
+    # a noun subject, with an object after the verb: "the landlord put the rent up"
+    r"\b(?:the|my|our|his|her|their)\s+[a-z]+\s+(?P<w2>[a-z]+)\b"
+    r"(?=\s+(?:the|a|an|my|our|his|her|their|it|them|up|down|in|out|off|on|back|away)\b)",
+    re.I,
 )
 # simple-past forms that are also everyday adjectives or nouns
 _NOT_PAST = {
@@ -320,7 +326,7 @@ def sentence_tense(text: str) -> Tense:
     if any(_simple_past(w) and lemmas(w)["VERB"][0] != w for w in _WORD.findall(lower) if w not in _NOT_PAST):
         return "past"
     for m in _SUBJECT_THEN.finditer(text):
-        w = m["w"].lower()
+        w = (m["w"] or m["w2"]).lower()
         if _simple_past(w) and w not in _NOT_PAST:
             return "past"
     return None
@@ -1020,7 +1026,12 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             rf"\b(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+(?:(?P<rel>next|last|this)\s+)?{_MONTH}\b",
             _relative_month,
         ),
-        (rf"\b(?:(?P<rel>last|next|this)\s+)?(?P<holiday>{_HOLIDAYS})\b", _holiday),
+        (
+            rf"\b(?:(?P<rel>last|next|this)\s+)?(?P<holiday>{_HOLIDAYS})\b"
+            r"(?!\s+(?:tree|trees|jumper|jumpers|cards?|lights|decorations|presents?|shopping|markets?|films?|"
+            r"movies?|songs?|music|spirit|pudding|cake|number|list|costumes?|egg|eggs|bunny|hunt|chocolate)\b)",
+            _holiday,
+        ),
         (rf"\bin\s+{_NUM}\s+{_UNIT}\b", _in_n),
         (
             rf"\b(?:(?-i:Q)(?P<q>[1-4])|the\s+(?P<ord>first|second|third|fourth)\s+quarter)"
@@ -1085,6 +1096,10 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             _season,
         ),
         (rf"\b(?:in|since|during|back in)\s+{_YEAR}\b", _year),
+        (
+            rf"(?:\b(?:spent|throughout|all\s+of|most\s+of|over|around|from|until|till|by)\s+|^){_YEAR}\b(?![\d/.-]|\s+(?:people|of|pounds|quid|dollars|euros|steps|calories|words|miles|km|feet|metres|meters)\b)",
+            _year,
+        ),
         (r"\b(?:yesterday|last night)\b", _fixed(-1)),
         # vague but recent: "the other day" is a few days back
         (
@@ -1155,11 +1170,8 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
             continue
         if resolver is _numeric_day and not _numeric_day_plausible(words, m):
             continue
-        tense = (
-            _attached_tense(words, start, end)
-            or sentence_tense(_sentence_around(words, start, end))
-            or default_tense
-        )
+        around = _sentence_around(words, start, end)
+        tense = _attached_tense(words, start, end) or sentence_tense(around) or _timetable(around) or default_tense
         resolved = resolver(m, ref, tense)
         if resolved is None:
             continue
@@ -1169,6 +1181,26 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
             DateMention(span, text[span[0] : span[1]], resolved.start, resolved.end, resolved.granularity)
         )
     return sorted(mentions, key=lambda mention: mention.span)
+
+
+# "On Thursday I head off to Oslo", after a story in the past: a first person in the present
+# simple is a timetable, not the story going on (the story's tense is for sentences with none)
+_PRESENT_FIRST_PERSON = re.compile(r"\b(?:I|we)\s+(?:(?:also|then|just|only|finally)\s+)?(?P<v>[a-z]+)\b", re.IGNORECASE)
+_NO_TIMETABLE = {
+    "love", "like", "hate", "want", "need", "know", "think", "feel", "hope", "wish", "prefer", "miss", "mind",
+    "remember", "forget", "believe", "mean", "guess", "suppose", "doubt", "wonder", "bet", "reckon", "can",
+    "could", "should", "would", "may", "might", "must", "shall", "always", "never", "usually", "often",
+    "sometimes", "still", "normally", "rarely", "was", "were", "had", "did", "do", "is", "am",
+}  # fmt: skip
+
+
+def _timetable(text: str) -> Tense:
+    for m in _PRESENT_FIRST_PERSON.finditer(text):
+        verb = m["v"].lower()
+        lemma = lemmas(verb).get("VERB")
+        if verb not in _NO_TIMETABLE and lemma and lemma[0] == verb and not _simple_past(verb):
+            return "future"
+    return None
 
 
 # The words right around a date can fix its tense for it, whatever the rest of the sentence
