@@ -554,20 +554,66 @@ _ONLY_WOULD = re.compile(r"\b(?:would|could|might)\s+(?:\w+\s+)?\w+", I)
 _WOULD_CLAUSE = re.compile(r"\b(?:would|could|might)\b[^,;.]*", I)
 
 
+# "Thursday the plumber came", "on the 20th the new sofa gets delivered", "the 3rd is when the
+# movers come", "last Tuesday the car failed its MOT": something of the speaker's household
+# happens on a day. Read with the dates taken out: a "the/my/our" noun (not a relative: that is a
+# people note) and then a verb that is done or arranged.
+_NOT_HAPPENING = {
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would", "could", "should",
+    "might", "may", "must", "can", "looks", "looked", "seems", "seemed", "feels", "felt", "sounds",
+    "needs", "wants", "costs", "cost", "belongs", "means", "smells", "tastes",
+}  # fmt: skip
+_OBJECT_WORDS = {"the", "a", "an", "my", "our", "it", "them", "up", "down", "in", "out", "off", "back", "round"}
+_RELATION_SET = {r.lower() for r in RELATION_WORDS}
+
+
+def _household_happening(raw: str, mentions: list[DateMention]) -> bool:
+    if not any(m.granularity == "day" or (m.granularity == "week" and not m.end) for m in mentions):
+        return False  # a day, or a count of weeks from one ("three weeks from today")
+    text = raw
+    for mention in sorted(mentions, key=lambda d: d.span, reverse=True):
+        text = text[: mention.span[0]] + " " + text[mention.span[1] :]
+    text = re.sub(r"^[\s,;:-]*(?:(?:is|was)\s+when\s+)?", "", text)
+    words = [w.lower() for w in re.findall(r"[A-Za-z-]+|'s", text)]
+    if len(words) < 3 or words[0] not in ("the", "my", "our"):
+        return False
+    words = ["is" if w == "'s" else w for w in words]
+    for j in range(1, min(len(words), 5)):
+        w = words[j]
+        if j == 1 and (w in _RELATION_SET or w in ("new", "old")):
+            if w in _RELATION_SET:
+                return False
+            continue
+        following = words[j + 1] if j + 1 < len(words) else ""
+        if w in ("is", "are") and following.endswith("ing") and len(following) > 4:
+            return j > 1
+        if w in _NOT_HAPPENING:
+            return False
+        found = lemmas(w)
+        if "VERB" not in found:
+            continue
+        if "NOUN" not in found or is_past_form(w) or following in _OBJECT_WORDS:
+            return j > 1
+    return False
+
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     s = _unquoted(s)
     if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
         return None
+    mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
+    happening = _household_happening(s.raw, mentions)
     if not (
         _told_by_speaker(s, message)
         or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)
         or _RELATIVE_SUBJECT.match(s.text)
+        or happening
     ):
         return None
     if _TALK.match(s.text):
         return None
-    mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
-    if not (_has_activity(s.text) or _scheduled(s.text, mentions, reference.date())):
+    if not (happening or _has_activity(s.text) or _scheduled(s.text, mentions, reference.date())):
         return None
     if mentions:
         grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)

@@ -344,7 +344,9 @@ def test_the_labelled_set_has_varied_cases_with_honest_splits():
 
 
 def test_extraction_eval_stays_above_its_regression_guards():
-    development = evaluate(split=DEVELOPMENT)
+    # dev10 (dates in fresh phrasings; its facts and categories labelled in passing) has its own
+    # guard below; the figures here are over dev … dev9
+    development = evaluate(split=tuple(s for s in DEVELOPMENT if s != "dev10"))
 
     # Development sets (dev … dev9: the rules were written or fixed against them). All nine after
     # dev9's rules: facts 0.964 / 0.888, notes 0.945 / 0.939, retractions 0.944 / 0.966. All seven after
@@ -361,9 +363,9 @@ def test_extraction_eval_stays_above_its_regression_guards():
     # Scored on the sets before dev9, whose category labels are stricter still (dev9's own guard
     # is below); so are the dates and silent negatives (dev..dev8 after dev9's rules: dates
     # 291/301, 181 of 184 negatives silent, categories 0.884).
-    earlier = evaluate(split=tuple(s for s in DEVELOPMENT if s != "dev9"))
+    earlier = evaluate(split=tuple(s for s in DEVELOPMENT if s not in ("dev9", "dev10")))
     assert earlier.scores["categories"].precision >= 0.88
-    assert earlier.dates_correct >= 285
+    assert earlier.dates_correct >= 290  # 293/303 after dev10's grammar
     assert earlier.silent_negatives >= earlier.negatives - 3
     for split in ("dev", "dev2", "dev3", "dev4", "dev5", "dev6"):  # dev7's three talkative negatives aside
         report = evaluate(split=split)
@@ -389,10 +391,16 @@ def test_extraction_eval_stays_above_its_regression_guards():
     # in three batches, each labelled before its first run: facts 0.704 / 0.633, 0.571 / 0.889 and
     # 0.625 / 0.333 on those runs; 0.894 / 0.778 after its rules, notes 0.901 / 0.910, dates 84/87.
     dev8, dev9 = evaluate(split="dev8"), evaluate(split="dev9")
-    assert dev8.dates_correct >= 70 and dev8.scores["notes (kind)"].recall >= 0.9
+    # dev8 dates 72/76 → 74/76 with dev10's grammar (a household's day: "the movers come on the 3rd")
+    assert dev8.dates_correct >= 73 and dev8.scores["notes (kind)"].recall >= 0.9
     assert dev9.scores["facts"].precision >= 0.86 and dev9.scores["facts"].recall >= 0.74
     assert dev9.scores["notes (kind)"].precision >= 0.86 and dev9.scores["notes (kind)"].recall >= 0.87
     assert dev9.dates_correct >= 80 and dev9.silent_negatives >= dev9.negatives - 12
+    # dev10 (dates in fresh phrasings, labelled and committed before its first run): note dates
+    # 121/185 on that run, 163/185 after the composable grammar of memory/temporal.py
+    dev10 = evaluate(split="dev10")
+    assert dev10.dates_checked >= 180 and dev10.dates_correct >= 160
+    assert dev10.scores["notes (kind)"].precision >= 0.93 and dev10.silent_negatives >= dev10.negatives - 2
     # dev4 (plans, commitments and decisions; issue 10)
     dev4 = evaluate(split="dev4")
     assert dev4.scores["notes (kind)"].precision >= 0.9 and dev4.scores["notes (kind)"].recall >= 0.9
