@@ -303,7 +303,7 @@ _WORD = re.compile(r"[a-z]+")
 # a form that is both present and past ("quit", "put", "read") is past right after a subject
 _SUBJECT_THEN = re.compile(
     r"\b(?:I|we|he|she|they|you)\s+(?:just\s+|then\s+|finally\s+)?(?P<w>[a-z]+)\b|"
-    # a noun subject, with an object after the verb: "the landlord put the rent up"
+    # a noun subject, with an object after the verb: "the council cut the bins back"
     r"\b(?:the|my|our|his|her|their)\s+[a-z]+\s+(?P<w2>[a-z]+)\b"
     r"(?=\s+(?:the|a|an|my|our|his|her|their|it|them|up|down|in|out|off|on|back|away)\b)",
     re.I,
@@ -338,7 +338,7 @@ _CLAUSE_BREAK = re.compile(r",\s+(?:and|but|then|so|while)\s+(?=(?:\w+\s+){0,4}?
 def _sentence_around(text: str, start: int, end: int) -> str:
     # a clause after ";" has a tense of its own
     breaks = sentence_breaks(text, ends=".!?;", abbreviations=False)
-    # so do ", and …", ", but …", ", then …": "passed on the 9th, and on the 25th I'm collecting it"
+    # so do ", and …", ", but …", ", then …": "sold it on the 4th, and I'm buying a new one on the 30th"
     breaks = sorted(breaks + [m.span() for m in _CLAUSE_BREAK.finditer(text)])
     left = max((stop for _, stop in breaks if stop <= start), default=0)
     right = next((begin for begin, _ in breaks if begin >= end), len(text))
@@ -555,7 +555,7 @@ def _day_of_month(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None
     return _day(d) if d else None
 
 
-# "the 14th of Feb next year", "June 3rd last year": the year named by its step from this one
+# "the 2nd of May next year", "June 3rd last year": the year named by its step from this one
 _YEAR_REL = r"\s+(?P<yrel>next|last|this)\s+year"
 
 
@@ -801,8 +801,8 @@ def _weekend_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
 # [modifier] [ordinal | number] [unit | weekday | month | season | holiday] [anchor]: a named
 # thing (a season, a holiday, a weekday) counted back ("two summers ago"), stepped past
 # ("the Christmas before last"), placed against another date ("the Tuesday after Easter", "the
-# week before Christmas"), or a part of a period ("the tail end of March", "the back half of next
-# month", "the first week of February"). The anchor is itself resolved by the grammar, so any
+# week before Christmas"), or a part of a period ("the tail end of June", "the back half of the
+# month", "the second week of May"). The anchor is itself resolved by the grammar, so any
 # date it knows can be an anchor.
 
 _SEASON_WORD = r"spring|summer|autumn|fall|winter"
@@ -1156,8 +1156,8 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
     ref = _reference_date(reference)
     rewritten = rewrite_spellings(text, ref)
     words = rewritten.text
-    # every rule's matches compete: the longest reading of a stretch of text wins ("the 14th of
-    # Feb next year" over "next year"), and among equals the rule listed first
+    # every rule's matches compete: the longest reading of a stretch of text wins ("the 2nd of
+    # May next year" over "next year"), and among equals the rule listed first
     candidates = sorted(
         ((m, index, resolver) for index, (pattern, resolver) in enumerate(_RULES) for m in pattern.finditer(words)),
         key=lambda c: (c[0].start() - c[0].end(), c[1], c[0].start()),
@@ -1183,7 +1183,7 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
     return sorted(mentions, key=lambda mention: mention.span)
 
 
-# "On Thursday I head off to Oslo", after a story in the past: a first person in the present
+# "on Monday I fly home", after a story in the past: a first person in the present
 # simple is a timetable, not the story going on (the story's tense is for sentences with none)
 _PRESENT_FIRST_PERSON = re.compile(r"\b(?:I|we)\s+(?:(?:also|then|just|only|finally)\s+)?(?P<v>[a-z]+)\b", re.IGNORECASE)
 _NO_TIMETABLE = {

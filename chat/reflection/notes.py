@@ -554,8 +554,8 @@ _ONLY_WOULD = re.compile(r"\b(?:would|could|might)\s+(?:\w+\s+)?\w+", I)
 _WOULD_CLAUSE = re.compile(r"\b(?:would|could|might)\b[^,;.]*", I)
 
 
-# "Thursday the plumber came", "on the 20th the new sofa gets delivered", "the 3rd is when the
-# movers come", "last Tuesday the car failed its MOT": something of the speaker's household
+# "Friday the electrician came round", "on the 8th the fridge gets fitted", "the 5th is when
+# the removal van arrives", "on Monday the boiler broke": something of the speaker's household
 # happens on a day. Read with the dates taken out: a "the/my/our" noun (not a relative: that is a
 # people note) and then a verb that is done or arranged.
 _NOT_HAPPENING = {
