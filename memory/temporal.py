@@ -1056,6 +1056,8 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             lambda m, ref, tense: _Resolved(*_month_range(ref.year, ref.month), "month"),
         ),
         (r"\bearlier\s+this\s+(?P<unit>week|month)\b", _earlier_this),
+        # "this past week": the seven days up to today, not the calendar week before this one
+        (r"\bthis\s+past\s+week\b", lambda m, ref, tense: _Resolved(ref - timedelta(days=6), ref, "week")),
         (
             r"\b(?:this|the)\s+past\s+weekend\b|\bover\s+the\s+weekend\b|\b(?:the\s+|this\s+)?weekend\s+just\s+gone\b",
             _past_weekend,
@@ -1207,7 +1209,12 @@ def _timetable(text: str) -> Tense:
 # says: "since" looks back and "by"/"until" ahead ("since Christmas", "by the 9th"), and so does a
 # copula the date is the subject or complement of ("Saturday was …", "the 28th is …",
 # "Housewarming's on the 12th", "the wedding was on the 3rd").
-_LOOKS_BACK_BEFORE = re.compile(r"(?:\bsince|\b(?:was|were)(?:\s+on)?)\s*$", re.IGNORECASE)
+_LOOKS_BACK_BEFORE = re.compile(
+    # "since the layoffs in May", "since my op on the 3rd": the date of what "since" counts from
+    r"(?:\bsince(?:\s+(?:the|my|our|his|her|their)\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:in|on|at|of))?)?|"
+    r"\b(?:was|were)(?:\s+on)?)\s*$",
+    re.IGNORECASE,
+)
 _LOOKS_AHEAD_BEFORE = re.compile(
     r"(?:\b(?:by|until|till|til)|(?:\bis|'s|\bare|\bwill\s+be)(?:\s+on)?)\s*$", re.IGNORECASE
 )
@@ -1221,7 +1228,7 @@ def _attached_tense(text: str, start: int, end: int) -> Tense:
         return "past"
     if phrase.startswith(("by ", "until ", "till ")):
         return "future"
-    before, after = text[max(0, start - 16) : start], text[end : end + 16]
+    before, after = text[max(0, start - 40) : start], text[end : end + 16]
     if _LOOKS_BACK_BEFORE.search(before) or _LOOKS_BACK_AFTER.match(after):
         return "past"
     if _LOOKS_AHEAD_BEFORE.search(before) or _LOOKS_AHEAD_AFTER.match(after):

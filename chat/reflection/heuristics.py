@@ -38,6 +38,7 @@ from chat.reflection.changes import changes, without_retracted
 from chat.reflection.identity import Context, Found
 from chat.reflection.notes import (
     commitment_note,
+    dated_clauses,
     dated_note,
     decision_note,
     people_note,
@@ -123,7 +124,12 @@ def extract(
     text = normalise(text)
     if not text:
         return result
-    sentences = [part for sentence in split_sentences(text) for part in _past_the_condition(sentence)]
+    sentences = [
+        clause
+        for sentence in split_sentences(text)
+        for part in _past_the_condition(sentence)
+        for clause in dated_clauses(part, occurred_at)
+    ]
     all_lower = carry.all_lower if carry else is_all_lowercase(text)
     sarcastic = carry.sarcastic if carry else is_sarcastic(text)
     # the tense of the last sentence that had one: a story keeps its tense

@@ -598,6 +598,34 @@ def _household_happening(raw: str, mentions: list[DateMention]) -> bool:
 
 
 
+# "passed my test on the 9th, and on the 25th I collect the car", "did Paris yesterday, doing
+# London in a fortnight": one sentence, a day behind and a day ahead in clauses of their own, is
+# two notes (an event and a plan), each dated by its own clause
+_CLAUSE_JOINT = re.compile(r"\s*;\s*|,\s+(?:(?:and|but|then|so|while)\s+)?", I)
+
+
+def dated_clauses(sentence: str, reference: datetime) -> list[str]:
+    """`sentence`, or its two clauses where one is dated only behind today and the other only ahead."""
+    joints = list(_CLAUSE_JOINT.finditer(sentence))
+    if not joints:
+        return [sentence]
+    mentions = resolve_dates(sentence, reference)
+    if len(mentions) < 2:
+        return [sentence]
+    today = reference.date()
+
+    def side(m: DateMention) -> int:
+        return -1 if (m.end or m.start) < today else 1 if m.start > today else 0
+
+    for joint in joints:
+        before = {side(m) for m in mentions if m.span[1] <= joint.start()}
+        after = {side(m) for m in mentions if m.span[0] >= joint.end()}
+        if len(before) == len(after) == 1 and before | after == {-1, 1}:
+            return [sentence[: joint.start()].rstrip(" ,;"), sentence[joint.end() :]]
+    return [sentence]
+
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     s = _unquoted(s)
     if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
