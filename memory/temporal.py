@@ -145,7 +145,10 @@ _SPELLINGS: list[_Spelling] = [
     (re.compile(p, re.IGNORECASE), f)
     for p, f in [
         (r"\bnxt\b", lambda m, ref: "next"),
-        (r"\b(?:tmrw|tmrow|tmw|tmoz|tomoz|2moro|2morrow|tomorow|tommorow|tommorrow|tomorro)\b", lambda m, ref: "tomorrow"),
+        (
+            r"\b(?:tmrw|tmrow|tmw|tmoz|tomoz|2moro|2morrow|tomorow|tommorow|tommorrow|tomorro)\b",
+            lambda m, ref: "tomorrow",
+        ),
         (r"\b(?:yday|yesterdy|yesturday|yestarday)\b", lambda m, ref: "yesterday"),
         (r"\b(?:tonite|2nite)\b", lambda m, ref: "tonight"),
         (r"\b(?:wknd|wkend)\b", lambda m, ref: "weekend"),
@@ -160,21 +163,28 @@ _SPELLINGS: list[_Spelling] = [
         # "mon", "wed", "sat", "sun" are words too: only after a word that introduces a day
         (
             rf"\b(?:{_REL_WORDS})\s+(?P<w>mon|wed|sat|sun)\b\.?",
-            lambda m, ref: m.group(0)[: m.start("w") - m.start()]
-            + {"mon": "Monday", "wed": "Wednesday", "sat": "Saturday", "sun": "Sunday"}[m["w"].lower()],
+            lambda m, ref: (
+                m.group(0)[: m.start("w") - m.start()]
+                + {"mon": "Monday", "wed": "Wednesday", "sat": "Saturday", "sun": "Sunday"}[m["w"].lower()]
+            ),
         ),
         # "Monday just gone", "Wednesday gone": last Monday; "this Friday coming": this coming Friday
         (rf"\b(?P<wd>{_WD[7:-1]})\s+(?:just\s+)?gone\b", lambda m, ref: f"last {m['wd']}"),
         (rf"\bthis\s+(?P<wd>{_WD[7:-1]})\s+coming\b", lambda m, ref: f"this coming {m['wd']}"),
-        (r"\b(?P<w>jan|feb|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?", lambda m, ref: _MONTH_ABBREVIATIONS[m["w"].lower()]),
+        (
+            r"\b(?P<w>jan|feb|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?",
+            lambda m, ref: _MONTH_ABBREVIATIONS[m["w"].lower()],
+        ),
         # a lower-case month name ("june was mad") is a month as a capitalised one is
         (
             r"(?-i:\b(?:january|february|april|june|july|august|september|october|november|december)\b)",
             lambda m, ref: _FULL_MONTHS[m.group(0)],
         ),
         (r"\bcouple\s+(?P<u>days|weeks|months|years|weekends)\b", lambda m, ref: f"couple of {m['u']}"),
-        (r"\b(?P<u>fortnight|week|month|year)'s\s+time\b|\b(?P<us>days|weeks|months|years)'\s+time\b",
-         lambda m, ref: m["u"] or m["us"]),
+        (
+            r"\b(?P<u>fortnight|week|month|year)'s\s+time\b|\b(?P<us>days|weeks|months|years)'\s+time\b",
+            lambda m, ref: m["u"] or m["us"],
+        ),
         # ordinals in words, where they name a day: "the twelfth", "the twenty-third of May", "March first"
         (
             rf"\bthe\s+(?P<w>{_ORDINAL_WORD})\b(?=\s+of\s+(?:{_MONTH_NAMES}|{'|'.join(_MONTH_ABBREVIATIONS)}|next|last|this|the)\b"
@@ -189,12 +199,18 @@ _SPELLINGS: list[_Spelling] = [
         (
             rf"\b(?P<head>twenty|nineteen|two\s+thousand)\s+(?:and\s+)?(?P<tail>{_YEAR_TAIL}|{'|'.join(_UNITS_ONE_TO_NINE)})\b"
             r"(?![\s-]*(?:years?|-year|minutes?|hours?|people|of\b|times?|pounds|quid|dollars|euros|kg|miles|km))",
-            lambda m, ref: _year_words(m) if m["head"].lower() != "two thousand" or m["tail"].lower() in _UNITS_ONE_TO_NINE else m.group(0),
+            lambda m, ref: (
+                _year_words(m)
+                if m["head"].lower() != "two thousand" or m["tail"].lower() in _UNITS_ONE_TO_NINE
+                else m.group(0)
+            ),
         ),
         # a clipped year: "in '19", "summer of '24" (a decade "the '90s" stays)
         (
             r"(?<![\w'])['\u2019](?P<yy>\d\d)\b(?!s\b|['\u2019])",
-            lambda m, ref: str(2000 + int(m["yy"]) if 2000 + int(m["yy"]) <= ref.year + 5 else 1900 + int(m["yy"])),
+            lambda m, ref: str(
+                2000 + int(m["yy"]) if 2000 + int(m["yy"]) <= ref.year + 5 else 1900 + int(m["yy"])
+            ),
         ),
     ]
 ]
@@ -332,7 +348,9 @@ def sentence_tense(text: str) -> Tense:
     return None
 
 
-_CLAUSE_BREAK = re.compile(r",\s+(?:and|but|then|so|while)\s+(?=(?:\w+\s+){0,4}?(?:I|we|I'm|we're|I've|we've|I'll|we'll)\b)")
+_CLAUSE_BREAK = re.compile(
+    r",\s+(?:and|but|then|so|while)\s+(?=(?:\w+\s+){0,4}?(?:I|we|I'm|we're|I've|we've|I'll|we'll)\b)"
+)
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
@@ -372,20 +390,9 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
-class _WeekdayAlias:
-    """A match whose weekday may sit in either of two groups ("a week on Friday", "Friday week")."""
-
-    def __init__(self, m: re.Match[str]) -> None:
-        self._m = m
-
-    def __getitem__(self, key: str) -> str | None:
-        if key == "wd":
-            return self._m["wd"] or self._m["wd2"]
-        return self._m[key]
-
-
 class _Alias:
-    """A match whose group may sit under a second name (alternatives of one rule)."""
+    """A match whose group may sit under a second name, in the other alternative of one rule
+    ("a week on Friday" and "Friday week" both give "wd")."""
 
     def __init__(self, m: re.Match[str], **second: str) -> None:
         self._m, self._second = m, second
@@ -562,7 +569,9 @@ _YEAR_REL = r"\s+(?P<yrel>next|last|this)\s+year"
 def _month_day(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     month, day = MONTHS[m["month"].lower()], int(m["day"])
     if m["year"] or m["yrel"]:
-        year = int(m["year"]) if m["year"] else ref.year + {"next": 1, "last": -1, "this": 0}[m["yrel"].lower()]
+        year = (
+            int(m["year"]) if m["year"] else ref.year + {"next": 1, "last": -1, "this": 0}[m["yrel"].lower()]
+        )
         d = _safe_date(year, month, day)
         return _day(d) if d else None
     this_year = _safe_date(ref.year, month, day)
@@ -768,7 +777,7 @@ _HOLIDAYS = (
 )
 
 
-def _week_on(m: re.Match[str] | _WeekdayAlias, ref: date, tense: Tense) -> _Resolved:
+def _week_on(m: re.Match[str] | _Alias, ref: date, tense: Tense) -> _Resolved:
     """ "a week today", "a week on Friday", "Saturday week", "two weeks tomorrow": the day named,
     then that many weeks on."""
     unit = (m["wunit"] or m["wunit2"] or "").lower()
@@ -817,12 +826,20 @@ def _named_instances(name: str, ref: date, back: int) -> _Resolved | None:
     """The `back`-th past instance of a season or holiday: 1 is the last one that has ended
     ("last summer"), 2 the one before ("two summers ago", "the summer before last")."""
     name = " ".join(name.lower().split())
-    name = {"new year": "new year's day", "valentines": "valentine's", "valentine's day": "valentine's"}.get(name, name)
+    name = {"new year": "new year's day", "valentines": "valentine's", "valentine's day": "valentine's"}.get(
+        name, name
+    )
     if name in SEASONS:
-        past = [r for r in (_season_range(name, y) for y in range(ref.year - back - 2, ref.year + 1)) if r[1] < ref]
+        past = [
+            r
+            for r in (_season_range(name, y) for y in range(ref.year - back - 2, ref.year + 1))
+            if r[1] < ref
+        ]
         start, end = past[-back]
         return _Resolved(start, end, "month")
-    past_days = [d for d in (holiday_on(name, y) for y in range(ref.year - back - 1, ref.year + 1)) if d < ref]
+    past_days = [
+        d for d in (holiday_on(name, y) for y in range(ref.year - back - 1, ref.year + 1)) if d < ref
+    ]
     return _day(past_days[-back])
 
 
@@ -871,7 +888,16 @@ def _ago_on_day(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
     return _day(add_months(base, -n * (12 if unit == "year" else 1)))
 
 
-_START_PARTS = {"start", "beginning", "first week", "first few days", "first days", "first half", "front end", "early part"}
+_START_PARTS = {
+    "start",
+    "beginning",
+    "first week",
+    "first few days",
+    "first days",
+    "first half",
+    "front end",
+    "early part",
+}
 _END_PARTS = {
     "end", "tail end", "back end", "close", "last week", "final week", "last few days", "last days",
     "second half", "back half", "latter half", "latter part", "later part",
@@ -903,10 +929,10 @@ def _part_of(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     return _Resolved(date(year, 1, 1), date(year, 12, 31), "year")
 
 
-def _period_of_ref(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+def _period_of_ref(m: re.Match[str] | _Alias, ref: date, tense: Tense) -> _Resolved:
     """ "at month end", "before the month is out", "before next month ends": that month (year)."""
     shift = {"next": 1, "last": -1}.get((m["prel"] or "").lower(), 0)
-    if m["unit"].lower() == "year":
+    if (m["unit"] or "").lower() == "year":
         return _Resolved(date(ref.year + shift, 1, 1), date(ref.year + shift, 12, 31), "year")
     first = add_months(ref.replace(day=1), shift)
     return _Resolved(*_month_range(first.year, first.month), "month")
@@ -929,7 +955,7 @@ def _numeric_day(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
 
 
 def _numeric_day_plausible(text: str, m: re.Match[str]) -> bool:
-    """"1/2 the cake", "24/7", "60/40" are no dates: a bare m/d needs a preposition before it,
+    """ "1/2 the cake", "24/7", "60/40" are no dates: a bare m/d needs a preposition before it,
     to open the sentence, or to be what the sentence is ("6/14 is our day")."""
     if m["pre"]:
         return True
@@ -938,7 +964,6 @@ def _numeric_day_plausible(text: str, m: re.Match[str]) -> bool:
     if re.match(r"\s+(?:of|the|a|an|cups?|tsp|tbsp|inch\w*|miles?|km|kg|lbs?|mg|ml|split)\b", after, re.I):
         return False
     return not before or before[-1] in ",.;:!?(-" or bool(re.match(r"\s+(?:is|was|it\s+is)\b", after, re.I))
-
 
 
 def _plain(pattern: str) -> str:
@@ -968,7 +993,10 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             _named_ago,
         ),
         (rf"\b(?:the\s+)?(?P<named>{_NAMED})\s+before\s+last\b", _named_before_last),
-        (rf"\b{_NUM}\s+(?P<unit>week|month|year)s?\s+(?:ago|back)\s+(?P<base>today|yesterday|tomorrow)\b", _ago_on_day),
+        (
+            rf"\b{_NUM}\s+(?P<unit>week|month|year)s?\s+(?:ago|back)\s+(?P<base>today|yesterday|tomorrow)\b",
+            _ago_on_day,
+        ),
         (
             rf"\b(?:the\s+)?(?P<part>{_PARTS})\s+of\s+(?:(?P<prel>next|last|this|the|past|previous)\s+(?P<unit>month|year)\b|"
             rf"(?P<rel>){_MONTH}(?:,?\s+{_YEAR})?\b)",
@@ -981,9 +1009,11 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         ),
         (
             r"\b(?P<when>earlier|later)\s+in\s+the\s+(?P<unit>week|month)\b",
-            lambda m, ref, tense: _earlier_this(m, ref, tense)
-            if m["when"].lower() == "earlier"
-            else _Resolved(*_month_range(ref.year, ref.month), "month"),
+            lambda m, ref, tense: (
+                _earlier_this(m, ref, tense)
+                if m["when"].lower() == "earlier"
+                else _Resolved(*_month_range(ref.year, ref.month), "month")
+            ),
         ),
         (r"\bthe day before yesterday\b", _fixed(-2)),
         (r"\bthe day after tomorrow\b", _fixed(2)),
@@ -1016,7 +1046,7 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         (
             rf"\b(?<!times\s)(?<!once\s)(?<!twice\s)(?:{_NUM}\s+(?P<wunit>weeks?|fortnights?)\s+(?:on\s+|from\s+)?(?:(?P<base>today|tonight|tomorrow)|(?:on\s+)?{_WD_SHORT})|"
             rf"(?:on\s+)?(?<!every\s){_WD.replace('wd', 'wd2')}\s+(?P<wunit2>week|fortnight)(?!\w|\s+(?:after|before|of)\b))",
-            lambda m, ref, tense: _week_on(_WeekdayAlias(m), ref, tense),
+            lambda m, ref, tense: _week_on(_Alias(m, wd="wd2"), ref, tense),
         ),
         (
             rf"\b{_NUM}\s+{_UNIT}\s+(?:till|until|til|to\s+go\s+(?:till|until)|before)(?=\s+(?:I|we|the|my|our)\b)",
@@ -1161,19 +1191,32 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
     # every rule's matches compete: the longest reading of a stretch of text wins ("the 2nd of
     # May next year" over "next year"), and among equals the rule listed first
     candidates = sorted(
-        ((m, index, resolver) for index, (pattern, resolver) in enumerate(_RULES) for m in pattern.finditer(words)),
+        (
+            (m, index, resolver)
+            for index, (pattern, resolver) in enumerate(_RULES)
+            for m in pattern.finditer(words)
+        ),
         key=lambda c: (c[0].start() - c[0].end(), c[1], c[0].start()),
     )
     taken: list[tuple[int, int]] = []
     mentions: list[DateMention] = []
     for m, _, resolver in candidates:
         start, end = m.span()
-        if start == end or any(start < t_end and t_start < end for t_start, t_end in taken) or not _plausible(m):
+        if (
+            start == end
+            or any(start < t_end and t_start < end for t_start, t_end in taken)
+            or not _plausible(m)
+        ):
             continue
         if resolver is _numeric_day and not _numeric_day_plausible(words, m):
             continue
         around = _sentence_around(words, start, end)
-        tense = _attached_tense(words, start, end) or sentence_tense(around) or _timetable(around) or default_tense
+        tense = (
+            _attached_tense(words, start, end)
+            or sentence_tense(around)
+            or _timetable(around)
+            or default_tense
+        )
         resolved = resolver(m, ref, tense)
         if resolved is None:
             continue
@@ -1187,7 +1230,9 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
 
 # "on Monday I fly home", after a story in the past: a first person in the present
 # simple is a timetable, not the story going on (the story's tense is for sentences with none)
-_PRESENT_FIRST_PERSON = re.compile(r"\b(?:I|we)\s+(?:(?:also|then|just|only|finally)\s+)?(?P<v>[a-z]+)\b", re.IGNORECASE)
+_PRESENT_FIRST_PERSON = re.compile(
+    r"\b(?:I|we)\s+(?:(?:also|then|just|only|finally)\s+)?(?P<v>[a-z]+)\b", re.IGNORECASE
+)
 _NO_TIMETABLE = {
     "love", "like", "hate", "want", "need", "know", "think", "feel", "hope", "wish", "prefer", "miss", "mind",
     "remember", "forget", "believe", "mean", "guess", "suppose", "doubt", "wonder", "bet", "reckon", "can",

@@ -563,7 +563,22 @@ _NOT_HAPPENING = {
     "might", "may", "must", "can", "looks", "looked", "seems", "seemed", "feels", "felt", "sounds",
     "needs", "wants", "costs", "cost", "belongs", "means", "smells", "tastes",
 }  # fmt: skip
-_OBJECT_WORDS = {"the", "a", "an", "my", "our", "it", "them", "up", "down", "in", "out", "off", "back", "round"}
+_OBJECT_WORDS = {
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "it",
+    "them",
+    "up",
+    "down",
+    "in",
+    "out",
+    "off",
+    "back",
+    "round",
+}
 _RELATION_SET = {r.lower() for r in RELATION_WORDS}
 
 
@@ -597,7 +612,6 @@ def _household_happening(raw: str, mentions: list[DateMention]) -> bool:
     return False
 
 
-
 # "passed my test on the 9th, and on the 25th I collect the car", "did Paris yesterday, doing
 # London in a fortnight": one sentence, a day behind and a day ahead in clauses of their own, is
 # two notes (an event and a plan), each dated by its own clause
@@ -623,7 +637,6 @@ def dated_clauses(sentence: str, reference: datetime) -> list[str]:
         if len(before) == len(after) == 1 and before | after == {-1, 1}:
             return [sentence[: joint.start()].rstrip(" ,;"), sentence[joint.end() :]]
     return [sentence]
-
 
 
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:

@@ -748,7 +748,8 @@ def test_a_household_arrangement_is_a_plan_and_a_wish_is_none():
 
 def test_a_day_behind_and_a_day_ahead_in_one_sentence_are_an_event_and_a_plan():
     got = extract(
-        "sold the van on the 2nd, and on the 19th I'm collecting a camper", occurred_at=datetime(2025, 8, 9, tzinfo=UTC)
+        "sold the van on the 2nd, and on the 19th I'm collecting a camper",
+        occurred_at=datetime(2025, 8, 9, tzinfo=UTC),
     )
     assert [(n.kind, n.occurred_at.date().isoformat()) for n in got.notes] == [
         ("event", "2025-08-02"),

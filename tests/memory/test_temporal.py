@@ -330,7 +330,12 @@ _AUG_SATURDAY = datetime(2025, 8, 9, 10, 0, tzinfo=UTC)
         ("the back half of June is free", _NEW_YEARS_EVE, "the back half of June", date(2026, 6, 1)),
         ("the first week of June works", _NEW_YEARS_EVE, "the first week of June", date(2026, 6, 1)),
         ("at month end the lease renews", _NEW_YEARS_EVE, "at month end", date(2025, 12, 1)),
-        ("the third Friday of the month is payday", _AUG_SATURDAY, "the third Friday of the month", date(2025, 8, 15)),
+        (
+            "the third Friday of the month is payday",
+            _AUG_SATURDAY,
+            "the third Friday of the month",
+            date(2025, 8, 15),
+        ),
         # a day and month with a year told by its step
         ("we wed the 3rd of Feb next year", _LEAP_DAY, "the 3rd of Feb next year", date(2029, 2, 3)),
         # month first, as "05/08/2023" is, and without a year in the sentence's tense
