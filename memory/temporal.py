@@ -11,7 +11,21 @@ Conventions (stated once, because English is ambiguous here):
 * A bare weekday ("on Saturday") looks back in past-tense sentences and forward otherwise.
 * A month-day without a year ("May 3") looks back in past-tense sentences, forward in
   future-tense ones, and otherwise picks the nearer occurrence.
-* Numbers in US order: "05/08/2023" is 8 May 2023.
+* Numbers in US order: "05/08/2023" is 8 May 2023, and "6/14" (no year) is 14 June, the nearest
+  one in the sentence's tense.
+* Easter and the feasts around it (Good Friday, Easter Monday) are computed (dateutil's Western
+  computus); fixed holidays are their calendar day.
+
+How a text is read: chat spellings are first rewritten into the grammar's own words
+(`rewrite_spellings`: "nxt tues", "sept", "the twelfth", "in '19", "twenty nineteen", "couple
+weeks", "Monday just gone"), keeping each character's origin so spans stay on the original text.
+Then every rule matches and the longest reading of a stretch wins. The composable rules read
+[modifier] [ordinal | number] [unit | weekday | month | season | holiday] [anchor]: a named thing
+counted back ("two summers ago"), stepped past ("the Christmas before last"), set against an
+anchor the grammar resolves itself ("the Tuesday after Easter", "the week before Christmas"), a
+part of a period ("the tail end of June"), so many units back from a day ("two years ago
+today"). A date's own words fix its tense before the sentence's do: "since" looks back, "by" and
+"until" ahead, and so does a copula on the date ("Saturday was …", "the 3rd is …").
 """
 
 from __future__ import annotations

@@ -322,7 +322,9 @@ _ACTIVITY = re.compile(
     r"hop(?:e|ing)\s+to|aim(?:ing)?\s+to|intend(?:ing)?\s+to|(?:I|we)\s+(?:need|have|has|must)\s+to)\s+\w+|"
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
     # a past progressive is something done: "April was mostly sailing off Crete"
-    r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
+    r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b|"
+    # a present perfect progressive is something under way since its date: "been rowing since May"
+    r"(?<!not\s)(?<!never\s)(?<!n't\s)\bbeen\s+(?:\w+ly\s+)?(?!going\b)\w{3,}ing\b",
     I,
 )
 _ED_WORD = re.compile(r"\b(?P<w>[a-z]{2,}ed)\b", I)

@@ -397,9 +397,9 @@ def test_extraction_eval_stays_above_its_regression_guards():
     assert dev9.scores["notes (kind)"].precision >= 0.86 and dev9.scores["notes (kind)"].recall >= 0.87
     assert dev9.dates_correct >= 80 and dev9.silent_negatives >= dev9.negatives - 12
     # dev10 (dates in fresh phrasings, labelled and committed before its first run): note dates
-    # 121/185 on that run, 163/185 after the composable grammar of memory/temporal.py
+    # 121/185 on that run, 167/185 after the composable grammar of memory/temporal.py
     dev10 = evaluate(split="dev10")
-    assert dev10.dates_checked >= 180 and dev10.dates_correct >= 160
+    assert dev10.dates_checked >= 180 and dev10.dates_correct >= 164
     assert dev10.scores["notes (kind)"].precision >= 0.93 and dev10.silent_negatives >= dev10.negatives - 2
     # dev4 (plans, commitments and decisions; issue 10)
     dev4 = evaluate(split="dev4")
