@@ -1269,7 +1269,7 @@ def _timetable(text: str) -> Tense:
 # copula the date is the subject or complement of ("Saturday was …", "the 28th is …",
 # "Housewarming's on the 12th", "the wedding was on the 3rd").
 _LOOKS_BACK_BEFORE = re.compile(
-    # "since the layoffs in May", "since my op on the 3rd": the date of what "since" counts from
+    # "since the merger in June", "since my op on the 3rd": the date of what "since" counts from
     r"(?:\bsince(?:\s+(?:the|my|our|his|her|their)\s+[\w-]+(?:\s+[\w-]+)?(?:\s+(?:in|on|at|of))?)?|"
     r"\b(?:was|were)(?:\s+on)?)\s*$",
     re.IGNORECASE,

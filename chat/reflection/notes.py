@@ -614,8 +614,8 @@ def _household_happening(raw: str, mentions: list[DateMention]) -> bool:
     return False
 
 
-# "passed my test on the 9th, and on the 25th I collect the car", "did Paris yesterday, doing
-# London in a fortnight": one sentence, a day behind and a day ahead in clauses of their own, is
+# "signed off on the 4th, and on the 18th I start the new job", "ran Leeds on Sunday, Bath
+# next month": one sentence, a day behind and a day ahead in clauses of their own, is
 # two notes (an event and a plan), each dated by its own clause
 _CLAUSE_JOINT = re.compile(r"\s*;\s*|,\s+(?:(?:and|but|then|so|while)\s+)?", I)
 
