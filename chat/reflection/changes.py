@@ -165,8 +165,8 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
             rf"(?:moved|relocated)\s+(?:back\s+)?(?:to|over\s+to)\s+[^,.;!?]+?\s+from|"
             # arrived from somewhere: "came over from Lagos", "emigrated here from Perth"
             rf"(?:came|emigrated|immigrated)\s+(?:over\s+|here\s+|across\s+)*from|"
-            # a home sold or left: "sold our house in Hull", "gave up the flat in Leeds", "left mum
-            # and dad's flat in Lyon", "packed up my life in Berlin"
+            # a home sold or left: "sold our house in Hull", "gave up the flat in Leeds", "left my
+            # parents' house in Nantes", "packed up the whole flat in Oslo"
             rf"(?:sold|gave\s+up|let\s+go\s+of|moved\s+out\s+of|left|packed\s+up|cleared\s+out\s+of)\s+"
             rf"(?:the|my|our|(?:[\w-]+\s+and\s+)?[\w-]+'s)\s+(?:old\s+|little\s+|tiny\s+|whole\s+)?"
             rf"(?:flat|house|apartment|place|home|condo|studio|life|room|bedsit)\s+in)"
@@ -201,7 +201,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I am {m['rest']}",
     ),
-    # "retired from Network Rail in the spring": the job ended
+    # "took early retirement from the council": the job ended
     (
         re.compile(rf"\b(?:retired|took\s+(?:early\s+)?retirement)\s+from\s+(?:the\s+)?{_ORG}", I),
         lambda m: f"I work at {m['rest']}",
@@ -307,7 +307,7 @@ _DEATH += [
         rf"(?:give\s+up|gave\s+up|give\s+away|gave\s+away|re-?home|re-?homed|put\s+down|lose|lost)\s*,?\s+{NAME}",
         I,
     ),
-    # "found Goldie, our goldfish, belly-up", "found our hamster dead this morning"
+    # "found Bubbles, my goldfish, dead", "found our hamster lifeless today"
     re.compile(
         rf"\bfound\s+{NAME},?\s+(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES}),?\s+(?:\w+\s+)?"
         r"(?:belly[- ]up|dead|lifeless)\b",

@@ -39,6 +39,7 @@ from chat.reflection.identity import Context, Found
 from chat.reflection.lexicon import PET_KIND
 from chat.reflection.notes import (
     commitment_note,
+    dated_clauses,
     dated_note,
     decision_note,
     people_note,
@@ -124,7 +125,12 @@ def extract(
     text = normalise(text)
     if not text:
         return result
-    sentences = [part for sentence in split_sentences(text) for part in _past_the_condition(sentence)]
+    sentences = [
+        clause
+        for sentence in split_sentences(text)
+        for part in _past_the_condition(sentence)
+        for clause in dated_clauses(part, occurred_at)
+    ]
     all_lower = carry.all_lower if carry else is_all_lowercase(text)
     sarcastic = carry.sarcastic if carry else is_sarcastic(text)
     # the tense of the last sentence that had one: a story keeps its tense

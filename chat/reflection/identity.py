@@ -750,7 +750,7 @@ _FIELD_AT_ORG = [
 ]
 _BY_TRADE = _re(r"(?:^|\bI\s+am\s+)(?:a\s+|an\s+)?(?P<t>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:trade|profession)\b")
 _FORMER_TITLE = _re(rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|[,;]\s*)(?:former|ex-|retired)\s*{_TITLE}")
-# "I do night shifts as a nurse at the Royal Infirmary": the place named after the title employs them
+# "I cover weekends as a porter at St Thomas'": the place named after the title employs them
 _AS_TITLE = _re(
     rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}(?:\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG})?"
 )
@@ -830,7 +830,7 @@ _SPEAK_MORE = [
         r"(?:^|,\s*|\band\s+)(?P<v>[A-Za-z]+)\s+is\s+my\s+(?:first|native|mother|main|second|third|other|home)\s+"
         r"(?:language|tongue)"
     ),
-    # "grew up bilingual, Tagalog at home and English at school"
+    # "Welsh at home, English at work"
     _re(r"(?:^|,\s*|\band\s+|\bspoke\s+|\bspeak\s+)(?P<v>(?-i:[A-Z])[a-z]+)\s+at\s+(?:home|school|work)\b"),
     _re(
         r"\bI\s+(?:have\s+)?(?:also\s+)?(?:picked\s+up|learned|learnt)\s+(?:some|a\s+bit\s+of|a\s+little|basic)\s+"

@@ -71,8 +71,8 @@ _KEEP_TAIL = re.compile(
     r"(?:pls\s+|please\s+)?write\s+(?:that|this|it)\s+down(?:\s+(?:for\s+me|somewhere|pls|please)){0,3})[\s.!?]*$",
     I,
 )
-# a code, password or number stated to be kept: "the gym locker code is 4471", "my IBAN is NL91 …,
-# put it on the invoice template", "passport no. is X12345678, expires 2027"
+# a code, password or number stated to be kept: "the shed code is 9120, remind me", "my IBAN is
+# GB29 …, use it on my invoices", "licence number is AB123, need it for the hire car"
 _IDENTIFIER = re.compile(
     r"^(?P<body>(?:(?:the|my|our)\s+)?(?:[\w'-]+\s+){0,3}?(?:code|password|passcode|passphrase|pin|pin\s+number|"
     r"combination|combo|iban|account\s+(?:no\.?|number)|sort\s+code|passport\s+(?:no\.?|number)|"
@@ -107,7 +107,7 @@ def remembered_body(sentence: str) -> str | None:
     """The thing to remember, when the sentence asks for it; None for "do you remember when …"."""
     m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence) or _KEEP_TAIL.match(sentence)
     if not m:
-        # stated with what to do with it (a bare "bike lock combo is 3-8-1-5" is only said)
+        # stated with what to do with it (a bare "the safe combination is 7-7-2" is only said)
         if (found := _IDENTIFIER.match(sentence.strip())) and _INSTRUCTION_TAIL.search(
             sentence.strip(), found.end()
         ):
@@ -342,7 +342,9 @@ _ACTIVITY = re.compile(
     r"hop(?:e|ing)\s+to|aim(?:ing)?\s+to|intend(?:ing)?\s+to|(?:I|we)\s+(?:need|have|has|must)\s+to)\s+\w+|"
     r"\b(?:am|are|is)\s+(?:\w+\s+)?\w+ing\b|"
     # a past progressive is something done: "April was mostly sailing off Crete"
-    r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b",
+    r"\b(?:was|were)\s+(?:all\s+|mostly\s+|spent\s+|busy\s+)?(?!going\b)\w{3,}ing\b|"
+    # a present perfect progressive is something under way since its date: "been rowing since May"
+    r"(?<!not\s)(?<!never\s)(?<!n't\s)\bbeen\s+(?:\w+ly\s+)?(?!going\b)\w{3,}ing\b",
     I,
 )
 _ED_WORD = re.compile(r"\b(?P<w>[a-z]{2,}ed)\b", I)
@@ -574,20 +576,107 @@ _ONLY_WOULD = re.compile(r"\b(?:would|could|might)\s+(?:\w+\s+)?\w+", I)
 _WOULD_CLAUSE = re.compile(r"\b(?:would|could|might)\b[^,;.]*", I)
 
 
+# "Friday the electrician came round", "on the 8th the fridge gets fitted", "the 5th is when
+# the removal van arrives", "on Monday the boiler broke": something of the speaker's household
+# happens on a day. Read with the dates taken out: a "the/my/our" noun (not a relative: that is a
+# people note) and then a verb that is done or arranged.
+_NOT_HAPPENING = {
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would", "could", "should",
+    "might", "may", "must", "can", "looks", "looked", "seems", "seemed", "feels", "felt", "sounds",
+    "needs", "wants", "costs", "cost", "belongs", "means", "smells", "tastes",
+}  # fmt: skip
+_OBJECT_WORDS = {
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "it",
+    "them",
+    "up",
+    "down",
+    "in",
+    "out",
+    "off",
+    "back",
+    "round",
+}
+_RELATION_SET = {r.lower() for r in RELATION_WORDS}
+
+
+def _household_happening(raw: str, mentions: list[DateMention]) -> bool:
+    if not any(m.granularity == "day" or (m.granularity == "week" and not m.end) for m in mentions):
+        return False  # a day, or a count of weeks from one ("three weeks from today")
+    text = raw
+    for mention in sorted(mentions, key=lambda d: d.span, reverse=True):
+        text = text[: mention.span[0]] + " " + text[mention.span[1] :]
+    text = re.sub(r"^[\s,;:-]*(?:(?:is|was)\s+when\s+)?", "", text)
+    words = [w.lower() for w in re.findall(r"[A-Za-z-]+|'s", text)]
+    if len(words) < 3 or words[0] not in ("the", "my", "our"):
+        return False
+    words = ["is" if w == "'s" else w for w in words]
+    for j in range(1, min(len(words), 5)):
+        w = words[j]
+        if j == 1 and (w in _RELATION_SET or w in ("new", "old")):
+            if w in _RELATION_SET:
+                return False
+            continue
+        following = words[j + 1] if j + 1 < len(words) else ""
+        if w in ("is", "are") and following.endswith("ing") and len(following) > 4:
+            return j > 1
+        if w in _NOT_HAPPENING:
+            return False
+        found = lemmas(w)
+        if "VERB" not in found:
+            continue
+        if "NOUN" not in found or is_past_form(w) or following in _OBJECT_WORDS:
+            return j > 1
+    return False
+
+
+# "signed off on the 4th, and on the 18th I start the new job", "ran Leeds on Sunday, Bath
+# next month": one sentence, a day behind and a day ahead in clauses of their own, is
+# two notes (an event and a plan), each dated by its own clause
+_CLAUSE_JOINT = re.compile(r"\s*;\s*|,\s+(?:(?:and|but|then|so|while)\s+)?", I)
+
+
+def dated_clauses(sentence: str, reference: datetime) -> list[str]:
+    """`sentence`, or its two clauses where one is dated only behind today and the other only ahead."""
+    joints = list(_CLAUSE_JOINT.finditer(sentence))
+    if not joints:
+        return [sentence]
+    mentions = resolve_dates(sentence, reference)
+    if len(mentions) < 2:
+        return [sentence]
+    today = reference.date()
+
+    def side(m: DateMention) -> int:
+        return -1 if (m.end or m.start) < today else 1 if m.start > today else 0
+
+    for joint in joints:
+        before = {side(m) for m in mentions if m.span[1] <= joint.start()}
+        after = {side(m) for m in mentions if m.span[0] >= joint.end()}
+        if len(before) == len(after) == 1 and before | after == {-1, 1}:
+            return [sentence[: joint.start()].rstrip(" ,;"), sentence[joint.end() :]]
+    return [sentence]
+
+
 def dated_note(s: Sentence, reference: datetime, speaker: str | None, message: str = "") -> NoteOp | None:
     s = _unquoted(s)
     if s.question or s.conditional or _PRONOUN_START.match(s.text) or _ANNUAL.match(s.text):
         return None
+    mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
+    happening = _household_happening(s.raw, mentions)
     if not (
         _told_by_speaker(s, message)
         or re.search(rf"\b(?:{_EVENT_NOUNS})\b", s.text, I)
         or _RELATIVE_SUBJECT.match(s.text)
+        or happening
     ):
         return None
     if _TALK.match(s.text):
         return None
-    mentions = resolve_dates(s.raw, reference, default_tense=s.tense_hint)
-    if not (_has_activity(s.text) or _scheduled(s.text, mentions, reference.date())):
+    if not (happening or _has_activity(s.text) or _scheduled(s.text, mentions, reference.date())):
         return None
     if mentions:
         grounded, _ = ground(s.raw.rstrip(), reference, default_tense=s.tense_hint)

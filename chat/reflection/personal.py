@@ -472,7 +472,7 @@ _PARTNER_FRAMES = [
     ),
     _re(rf"\b(?:we|I)\s+(?:just\s+|finally\s+)?got\s+(?:engaged|married)\s+to\s+{NAME}"),
     _re(rf"^{NAME}\s+said\s+yes\b"),
-    # "Sam proposed last night and I said YES"
+    # "Jo proposed on the beach and I said yes"
     _re(rf"^{NAME}\s+(?:just\s+|finally\s+)?proposed\b(?!\s+to\s+(?!me\b))[^.;!?]*\bI\s+said\s+yes\b"),
 ]
 _PARTNER_ROLE = _re(
@@ -529,7 +529,7 @@ _HEALTH_FRAMES = [
         rf"(?<!\w's\s)\bmy\s+(?P<v>{_CONDITION_WORDS})\s+(?:is|are|has|have|was|were|got|flared|kicked|came)\b(?!\s+(?:\w+\s+)?(?:gone|over|cured|better|fine|healed|history|a\s+thing\s+of))"
     ),
     _re(rf"^(?P<v>{_CONDITION_WORDS})\s+(?:season|flare|flare-up|is\s+back|again)\b"),
-    # "the rheumatologist finally confirmed it's psoriatic arthritis", "turns out I have gout"
+    # "the consultant has confirmed it's lupus", "turns out I have gout"
     _re(
         rf"\b(?:confirmed|diagnosed|says|said|thinks|reckons|turns\s+out|found\s+out|told\s+me)\s+(?:that\s+)?"
         rf"(?:it\s+is|it's|it\s+was|I\s+have|I\s+had|I've\s+got)\s+(?:(?:a|an|mild|severe|chronic|early)\s+)*(?P<v>{_CONDITION_WORDS})\b"

@@ -56,8 +56,8 @@ _INTERJECTION = re.compile(
     re.IGNORECASE,
 )
 _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|heya|howdy|yo|greetings)\b", re.IGNORECASE)
-# a label before what the speaker says of themselves: "quick context before my question: I'm …",
-# "ok long story but: I finally moved …" (not "new address for deliveries: 12 …", whose label is the point)
+# a label before what the speaker says of themselves: "some background first: I'm …", "big news:
+# I moved …" (not "new address for deliveries: 12 …", whose label is the point)
 _LEAD_LABEL = re.compile(
     r"^(?:[\w'-]+\s+){0,6}[\w'-]+\s*:\s+(?=(?:I|I'm|I've|I'd|we|we're|my|our)\b)", re.IGNORECASE
 )

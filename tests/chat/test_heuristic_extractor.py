@@ -343,7 +343,8 @@ def test_the_labelled_set_has_varied_cases_with_honest_splits():
     assert sum(not (c.get("facts") or c.get("notes")) for c in cases) >= 20  # questions, hedges, small talk
 
 
-# the development sets written as such (dev11 and dev12, once untouched, have guards of their own)
+# the development sets written as such (dev10, dates in fresh phrasings with its facts and categories
+# labelled in passing, and dev11 and dev12, once untouched, have guards of their own)
 WRITTEN_FOR_DEVELOPMENT = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9")
 
 
@@ -367,7 +368,7 @@ def test_extraction_eval_stays_above_its_regression_guards():
     # 291/301, 181 of 184 negatives silent, categories 0.884).
     earlier = evaluate(split=tuple(s for s in WRITTEN_FOR_DEVELOPMENT if s != "dev9"))
     assert earlier.scores["categories"].precision >= 0.88
-    assert earlier.dates_correct >= 285
+    assert earlier.dates_correct >= 290  # 293/303 after dev10's grammar
     assert earlier.silent_negatives >= earlier.negatives - 3
     for split in ("dev", "dev2", "dev3", "dev4", "dev5", "dev6"):  # dev7's three talkative negatives aside
         report = evaluate(split=split)
@@ -393,10 +394,16 @@ def test_extraction_eval_stays_above_its_regression_guards():
     # in three batches, each labelled before its first run: facts 0.704 / 0.633, 0.571 / 0.889 and
     # 0.625 / 0.333 on those runs; 0.894 / 0.778 after its rules, notes 0.901 / 0.910, dates 84/87.
     dev8, dev9 = evaluate(split="dev8"), evaluate(split="dev9")
-    assert dev8.dates_correct >= 70 and dev8.scores["notes (kind)"].recall >= 0.9
+    # dev8 dates 72/76 → 74/76 with dev10's grammar (a household's day: "the movers come on the 3rd")
+    assert dev8.dates_correct >= 73 and dev8.scores["notes (kind)"].recall >= 0.9
     assert dev9.scores["facts"].precision >= 0.86 and dev9.scores["facts"].recall >= 0.74
     assert dev9.scores["notes (kind)"].precision >= 0.86 and dev9.scores["notes (kind)"].recall >= 0.87
     assert dev9.dates_correct >= 80 and dev9.silent_negatives >= dev9.negatives - 12
+    # dev10 (dates in fresh phrasings, labelled and committed before its first run): note dates
+    # 121/185 on that run, 167/185 after the composable grammar of memory/temporal.py
+    dev10 = evaluate(split="dev10")
+    assert dev10.dates_checked >= 180 and dev10.dates_correct >= 164
+    assert dev10.scores["notes (kind)"].precision >= 0.93 and dev10.silent_negatives >= dev10.negatives - 2
     # dev4 (plans, commitments and decisions; issue 10)
     dev4 = evaluate(split="dev4")
     assert dev4.scores["notes (kind)"].precision >= 0.9 and dev4.scores["notes (kind)"].recall >= 0.9
@@ -745,3 +752,14 @@ def test_a_household_arrangement_is_a_plan_and_a_wish_is_none():
     [tech] = extract("we're moving to Postgres next month", occurred_at=JUNE_11).notes
     assert tech.kind == "decision"
     assert not extract("loved Rome, would go back tomorrow", occurred_at=JUNE_11).notes
+
+
+def test_a_day_behind_and_a_day_ahead_in_one_sentence_are_an_event_and_a_plan():
+    got = extract(
+        "sold the van on the 2nd, and on the 19th I'm collecting a camper",
+        occurred_at=datetime(2025, 8, 9, tzinfo=UTC),
+    )
+    assert [(n.kind, n.occurred_at.date().isoformat()) for n in got.notes] == [
+        ("event", "2025-08-02"),
+        ("plan", "2025-08-19"),
+    ]

@@ -292,3 +292,79 @@ def test_short_weekdays_need_a_cue_and_weekday_weeks_are_not_recurring():
 def test_dev9_colloquial_dates(text, phrase, expected):
     mentions = resolve_dates(text, _WED_NOON)
     assert [(m.phrase, m.start) for m in mentions] == [(phrase, expected)]
+
+
+# --- issue 18, dev10: the composable grammar and chat spellings ---------------------------------
+
+_LEAP_DAY = datetime(2028, 2, 29, 9, 0, tzinfo=UTC)  # a Tuesday
+_NEW_YEARS_EVE = datetime(2025, 12, 31, 18, 0, tzinfo=UTC)  # a Wednesday
+_AUG_SATURDAY = datetime(2025, 8, 9, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "reference", "phrase", "expected"),
+    [
+        # chat spellings, rewritten before the grammar reads them; the phrase is the original text
+        ("nxt weds we sign", _LEAP_DAY, "nxt weds", date(2028, 3, 8)),
+        ("the dentist is on thurs", _LEAP_DAY, "on thurs", date(2028, 3, 2)),
+        ("sept was quiet", _LEAP_DAY, "sept", date(2027, 9, 1)),
+        ("my cast came off on the fourteenth", _LEAP_DAY, "on the fourteenth", date(2028, 2, 14)),
+        ("the party is the twenty-first of March", _LEAP_DAY, "the twenty-first of March", date(2028, 3, 21)),
+        ("we met in '09", _LEAP_DAY, "in '09", date(2009, 1, 1)),
+        ("we married in twenty sixteen", _LEAP_DAY, "in twenty sixteen", date(2016, 1, 1)),
+        ("Wednesday just gone we painted", _AUG_SATURDAY, "Wednesday just gone", date(2025, 8, 6)),
+        ("mid-Oct we fly", _AUG_SATURDAY, "mid-Oct", date(2025, 10, 1)),
+        ("a couple weeks back", _AUG_SATURDAY, "a couple weeks back", date(2025, 7, 26)),
+        # a named thing counted back or stepped past
+        ("we toured Peru three summers ago", _LEAP_DAY, "three summers ago", date(2025, 6, 1)),
+        ("the Christmas before last we hosted", _LEAP_DAY, "the Christmas before last", date(2026, 12, 25)),
+        # placed against an anchor the grammar resolves itself (Easter by the computus)
+        ("we fly the Friday after Easter", _NEW_YEARS_EVE, "the Friday after Easter", date(2026, 4, 10)),
+        ("Good Friday we walk the hills", _NEW_YEARS_EVE, "Good Friday", date(2026, 4, 3)),
+        ("the week before Christmas was chaos", _LEAP_DAY, "the week before Christmas", date(2027, 12, 13)),
+        # so many units back from a day; a year back from a leap day is the 28th
+        ("three years ago tomorrow we moved", _LEAP_DAY, "three years ago tomorrow", date(2025, 3, 1)),
+        ("a year ago today I proposed", _LEAP_DAY, "a year ago today", date(2027, 2, 28)),
+        # parts of a month or a year: the month
+        ("the tail end of April suits", _NEW_YEARS_EVE, "the tail end of April", date(2026, 4, 1)),
+        ("the back half of June is free", _NEW_YEARS_EVE, "the back half of June", date(2026, 6, 1)),
+        ("the first week of June works", _NEW_YEARS_EVE, "the first week of June", date(2026, 6, 1)),
+        ("at month end the lease renews", _NEW_YEARS_EVE, "at month end", date(2025, 12, 1)),
+        (
+            "the third Friday of the month is payday",
+            _AUG_SATURDAY,
+            "the third Friday of the month",
+            date(2025, 8, 15),
+        ),
+        # a day and month with a year told by its step
+        ("we wed the 3rd of Feb next year", _LEAP_DAY, "the 3rd of Feb next year", date(2029, 2, 3)),
+        # month first, as "05/08/2023" is, and without a year in the sentence's tense
+        ("on 7/4 we barbecue", _NEW_YEARS_EVE, "on 7/4", date(2026, 7, 4)),
+        ("the boxes came on 12/20", _NEW_YEARS_EVE, "on 12/20", date(2025, 12, 20)),
+        # the words on a date fix its tense: a copula, "since"
+        ("Saturday was a washout", _NEW_YEARS_EVE, "Saturday", date(2025, 12, 27)),
+        ("Saturday is the final", _NEW_YEARS_EVE, "Saturday", date(2026, 1, 3)),
+        ("sober since Xmas", _NEW_YEARS_EVE, "Xmas", date(2025, 12, 25)),
+    ],
+)
+def test_dev10_composable_grammar(text, reference, phrase, expected):
+    mentions = resolve_dates(text, reference)
+    assert (mentions[0].phrase, mentions[0].start) == (phrase, expected)
+
+
+def test_dev10_what_is_no_date():
+    assert resolve_dates("open 24/7 and half price 1/2 the time", _NEW_YEARS_EVE) == []
+    # a holiday naming a thing, a decade
+    assert resolve_dates("the Christmas tree is up", _NEW_YEARS_EVE) == []
+    assert resolve_dates("I love '90s music", _NEW_YEARS_EVE) == []
+
+
+def test_dev10_the_second_clause_keeps_its_own_tense():
+    mentions = resolve_dates("sold it on the 9th, and I'm buying another on the 20th", _AUG_SATURDAY)
+    assert [m.start for m in mentions] == [date(2025, 8, 9), date(2025, 8, 20)]
+
+
+def test_dev10_grounding_annotates_the_original_spelling():
+    grounded, day = ground("nxt tues we fly, back on the twelfth", _LEAP_DAY)
+    assert grounded == "nxt tues (2028-03-07) we fly, back on the twelfth (2028-03-12)"
+    assert day == date(2028, 3, 7)
