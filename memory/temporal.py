@@ -1179,9 +1179,17 @@ _AMBIGUOUS_MONTHS = {"may", "mar", "march"}
 _BARE_MONTHS = {calendar.month_name[i].lower() for i in range(1, 13)} - _AMBIGUOUS_MONTHS
 
 
+# "in may", "by march", "since mar": a preposition before it makes the verb a month
+_INTRODUCED_MONTH = re.compile(
+    r"(?:\b(?:in|by|until|till|since|from|during|early|late|mid|of)\s+|-)$", re.IGNORECASE
+)
+
+
 def _plausible(m: re.Match[str]) -> bool:
     month, rel = m.groupdict().get("month"), m.groupdict().get("rel")
     if month and rel == "" and "day" not in m.groupdict():  # a bare month name: "we met in October"
+        if month.lower() in _AMBIGUOUS_MONTHS and _INTRODUCED_MONTH.search(m.string, 0, m.start("month")):
+            return True
         return month.lower() in _BARE_MONTHS
     if not month or month.lower() not in _AMBIGUOUS_MONTHS:
         return True

@@ -168,7 +168,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
             # a home sold or left: "sold our house in Hull", "gave up the flat in Leeds", "left my
             # parents' house in Nantes", "packed up the whole flat in Oslo"
             rf"(?:sold|gave\s+up|let\s+go\s+of|moved\s+out\s+of|left|packed\s+up|cleared\s+out\s+of)\s+"
-            rf"(?:the|my|our|(?:[\w-]+\s+and\s+)?[\w-]+'s)\s+(?:old\s+|little\s+|tiny\s+|whole\s+)?"
+            rf"(?:(?:(?:the|my|our)\s+)?(?:[\w-]+\s+and\s+)?[\w-]+(?:'s|s')|the|my|our)\s+(?:old\s+|little\s+|tiny\s+|whole\s+)?"
             rf"(?:flat|house|apartment|place|home|condo|studio|life|room|bedsit)\s+in)"
             rf"\s+(?=(?-i:[A-Z]))(?P<rest>[^,.;!?]+?)(?=\s+to\b|{_THING_END[3:]}",
             I,
@@ -201,7 +201,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I am {m['rest']}",
     ),
-    # "took early retirement from the council": the job ended
+    # "took early retirement from Siemens": the job ended
     (
         re.compile(rf"\b(?:retired|took\s+(?:early\s+)?retirement)\s+from\s+(?:the\s+)?{_ORG}", I),
         lambda m: f"I work at {m['rest']}",
@@ -459,7 +459,9 @@ def _said_of_speaker(text: str, pos: int, start: int | None = None) -> bool:
     ("the doctor switched me to …")."""
     if re.search(r"\b(?:me|us)\s+(?:over\s+)?(?:to|on|from|off)\s+$", text[:pos]):
         return True
-    subjects = [m.group(0).lower() for m in _SUBJECT.finditer(text, 0, pos)]
+    # the subject comes before the cue's verb: "left my parents' house in …" is the speaker's move
+    before = pos if start is None else start
+    subjects = [m.group(0).lower() for m in _SUBJECT.finditer(text, 0, pos) if m.start() < before]
     if not subjects:  # chat drops the subject: "dropped Asana", "ex-vegan", "quit Acme in May"
         return len(text[: pos if start is None else start].split()) <= 4
     return subjects[-1] in ("i", "we")

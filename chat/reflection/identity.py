@@ -750,7 +750,7 @@ _FIELD_AT_ORG = [
 ]
 _BY_TRADE = _re(r"(?:^|\bI\s+am\s+)(?:a\s+|an\s+)?(?P<t>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:trade|profession)\b")
 _FORMER_TITLE = _re(rf"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|[,;]\s*)(?:former|ex-|retired)\s*{_TITLE}")
-# "I cover weekends as a porter at St Thomas'": the place named after the title employs them
+# "I cover weekends as a porter at Addenbrooke's": the place named after the title employs them
 _AS_TITLE = _re(
     rf"\bI\b[^.;!?]{{0,50}}?\bas\s+(?:a|an)\s+{_TITLE}(?:\s+(?:at|for|with)\s+(?=(?:the\s+)?(?-i:[A-Z])){ORG})?"
 )

@@ -492,6 +492,10 @@ _KIDS_LIST = _re(
 _KID_NAME_AGE = re.compile(
     r"(?-i:\b(?P<v>[A-Z][a-zà-ÿ'-]+))\s+(?:is|just\s+turned|turned|\(|,)\s*(?:\d|nearly|almost)"
 )
+_KID_NAMES = re.compile(
+    r"^\s*(?:,|:|-|—|called|named)\s*(?P<names>(?-i:[A-Z][a-zà-ÿ'-]+)(?:\s*,\s*(?-i:[A-Z][a-zà-ÿ'-]+))*"
+    r"(?:,?\s+and\s+(?-i:[A-Z][a-zà-ÿ'-]+)))(?=\s*(?:[,;.!]|$))"
+)
 _MY_CHILD = _re(
     r"\bmy\s+(?:little\s+|youngest\s+|oldest\s+|eldest\s+|older\s+|younger\s+|baby\s+)?(?P<noun>son|daughter|stepson|stepdaughter)\b"
     r"(?!\s*,?\s+(?-i:[A-Z])|')"
@@ -677,6 +681,9 @@ def clause_people(s: Sentence, ctx: Context) -> Iterator[Found]:
     children: list[str] = []
     for m in _KIDS_LIST.finditer(s.text):
         children += [n["v"] for n in _KID_NAME_AGE.finditer(m["rest"]) if _person(n["v"])]
+        if not children and (listed := _KID_NAMES.match(m["rest"])):
+            # "two kids, Ana and Rui": the names listed right after the count
+            children += [n for n in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed["names"]) if _person(n)]
     if not children and not _CHILD_NAMED.search(s.text):
         children += [
             m["noun"].lower() for m in _MY_CHILD.finditer(s.text) if not negated_before(s.text, m.start())

@@ -75,7 +75,7 @@ _QUESTION_NO_MARK = re.compile(
     re.IGNORECASE,
 )
 _STRONG_HEDGE = re.compile(
-    r"\b(?:maybe|might|(?-i:may)|perhaps|possibly|thinking (?:about|of)|considering|not sure|unsure|whether|"
+    r"\b(?:maybe|might|(?<!\bin\s)(?<!\bby\s)(?<!\buntil\s)(?<!\bsince\s)(?-i:may)|perhaps|possibly|thinking (?:about|of)|considering|not sure|unsure|whether|"
     r"would|could|wish|hope to|hoping to|want to|planning to|plan to|if I|someday|one day|eventually|"
     # someone else's opinion about the speaker: "my GP believes I have anaemia"
     r"(?:thinks|believes|suspects|says|said|claims|guesses)\s+(?:that\s+)?I)\b",

@@ -763,3 +763,67 @@ def test_a_day_behind_and_a_day_ahead_in_one_sentence_are_an_event_and_a_plan():
         ("event", "2025-08-02"),
         ("plan", "2025-08-19"),
     ]
+
+
+# --- issue 18, from the misses of dev11 and dev12 (once untouched): the frames behind them, in new words
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the title's place of work after "as a …"
+        (
+            "I cover weekends as a porter at Addenbrooke's",
+            {"job_title": "porter", "employer": "Addenbrooke's"},
+        ),
+        ("I work remote for Deliveroo", {"employer": "Deliveroo"}),
+        ("I'm a GP in Exeter", {"job_title": "gp", "location": "Exeter"}),
+        # "home is X" said against somewhere else
+        ("home is Delft but my studio is in Rotterdam", {"location": "Delft"}),
+        # a time phrase ends the value
+        ("I moved to Ghent four days ago", {"location": "Ghent"}),
+        # languages named by how or where they are spoken
+        ("Welsh is my mother tongue", {"languages": "Welsh"}),
+        ("Welsh at home, English at work", {"languages": "Welsh, English"}),
+        # a label before what the speaker says of themselves
+        ("some background first: I'm based in Turin", {"location": "Turin"}),
+        # a diagnosis told by someone else, and a wider vocabulary of conditions
+        ("the consultant has confirmed it's lupus", {"health_conditions": "lupus"}),
+        ("I have shingles", {"health_conditions": "shingles"}),
+        # named children and pets replace their count and their bare species
+        ("we have three kids, Ana, Rui and Bea", {"children": "Ana, Rui, Bea"}),
+        ("we got a puppy yesterday and called him Pretzel", {"pets": "Pretzel (dog)"}),
+        ("Jo proposed on the beach and I said yes", {"partner": "Jo"}),
+    ],
+)
+def test_frames_found_missing_in_the_spent_sets(text, expected):
+    facts = {f.key: f.value for f in extract_on(text).facts}
+
+    assert {k: facts.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "retracted"),
+    [
+        ("took early retirement from Siemens last year", ("employer", "Siemens")),
+        ("left my parents' house in Nantes, renting in Lille now", ("location", "Nantes")),
+        ("my eczema has cleared up completely", ("health_conditions", "eczema")),
+        ("found Bubbles, my goldfish, dead this morning", ("pets", "Bubbles (goldfish)")),
+    ],
+)
+def test_changes_found_missing_in_the_spent_sets(text, retracted):
+    assert retracted in [(r.key, r.value) for r in extract_on(text).retractions]
+
+
+def test_a_code_stated_with_what_to_do_with_it_is_remembered_and_a_bare_one_is_not():
+    kept = extract_on("the shed code is 9120, remind me in case I forget")
+    said = extract_on("the safe combination is 7-7-2")
+
+    assert [n.tags[0] for n in kept.notes] == ["remembered"] and "9120" in kept.notes[0].content
+    assert not any(n.tags[0] == "remembered" for n in said.notes)
+
+
+def test_may_after_a_preposition_is_the_month():
+    notes = extract_on("I'm going to retile the bathroom in may").notes
+
+    assert [(n.tags[0], n.occurred_at.date().isoformat()) for n in notes] == [("plan", "2026-05-01")]
