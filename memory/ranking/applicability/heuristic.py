@@ -67,6 +67,9 @@ def confirmations_of(c: Candidate, said: dict[int, int]) -> int:
 
 
 def _temporal(c: Candidate, mode: Mode, now: datetime) -> float:
+    strictness = max(0.0, -_knob(mode, "uncertaintyTolerance"))  # 0 from the balanced 0.5 up
+    if strictness == 0.0:
+        return 1.0  # a stale plan costs nothing in this mode: the text need not be read
     text = c.text
     if sentence_tense(text) != "future":
         return 1.0
@@ -76,7 +79,6 @@ def _temporal(c: Candidate, mode: Mode, now: datetime) -> float:
         stale = all((d.end or d.start) < now.date() for d in dates)
     else:
         stale = now - said_at > timedelta(days=PLAN_STALE_DAYS)
-    strictness = max(0.0, -_knob(mode, "uncertaintyTolerance"))  # 0 from the balanced 0.5 up
     return 1.0 - 0.4 * strictness if stale else 1.0
 
 
