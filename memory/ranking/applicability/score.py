@@ -2,6 +2,7 @@
 per section and the diversity rule (memory/ranking/applicability/__init__.py)."""
 
 from datetime import datetime
+from functools import lru_cache
 
 from django.db import connection
 
@@ -190,11 +191,21 @@ class Diversity:
 
     def __init__(self, config: MemoryConfig):
         self.threshold = config["applicability.diversityThreshold"]
-        self.held: list[set[str]] = []
+        self.held: list[frozenset[str]] = []
 
     def repeats(self, text: str) -> bool:
-        words = word_set(text)
+        if not self.held:
+            return False
+        words = _words(text)
         return any(jaccard(words, other) >= self.threshold for other in self.held)
 
     def hold(self, text: str) -> None:
-        self.held.append(word_set(text))
+        self.held.append(_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """`word_set(text)`, kept per process: a build asks for each candidate's up to three times
+    (its section's check, the hold, the other section's check), and the same notes come back
+    from one message to the next."""
+    return frozenset(word_set(text))
