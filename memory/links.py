@@ -206,7 +206,8 @@ def _live(note_ids: set[int], *, subject_id: int | None, scopes: list[str] | Non
     """The notes among `note_ids` that are neither archived nor parked (of `subject_id`, in
     `scopes`, when given)."""
     ids = sorted(note_ids)
-    where, params = [f"id IN ({_marks(ids)})", "archived_at IS NULL", "parked_at IS NULL"], list(ids)
+    where = [f"id IN ({_marks(ids)})", "archived_at IS NULL", "parked_at IS NULL"]
+    params: list[int | str] = list(ids)
     if subject_id is not None:
         where.append("subject_id = %s")
         params.append(subject_id)

@@ -75,7 +75,8 @@ def _intrusive(candidates: list[Candidate], mode: Mode) -> dict[tuple[str, int],
             ids.setdefault(c.kind, set()).add(c.obj.pk)
     if not ids:
         return {}
-    which, params = [], []
+    which: list[str] = []
+    params: list[int | str] = []
     for kind, pks in ids.items():
         which.append(f"(item_kind = %s AND item_id IN ({', '.join(['%s'] * len(pks))}))")
         params += [str(kind), *sorted(pks)]
