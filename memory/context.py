@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Case, CharField, F, Q, Value, When
+from django.db import connection, transaction
+from django.db.models import Case, CharField, Q, Value, When
 from django.utils import timezone
 
 from memory.beliefs import layer_of
@@ -541,28 +541,40 @@ class Mirror:
         if not by_key:
             return doubtful
 
-        def tagged(queryset, kind, column: str):
-            return queryset.annotate(mirror_kind=Value(kind, output_field=CharField()), mirror_id=F(column))
+        # in SQL: the ORM's compiling of this UNION cost more than running it
+        def marks(values: list) -> str:
+            return ", ".join(["%s"] * len(values))
 
-        parts = [
-            BeliefRevision.objects.filter(
-                Q(belief_kind="note", belief_id__in=ids["note"])
-                | Q(belief_kind="fact", belief_id__in=ids["fact"]),
-                subject_id=self.subject.pk,
-                action=RevisionAction.WEAKEN,
-            ).annotate(mirror_kind=F("belief_kind"), mirror_id=F("belief_id"))
-        ]
+        parts: list[str] = []
+        params: list = []
+        revised = [(kind, pks) for kind, pks in ids.items() if pks]
+        parts.append(
+            f"SELECT belief_kind, belief_id FROM {BeliefRevision._meta.db_table} "
+            "WHERE subject_id = %s AND action = %s AND ("
+            + " OR ".join(f"(belief_kind = %s AND belief_id IN ({marks(pks)}))" for _, pks in revised)
+            + ")"
+        )
+        params += [self.subject.pk, RevisionAction.WEAKEN.value]
+        for kind, pks in revised:
+            params += [kind, *pks]
         if ids["note"]:
-            contradicts = NoteLink.objects.filter(kind=LinkKind.CONTRADICTS)
-            parts.append(tagged(contradicts.filter(src_id__in=ids["note"]), "note", "src_id"))
-            parts.append(tagged(contradicts.filter(dst_id__in=ids["note"]), "note", "dst_id"))
+            for column in ("src_id", "dst_id"):
+                parts.append(
+                    f"SELECT 'note', {column} FROM {NoteLink._meta.db_table} "
+                    f"WHERE kind = %s AND {column} IN ({marks(ids['note'])})"
+                )
+                params += [LinkKind.CONTRADICTS.value, *ids["note"]]
         for kind, model in (("note", Note), ("fact", ProfileFact)):
             if unloaded[kind]:
-                low = model.objects.filter(pk__in=unloaded[kind], confidence__lt=below)
-                parts.append(tagged(low, kind, "pk"))
-        columns = [part.values_list("mirror_kind", "mirror_id") for part in parts]
-        rows = columns[0].union(*columns[1:], all=True) if len(columns) > 1 else columns[0]
-        return doubtful | {by_key[key] for key in rows if key in by_key}
+                parts.append(
+                    f"SELECT '{kind}', id FROM {model._meta.db_table} "
+                    f"WHERE id IN ({marks(unloaded[kind])}) AND confidence < %s"
+                )
+                params += [*unloaded[kind], below]
+        with connection.cursor() as cursor:
+            cursor.execute(" UNION ALL ".join(parts), params)
+            rows = cursor.fetchall()
+        return doubtful | {by_key[(kind, pk)] for kind, pk in rows if (kind, pk) in by_key}
 
     def _line(self, section: str, unit: Evidence, ref: str) -> str:
         if section == "recalled":

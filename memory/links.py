@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from django.db import connection
 from django.db.models import Q
 
 from memory.config import MemoryConfig
@@ -180,6 +181,46 @@ def linked_to(note_id: int, other_ids: list[int]) -> set[int]:
     return {dst if src == note_id else src for src, dst in pairs}
 
 
+# a hop's two statements in SQL: they run in every context build, and the ORM's compiling of
+# them cost more than running them
+
+
+def _marks(values) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _edges(frontier: list[int]) -> list[tuple[int, int, str, float]]:
+    """(src, dst, kind, weight) of the links touching `frontier`, strongest first (the id breaks
+    ties), at most EDGES_PER_HOP."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT src_id, dst_id, kind, weight FROM {NoteLink._meta.db_table} "
+            f"WHERE src_id IN ({_marks(frontier)}) OR dst_id IN ({_marks(frontier)}) "
+            "ORDER BY weight DESC, id ASC LIMIT %s",
+            [*frontier, *frontier, EDGES_PER_HOP],
+        )
+        return cursor.fetchall()
+
+
+def _live(note_ids: set[int], *, subject_id: int | None, scopes: list[str] | None) -> set[int]:
+    """The notes among `note_ids` that are neither archived nor parked (of `subject_id`, in
+    `scopes`, when given)."""
+    ids = sorted(note_ids)
+    where = [f"id IN ({_marks(ids)})", "archived_at IS NULL", "parked_at IS NULL"]
+    params: list[int | str] = list(ids)
+    if subject_id is not None:
+        where.append("subject_id = %s")
+        params.append(subject_id)
+    if scopes is not None:
+        if not scopes:
+            return set()
+        where.append(f"scope IN ({_marks(scopes)})")
+        params += scopes
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {Note._meta.db_table} WHERE {' AND '.join(where)}", params)
+        return {pk for (pk,) in cursor.fetchall()}
+
+
 def expand(
     note_ids: list[int],
     depth: int,
@@ -203,26 +244,14 @@ def expand(
     reached: list[Reached] = []
     for _hop in range(depth):
         position = {note_id: i for i, note_id in enumerate(frontier)}
-        edges = (
-            NoteLink.objects.filter(Q(src_id__in=frontier) | Q(dst_id__in=frontier))
-            .order_by("-weight", "pk")
-            .values_list("src_id", "dst_id", "kind", "weight")[:EDGES_PER_HOP]
-        )
         options = []
-        for src, dst, kind, weight in edges:
+        for src, dst, kind, weight in _edges(frontier):
             for here, there in ((src, dst), (dst, src)):
                 if here in position and there not in seen:
                     options.append((position[here], -weight, there, here, kind, weight))
         if not options:
             break
-        live = Note.objects.filter(
-            pk__in={o[2] for o in options}, archived_at__isnull=True, parked_at__isnull=True
-        )
-        if subject_id is not None:
-            live = live.filter(subject_id=subject_id)
-        if scopes is not None:
-            live = live.filter(scope__in=scopes)
-        live_ids = set(live.values_list("pk", flat=True))
+        live_ids = _live({o[2] for o in options}, subject_id=subject_id, scopes=scopes)
         frontier = []
         for _position, _weight, there, here, kind, weight in sorted(options):
             if there in seen or there not in live_ids:

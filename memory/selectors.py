@@ -2,7 +2,8 @@
 
 import math
 
-from django.db.models import Count, Exists, OuterRef, Q, Subquery, TextField
+from django.db import connection
+from django.db.models import Count, Exists, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -843,14 +844,17 @@ def job_runs_open(*, subject_id: int) -> tuple[int, int]:
 
 def consent_denied_categories(*, subject) -> frozenset[str]:
     """The consent categories the subject denies now: its own `deny`, or a category whose
-    default is `deny` where it set nothing. One query."""
-    own = SubjectConsent.objects.filter(subject=subject, category=OuterRef("pk")).values("policy")[:1]
-    slugs = (
-        ConsentCategory.objects.annotate(own=Subquery(own))
-        .filter(Q(own=Policy.DENY) | Q(own__isnull=True, default_policy=Policy.DENY))
-        .values_list("slug", flat=True)
-    )
-    return frozenset(slugs)
+    default is `deny` where it set nothing. One query, in SQL: every context build asks, and
+    the ORM's compiling of this one cost more than running it (a subject has at most one
+    choice per category: subject_consent_unique)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.slug FROM {ConsentCategory._meta.db_table} c "
+            f"LEFT JOIN {SubjectConsent._meta.db_table} s ON s.category_id = c.id AND s.subject_id = %s "
+            "WHERE s.policy = %s OR (s.id IS NULL AND c.default_policy = %s)",
+            [subject.pk, Policy.DENY.value, Policy.DENY.value],
+        )
+        return frozenset(slug for (slug,) in cursor.fetchall())
 
 
 def metric_latest(*, app: App | None) -> MetricSnapshot | None:

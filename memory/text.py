@@ -4,6 +4,7 @@ a word or a sentence means the same thing everywhere. Pure functions over string
 """
 
 import re
+from collections.abc import Set as AbstractSet
 
 TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -92,7 +93,7 @@ def stems(text: str) -> set[str]:
     return {stem(term) for term in query_terms(text, limit=10_000) if not term.isdigit()}
 
 
-def jaccard(a: set[str], b: set[str], *, both_empty: float = 1.0) -> float:
+def jaccard(a: AbstractSet[str], b: AbstractSet[str], *, both_empty: float = 1.0) -> float:
     """|a ∩ b| / |a ∪ b|. Two empty sets score `both_empty`: equal for dedup (two notes with no
     content words repeat each other), 0 where nothing in common must mean no overlap."""
     if not a and not b:

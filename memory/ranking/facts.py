@@ -5,7 +5,6 @@ and with `profile.contextualKeywordGate` false, then the other contextual facts 
 first."""
 
 import numpy as np
-from django.db.models import Q
 
 from memory.config import MemoryConfig
 from memory.models import ProfileFact, Subject
@@ -44,6 +43,23 @@ def _by_meaning(
     return sorted(hits, key=lambda hit: -hit[1])
 
 
+def _marks(values: list) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _active_facts(subject: Subject, where: str, params: list, *, order: str) -> list[ProfileFact]:
+    """The subject's active (current, unparked) facts that pass `where`, in `order`: two
+    statements a build, in SQL (`raw` still makes the models), as the ORM's compiling of them
+    cost more than running them."""
+    return list(
+        ProfileFact.objects.raw(
+            f"SELECT * FROM {ProfileFact._meta.db_table} WHERE subject_id = %s AND valid_to IS NULL "
+            f"AND parked_at IS NULL AND {where} ORDER BY {order}",
+            [subject.pk, *params],
+        )
+    )
+
+
 def rank_facts(
     *, subject: Subject, terms: list[str], config: MemoryConfig
 ) -> list[tuple[ProfileFact, float, str]]:
@@ -53,12 +69,9 @@ def rank_facts(
     hit_ids = {h.id for h in keyword_hits}
     # the pinned facts and the keyword hits (active facts of the subject, as the search found
     # them) in one query
-    wanted = Q(pinned=True) | Q(pk__in=hit_ids) if hit_ids else Q(pinned=True)
-    active = list(
-        ProfileFact.objects.filter(wanted, subject=subject, valid_to=None, parked_at=None).order_by(
-            "key", "id"
-        )
-    )
+    hits = sorted(hit_ids)
+    wanted = f"(pinned OR id IN ({_marks(hits)}))" if hits else "pinned"
+    active = _active_facts(subject, wanted, hits, order='"key", id')
     pinned = [f for f in active if f.pinned]
     contextual = {f.pk: f for f in active if f.pk in hit_ids}
     chosen: list[tuple[ProfileFact, float, str]] = [(f, 1.0, "pinned") for f in pinned]
@@ -76,10 +89,12 @@ def rank_facts(
     gated = config["profile.contextualKeywordGate"]
     if not (by_meaning or not gated):
         return chosen
-    others = list(
-        ProfileFact.objects.filter(subject=subject, valid_to=None, parked_at=None, pinned=False)
-        .exclude(pk__in=list(contextual))
-        .order_by("-valid_from", "-id")
+    known = sorted(contextual)
+    others = _active_facts(
+        subject,
+        f"NOT pinned AND id NOT IN ({_marks(known)})" if known else "NOT pinned",
+        known,
+        order="valid_from DESC, id DESC",
     )
     near = _by_meaning(others, terms, config) if by_meaning else []
     chosen.extend(near)

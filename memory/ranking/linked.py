@@ -4,12 +4,14 @@ reached notes compete with the rest for the memory index (memory/links.py finds 
 
 from memory.config import MemoryConfig
 from memory.models import Note
+from memory.ranking.notes import RANKED_FIELDS
 
 
 def rank_linked(ranked: list, reached: list, *, config: MemoryConfig) -> tuple[list, set[int]]:
     """Merge the notes `reached` over links (BFS order: parents first) into the context's
     `ranked` [(note, score, reason)]; returns (ranked, the reached notes' ids)."""
-    notes = Note.objects.in_bulk([r.note_id for r in reached])
+    # the columns a ranked note loads (memory/ranking/notes.py): a reached note is read alike
+    notes = Note.objects.only(*RANKED_FIELDS).in_bulk([r.note_id for r in reached])
     scores = {note.pk: score for note, score, _ in ranked if isinstance(note, Note)}  # not evidence
     factor = config["links.expandedScoreFactor"]
     linked = []

@@ -266,6 +266,26 @@ def test_a_past_plan_is_less_valid_than_a_current_state_in_a_strict_mode(subject
     assert temporal(plan, "general_qa") == 1.0  # the balanced default leaves the ranker's order
 
 
+def test_a_feeling_fits_a_sensitive_mode_better_and_counts_for_nothing_in_the_balanced_one(subject):
+    from memory.modes import mode_get
+    from memory.ranking.applicability import Candidate
+    from memory.ranking.applicability.heuristic import heuristic_scores
+
+    feeling = NoteFactory(subject=subject, content="Alice felt lonely after the move")
+    plain = NoteFactory(subject=subject, content="Alice moved to Porto after the summer")
+
+    def mode_fit(note, mode):
+        candidate = Candidate("note", note, "notes", 1.0, 0, "")
+        scores = heuristic_scores(
+            candidate, message="the move", terms=["move"], mode=mode_get(mode), now=timezone.now(), said={}
+        )
+        return scores["mode_fit"]
+
+    assert mode_fit(feeling, "companion") > mode_fit(plain, "companion")
+    assert mode_fit(feeling, "coding_debug") < mode_fit(plain, "coding_debug")
+    assert mode_fit(feeling, "general_qa") == mode_fit(plain, "general_qa")  # emotionalSensitivity 0.5
+
+
 def test_an_item_stops_rendering_once_the_person_denies_its_category(subject, actor, config, person):
     from memory.services.consent import consent_policy_set
 

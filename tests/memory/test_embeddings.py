@@ -240,6 +240,31 @@ def test_vectors_of_the_wrong_size_are_an_error(db, wire):
         get_embedder(get_config(app)).embed(["a"])
 
 
+# --- the query vector cache ---------------------------------------------------------------
+
+
+def test_a_repeated_question_is_embedded_once_per_model_and_the_cache_stays_bounded(db, wire, monkeypatch):
+    """Query vectors are kept per process, keyed by model and text, the least recently asked
+    dropped past QUERY_CACHE_SIZE: a question asked again costs no embedding call."""
+    from memory.search.vectors import query as query_module
+
+    monkeypatch.setattr(query_module, "QUERY_CACHE_SIZE", 2)
+    one = get_config(remote_app(provider="openai-compatible", baseUrl="http://127.0.0.1:9", model="m1"))
+    other = get_config(remote_app(provider="openai-compatible", baseUrl="http://127.0.0.1:9", model="m2"))
+
+    first = query_vector(one, "where do I live?")
+    assert query_vector(one, "where do I live?") is first  # the same question: from the cache
+    assert len(wire.requests) == 1
+    query_vector(other, "where do I live?")  # another model: its own vector, its own call
+    assert len(wire.requests) == 2
+    query_vector(one, "what do I eat?")  # a third entry: the least recently asked one goes
+    assert len(wire.requests) == 3
+    assert len(query_module._query_cache) == 2
+    again = query_vector(one, "where do I live?")  # dropped (m2's was asked after it): asked anew
+    assert len(wire.requests) == 4
+    assert again is not first and np.allclose(again, first)
+
+
 # --- degradation --------------------------------------------------------------------------
 
 

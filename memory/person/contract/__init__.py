@@ -390,11 +390,14 @@ def render(dimensions: dict, *, min_confidence: float, cap: int) -> tuple[str, i
 def contract_text(*, subject, mode: Mode, config: MemoryConfig, cap: int) -> tuple[str, int]:
     """`### contract` for `subject` in `mode` under `cap` tokens, and how many dimensions did
     not fit. ("", 0) when nothing is confident enough."""
-    row = (
-        InteractionContract.objects.filter(subject=subject, mode=mode.name)
-        .values_list("dimensions", flat=True)
-        .first()
+    # in SQL (`raw` still converts the JSON column): every build asks, and the ORM's compiling
+    # of this one statement cost more than running it
+    found = InteractionContract.objects.raw(
+        f"SELECT id, dimensions FROM {InteractionContract._meta.db_table} "
+        "WHERE subject_id = %s AND mode = %s ORDER BY id LIMIT 1",
+        [subject.pk, mode.name],
     )
+    row = next((contract.dimensions for contract in found), None)
     if not row:
         return "", 0
     return render(row, min_confidence=config["contract.minConfidence"], cap=cap)

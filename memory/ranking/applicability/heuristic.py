@@ -3,6 +3,7 @@ memory/ranking/applicability/__init__.py)."""
 
 import re
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from memory.models import Evidence, Note, ProfileFact
 from memory.modes import Mode
@@ -67,6 +68,9 @@ def confirmations_of(c: Candidate, said: dict[int, int]) -> int:
 
 
 def _temporal(c: Candidate, mode: Mode, now: datetime) -> float:
+    strictness = max(0.0, -_knob(mode, "uncertaintyTolerance"))  # 0 from the balanced 0.5 up
+    if strictness == 0.0:
+        return 1.0  # a stale plan costs nothing in this mode: the text need not be read
     text = c.text
     if sentence_tense(text) != "future":
         return 1.0
@@ -76,15 +80,18 @@ def _temporal(c: Candidate, mode: Mode, now: datetime) -> float:
         stale = all((d.end or d.start) < now.date() for d in dates)
     else:
         stale = now - said_at > timedelta(days=PLAN_STALE_DAYS)
-    strictness = max(0.0, -_knob(mode, "uncertaintyTolerance"))  # 0 from the balanced 0.5 up
     return 1.0 - 0.4 * strictness if stale else 1.0
 
 
+@lru_cache(maxsize=256)
+def _risk_words(message: str) -> tuple[re.Pattern, ...]:
+    """The item patterns of the risk topics `message` is about (read once per message, not
+    once per candidate)."""
+    return tuple(matters for about, matters in _RISK.values() if about.search(message))
+
+
 def _risk(message: str, text: str) -> float:
-    for about, matters in _RISK.values():
-        if about.search(message) and matters.search(text):
-            return 1.0
-    return 0.0
+    return 1.0 if any(matters.search(text) for matters in _risk_words(message)) else 0.0
 
 
 def heuristic_scores(
@@ -102,7 +109,11 @@ def heuristic_scores(
     else:
         p = 1.0 - kinds.index(c.kind) / len(kinds) if c.kind in kinds else 0.0
     confirmations = confirmations_of(c, said)
-    emotional = bool(EMOTIONAL.search(text)) or getattr(c.obj, "category", "") in SENSITIVE_FEELINGS
+    sensitivity = _knob(mode, "emotionalSensitivity")
+    # the text is read only where it counts: a balanced mode (knob 0) weighs no feeling
+    emotional = sensitivity != 0.0 and (
+        bool(EMOTIONAL.search(text)) or getattr(c.obj, "category", "") in SENSITIVE_FEELINGS
+    )
     first_hand = (isinstance(c.obj, Evidence) and c.obj.role == "user") or confirmations > 0
     mode_fit = clamp(
         0.25
@@ -110,7 +121,7 @@ def heuristic_scores(
         + 0.25
         * (
             _knob(mode, "personalization") * (c.kind == "fact")
-            + _knob(mode, "emotionalSensitivity") * emotional
+            + sensitivity * emotional
             + _knob(mode, "evidenceFirst") * first_hand
         )
     )

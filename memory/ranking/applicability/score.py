@@ -2,8 +2,9 @@
 per section and the diversity rule (memory/ranking/applicability/__init__.py)."""
 
 from datetime import datetime
+from functools import lru_cache
 
-from django.db.models import Count, Q
+from django.db import connection
 
 from memory.config import MemoryConfig
 from memory.models import ItemKind, LinkKind, Note, NoteLink, ProfileFact, Signal, VoteEvent
@@ -27,22 +28,39 @@ def _contradicted(candidates: list[Candidate]) -> set[int]:
     if not notes:
         return set()
     out: set[int] = set()
-    links = NoteLink.objects.filter(Q(src_id__in=notes) | Q(dst_id__in=notes), kind=LinkKind.CONTRADICTS)
-    others = Note.objects.in_bulk({pk for link in links for pk in (link.src_id, link.dst_id)})
-    for link in links:
-        for mine, theirs in ((link.src_id, link.dst_id), (link.dst_id, link.src_id)):
+    links = _contradicts_links(list(notes))
+    others = Note.objects.only("occurred_at", "created_at").in_bulk({pk for pair in links for pk in pair})
+    for src, dst in links:
+        for mine, theirs in ((src, dst), (dst, src)):
             if mine in notes and theirs in others and when(others[theirs]) > when(notes[mine]):
                 out.add(mine)
+    said: dict[int, tuple[set[str], bool]] = {}  # a note's words and negation, read once
     for fact in (c.obj for c in candidates if isinstance(c.obj, ProfileFact)):
         value = word_set(fact.value)
         if not value:
             continue
+        fact_negated = bool(NEGATION.search(fact.value))
         for pk, note in notes.items():
-            said = word_set(note.content)
-            negated_here = bool(NEGATION.search(note.content)) != bool(NEGATION.search(fact.value))
-            if value <= said and negated_here and fact.valid_from > when(note):
+            if pk not in said:
+                said[pk] = (word_set(note.content), bool(NEGATION.search(note.content)))
+            words, note_negated = said[pk]
+            negated_here = note_negated != fact_negated
+            if value <= words and negated_here and fact.valid_from > when(note):
                 out.add(pk)
     return out
+
+
+def _contradicts_links(note_ids: list[int]) -> list[tuple[int, int]]:
+    """(src, dst) of the `contradicts` links touching `note_ids`, in SQL: one statement a build,
+    whose ORM compiling cost more than running it."""
+    marks = ", ".join(["%s"] * len(note_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT src_id, dst_id FROM {NoteLink._meta.db_table} "
+            f"WHERE kind = %s AND (src_id IN ({marks}) OR dst_id IN ({marks}))",
+            [LinkKind.CONTRADICTS.value, *note_ids, *note_ids],
+        )
+        return cursor.fetchall()
 
 
 VOTED_KINDS = (ItemKind.FACT, ItemKind.NOTE, ItemKind.LESSON, ItemKind.PROCEDURE)
@@ -57,16 +75,18 @@ def _intrusive(candidates: list[Candidate], mode: Mode) -> dict[tuple[str, int],
             ids.setdefault(c.kind, set()).add(c.obj.pk)
     if not ids:
         return {}
-    which = Q()
+    which: list[str] = []
+    params: list[int | str] = []
     for kind, pks in ids.items():
-        which |= Q(item_kind=kind, item_id__in=sorted(pks))
-    rows = (
-        VoteEvent.objects.filter(which, signal=Signal.INTRUSIVE, mode=mode.name)
-        .values_list("item_kind", "item_id")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    return {(kind, item_id): n for kind, item_id, n in rows}
+        which.append(f"(item_kind = %s AND item_id IN ({', '.join(['%s'] * len(pks))}))")
+        params += [str(kind), *sorted(pks)]
+    with connection.cursor() as cursor:  # SQL: the ORM's compiling cost more than the query
+        cursor.execute(
+            f"SELECT item_kind, item_id, COUNT(*) FROM {VoteEvent._meta.db_table} "
+            f"WHERE signal = %s AND mode = %s AND ({' OR '.join(which)}) GROUP BY item_kind, item_id",
+            [Signal.INTRUSIVE.value, mode.name, *params],
+        )
+        return {(kind, item_id): n for kind, item_id, n in cursor.fetchall()}
 
 
 def _vitality(obj, config: MemoryConfig, now: datetime) -> float:
@@ -172,11 +192,21 @@ class Diversity:
 
     def __init__(self, config: MemoryConfig):
         self.threshold = config["applicability.diversityThreshold"]
-        self.held: list[set[str]] = []
+        self.held: list[frozenset[str]] = []
 
     def repeats(self, text: str) -> bool:
-        words = word_set(text)
+        if not self.held:
+            return False
+        words = _words(text)
         return any(jaccard(words, other) >= self.threshold for other in self.held)
 
     def hold(self, text: str) -> None:
-        self.held.append(word_set(text))
+        self.held.append(_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """`word_set(text)`, kept per process: a build asks for each candidate's up to three times
+    (its section's check, the hold, the other section's check), and the same notes come back
+    from one message to the next."""
+    return frozenset(word_set(text))
