@@ -213,7 +213,7 @@ def _turn_neighbours(
     subject_id: int,
     filters: NoteFilter,
     window: int,
-    unit_seed_ids: list[int] = (),  # type: ignore[assignment]
+    unit_seed_ids: list[int] | None = None,
     units: bool = False,
 ) -> list[tuple[Key, Key]]:
     """(seed, neighbour) for every live note of the subject (under `filters`), and with `units`
@@ -225,6 +225,7 @@ def _turn_neighbours(
     timeline order: by conversation, the seed's message, then the neighbouring message.
 
     One statement: seed messages, the turns around them, their notes (and units) and the filters."""
+    unit_seed_ids = unit_seed_ids or []
     if (not seed_ids and not unit_seed_ids) or window <= 0:
         return []
     where, params = _note_filter_sql(filters, alias="n")
@@ -510,8 +511,8 @@ def rank_notes(
         )
         unit_ids = [key[1] for key in new if isinstance(key, tuple)]
         if unit_ids:
-            found = Evidence.objects.only(*EVIDENCE_FIELDS).in_bulk(unit_ids)
-            reached |= {("e", pk): unit for pk, unit in found.items()}
+            reached_units = Evidence.objects.only(*EVIDENCE_FIELDS).in_bulk(unit_ids)
+            reached |= {("e", pk): unit for pk, unit in reached_units.items()}
         lifts = {key: lift for key, lift in lifts.items() if key in candidates or key in reached}
         for key, item in reached.items():
             candidates[key] = Candidate(note=item)
