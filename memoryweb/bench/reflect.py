@@ -12,8 +12,10 @@ reflection, the note links and (with embeddings on) the note vectors are written
 call returns. Consent is the default policy, so a memory in a sensitive category waits as
 pending (counted). A session's trailing user turns, with no reply after them, are reflected by
 the idle-turn sweeper (`chat.reflect.idle_turns_reflect`) once the conversation has been quiet
-for MEMORYWEB_IDLE_TURN_MINUTES: the bench runs that sweep after posting, with the clock moved
-past the quiet time, as the beat would in a running deployment.
+for MEMORYWEB_IDLE_TURN_MINUTES: the bench runs that sweep over the posted subject after posting,
+with the clock moved past the quiet time, as the beat would in a running deployment (the
+harness's conversations, never reflected, are left alone). With `allow_all` the subject allows
+every consent category before posting: nothing waits as pending.
 
 Scoring (`Provenance`): an item of the context counts for the dia_ids of the messages it comes
 from, whatever its kind. A kind's model (`KIND_MODELS`, or the `memory` model of that name) is read through every foreign key it has to
