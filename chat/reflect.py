@@ -616,14 +616,18 @@ IDLE_LOOKBACK = timedelta(days=7)
 IDLE_BATCH = 500
 
 
-def idle_turns_reflect(*, now: datetime | None = None) -> dict:
+def idle_turns_reflect(*, now: datetime | None = None, subject=None) -> dict:
     """The sweeper for turns no reply closed: a conversation whose newest message no
     reflection run covers (done, open or given up) and that has been quiet for
     MEMORYWEB_IDLE_TURN_MINUTES gets a reflection through that message, so a user's last
     words before leaving become evidence and memories too. Conversations quiet for longer than
     IDLE_LOOKBACK were swept when they went quiet. Safe to repeat: a covered conversation is
-    skipped, and reflection_enqueue supersedes any run queued meanwhile."""
+    skipped, and reflection_enqueue supersedes any run queued meanwhile. With `subject`, only
+    that subject's conversations are swept (the beat sweeps them all)."""
     now = now or timezone.now()
+    conversations = (
+        Conversation.objects.filter(subject=subject) if subject is not None else Conversation.objects
+    )
     quiet_since = now - timedelta(minutes=settings.MEMORYWEB_IDLE_TURN_MINUTES)
     newest = Message.objects.filter(conversation=OuterRef("pk")).order_by("-pk").values("pk")[:1]
     covered = (
@@ -634,7 +638,7 @@ def idle_turns_reflect(*, now: datetime | None = None) -> dict:
         .values("through_message_id")[:1]
     )
     idle = (
-        Conversation.objects.filter(updated_at__lt=quiet_since, updated_at__gte=now - IDLE_LOOKBACK)
+        conversations.filter(updated_at__lt=quiet_since, updated_at__gte=now - IDLE_LOOKBACK)
         .annotate(newest_id=Subquery(newest), covered_id=Subquery(covered))
         .filter(newest_id__isnull=False)
         .filter(Q(covered_id__isnull=True) | Q(covered_id__lt=F("newest_id")))

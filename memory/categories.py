@@ -76,7 +76,19 @@ _NEUTRAL = re.compile(
     r"church scene|temple run|doctor strange|dr\.? strange|doctor of|son of a gun|leader election|"
     r"election of a (?:new )?leader|(?:the|a) union of|union (?:type|types|find|all|query|select)|rent-a-\w+|"
     r"(?:work|working|job|jobs|career|degree) in finance|finance (?:team|teams|department|dept|"
-    r"job|role|sector|industry|ministry|minister)|nurse practitioner program"
+    r"job|role|sector|industry|ministry|minister)|nurse practitioner program|"
+    # mental health and counselling as a cause or a field of work, therapy as a figure of speech,
+    # a painter's stroke, children in general (books for kids, kids who need a home)
+    r"(?:race|run|walk|fundraiser|charity|awareness|campaign|advocacy) for mental health|"
+    r"raising awareness (?:for|of|about) mental health|mental health (?:awareness|charity|charities|jobs?|"
+    r"careers?|field|sector|advocacy|campaign|month|week|day)|(?:work|working|job|jobs|career|careers) in mental health|"
+    r"counsell?ing (?:(?:and|or) mental health )?(?:jobs?|careers?|degree|courses?|program|programme)|"
+    r"(?:keen on|interested in|career in|pursue|pursuing|study|studying|degree in|jobs? in|work in|working in) "
+    r"counsell?ing|(?:be|become|becoming|train as|training as|work as|working as|job as|career as) (?:a |an )?"
+    r"(?:great |good |amazing |school )?counsell?or|(?:like|as good as|better than) therapy|"
+    r"(?:fun|so|really|very|quite|super|pretty|and|is|was|it'?s|feels|felt) therapeutic|(?:each|every) (?:brush ?)?stroke|"
+    r"kids'? (?:books?|menus?|meals?|shows?|movies?|songs?)|(?:kids|children) who need (?:it|one|a home|homes|a family|"
+    r"families|a loving home)"
     r")(?![\w-])"
 )
 

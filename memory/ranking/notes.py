@@ -11,16 +11,17 @@ Retrieval modes (`retrieve.mode`):
 Evidence units (memory.models.Evidence: the turns themselves, with `evidence.enabled`) are
 candidates beside the notes: their full-text and vector hits join the notes' lists (one list
 per kind of search, best score first) and every rule below scores them alike (a unit has no
-confirmations and neither lifts nor is lifted by neighbouring turns: it is the turn). A note
-stored from a message and that message's unit never both come back: the better-scored stays.
+confirmations: it is the turn; it lifts, and is lifted by, the turns around its message as a
+note does). A note stored from a message and that message's unit never both come back: the
+better-scored stays.
 
 Every mode scores votes, recency and confirmations on top of relevance (`scoring.*`).
 Only `full` adds:
-- **neighbouring turns**: a note whose source message sits within `scoring.neighbourWindow`
-  messages of a candidate's source message in the same conversation is lifted by
-  `scoring.neighbours` × that candidate's relevance. The answer to a question often sits in the
-  turn after the one that shares its words ("What was it about?" → "It was a poetry reading
-  …"); a lifted note that was no candidate joins the ranking as its own item;
+- **neighbouring turns**: a note (or evidence unit) whose source message sits within
+  `scoring.neighbourWindow` messages of a candidate's source message in the same conversation
+  is lifted by `scoring.neighbours` × that candidate's relevance. The answer to a question often
+  sits in the turn after the one that shares its words ("What was it about?" → "It was a poetry
+  reading …"); a lifted note or unit that was no candidate joins the ranking as its own item;
 - **session**: notes of the conversation whose best candidates are strongest get
   `scoring.session` × that conversation's share;
 - **dates**: a date in the message ("in May 2023", "on 3 June", "last week", resolved against
@@ -55,7 +56,14 @@ from django.db import connection
 from memory.config import MemoryConfig
 from memory.embeddings import get_embedder
 from memory.models import Evidence, Note
-from memory.search.lexical import Hit, NoteFilter, _note_filter_sql, evidence_search, note_search
+from memory.search.lexical import (
+    Hit,
+    NoteFilter,
+    _note_filter_sql,
+    evidence_filter_sql,
+    evidence_search,
+    note_search,
+)
 from memory.search.vectors import evidence_vector_search, note_vector_search
 from memory.search.vectors.query import query_vector
 from memory.temporal import resolve_dates
@@ -92,6 +100,10 @@ DATE_HINT = re.compile(
     r"aug|sep|oct|nov|dec)",
     re.IGNORECASE,
 )
+
+
+# a candidate's key: a note's id, or ("e", id) for an evidence unit (the turn itself)
+Key = int | tuple[str, int]
 
 
 @dataclass
@@ -196,25 +208,34 @@ _SIDE = (
 
 
 def _turn_neighbours(
-    seed_ids: list[int], *, subject_id: int, filters: NoteFilter, window: int
-) -> list[tuple[int, int]]:
-    """(seed note id, note id) for every live note of the subject (under `filters`) whose source
-    message is one of the `window` messages before or after a seed note's source message in the
-    same conversation (timeline order: occurred_at, id). A seed never pairs with itself, nor
-    with the notes of its own message. In timeline order: by conversation, the seed's message,
-    then the neighbouring message.
+    seed_ids: list[int],
+    *,
+    subject_id: int,
+    filters: NoteFilter,
+    window: int,
+    unit_seed_ids: list[int] | None = None,
+    units: bool = False,
+) -> list[tuple[Key, Key]]:
+    """(seed, neighbour) for every live note of the subject (under `filters`), and with `units`
+    every retrievable evidence unit (in `filters.scopes`), whose message is one of the `window`
+    messages before or after a seed's message in the same conversation (timeline order:
+    occurred_at, id). Seeds are notes (`seed_ids`: their source messages) and evidence units
+    (`unit_seed_ids`: their message); keys as `rank_notes` keys candidates (a note's id, ("e",
+    id) for a unit). A seed never pairs with itself, nor with the items of its own message. In
+    timeline order: by conversation, the seed's message, then the neighbouring message.
 
-    One statement: seed messages, the turns around them, their notes and the filters."""
-    if not seed_ids or window <= 0:
+    One statement: seed messages, the turns around them, their notes (and units) and the filters."""
+    unit_seed_ids = unit_seed_ids or []
+    if (not seed_ids and not unit_seed_ids) or window <= 0:
         return []
     where, params = _note_filter_sql(filters, alias="n")
-    marks = ", ".join(["%s"] * len(seed_ids))
     # PostgreSQL runs the side as a LATERAL subquery once per seed; as `o.id IN (…)` its planner
     # evaluated it once per message of the table. SQLite has no LATERAL and plans the IN well.
     lateral = connection.vendor == "postgresql"
     sides = " UNION ALL ".join(
-        "SELECT seed.note_id AS seed_id, s.conversation_id, s.occurred_at AS seed_at, s.id AS seed_message, "
-        "o.occurred_at AS near_at, o.id AS message_id FROM seed JOIN memory_message s ON s.id = seed.message_id "
+        "SELECT seed.kind AS seed_kind, seed.item_id AS seed_id, s.conversation_id, s.occurred_at AS seed_at, "
+        "s.id AS seed_message, o.occurred_at AS near_at, o.id AS message_id "
+        "FROM seed JOIN memory_message s ON s.id = seed.message_id "
         + (
             f"CROSS JOIN LATERAL ({_SIDE.format(columns='x.id, x.occurred_at', op=op, order=order)}) o"
             if lateral
@@ -222,43 +243,79 @@ def _turn_neighbours(
         )
         for op, order in (("<", "DESC"), (">", "ASC"))
     )
+    seeds = (
+        [
+            f"SELECT 'n' AS kind, note_id AS item_id, message_id FROM memory_notesource "
+            f"WHERE note_id IN ({', '.join(['%s'] * len(seed_ids))}) AND message_id IS NOT NULL"
+        ]
+        if seed_ids
+        else []
+    )
+    if unit_seed_ids:
+        seeds.append(
+            f"SELECT 'e' AS kind, id AS item_id, message_id FROM memory_evidence "
+            f"WHERE id IN ({', '.join(['%s'] * len(unit_seed_ids))})"
+        )
     # +subject_id keeps SQLite on the primary key (the subject index walks all its notes);
     # PostgreSQL plans the plain column well and the unary plus badly
     subject_column = "n.subject_id" if lateral else "+n.subject_id"
+    columns = "near.conversation_id, near.seed_at, near.seed_message, near.near_at, near.message_id"
+    found = [
+        f"SELECT near.seed_kind, near.seed_id, 'n' AS kind, n.id, {columns} FROM near "
+        "JOIN memory_notesource ns ON ns.message_id = near.message_id "
+        "JOIN memory_note n ON n.id = ns.note_id "
+        f"WHERE {subject_column} = %s AND NOT (near.seed_kind = 'n' AND n.id = near.seed_id)"
+        + "".join(f" AND {clause}" for clause in where)
+    ]
+    found_params = [subject_id, *params]
+    if units:
+        unit_where, unit_params = evidence_filter_sql(filters.scopes)
+        found.append(
+            f"SELECT near.seed_kind, near.seed_id, 'e' AS kind, n.id, {columns} FROM near "
+            f"JOIN memory_evidence n ON n.message_id = near.message_id WHERE {subject_column} = %s"
+            + "".join(f" AND {clause}" for clause in unit_where)
+        )
+        found_params += [subject_id, *unit_params]
     with connection.cursor() as cursor:
         cursor.execute(
-            "WITH seed AS (SELECT note_id, message_id FROM memory_notesource "
-            f"WHERE note_id IN ({marks}) AND message_id IS NOT NULL), near AS ({sides}) "
-            "SELECT near.seed_id, n.id FROM near "
-            "JOIN memory_notesource ns ON ns.message_id = near.message_id "
-            "JOIN memory_note n ON n.id = ns.note_id "
-            f"WHERE {subject_column} = %s AND n.id <> near.seed_id"
-            + "".join(f" AND {clause}" for clause in where)
-            + " ORDER BY near.conversation_id, near.seed_at, near.seed_message, near.near_at, near.message_id, n.id",
-            [*seed_ids, window, window, subject_id, *params],
+            f"WITH seed AS ({' UNION ALL '.join(seeds)}), near AS ({sides}) "
+            + " UNION ALL ".join(found)
+            + " ORDER BY 5, 6, 7, 8, 9, 3, 4",
+            [*seed_ids, *unit_seed_ids, window, window, *found_params],
         )
-        return cursor.fetchall()
+        rows = cursor.fetchall()
+
+    def key(kind: str, pk: int) -> Key:
+        return pk if kind == "n" else ("e", pk)
+
+    return [(key(seed_kind, seed_id), key(kind, pk)) for seed_kind, seed_id, kind, pk, *_ in rows]
 
 
 def _neighbour_lifts(
-    candidates: dict, *, subject_id: int, filters: NoteFilter, config: MemoryConfig
-) -> dict[int, tuple[float, int]]:
-    """{note id: (lift, from note id)}: the best `scoring.neighbours` × relevance that a seed
-    candidate passes to the notes of the turns around its own. In timeline order (see
-    `_turn_neighbours`): on a tie the earlier seed turn wins, and equal lifts keep that order."""
+    candidates: dict, *, subject_id: int, filters: NoteFilter, config: MemoryConfig, units: bool = False
+) -> dict[Key, tuple[float, Key]]:
+    """{key: (lift, from key)}: the best `scoring.neighbours` × relevance that a seed candidate
+    passes to the notes (and with `units` the evidence units) of the turns around its own. A
+    seed is a note or a unit alike: the strongest NEIGHBOUR_SEEDS candidates. In timeline order
+    (see `_turn_neighbours`): on a tie the earlier seed turn wins, and equal lifts keep that
+    order."""
     weight, window = config["scoring.neighbours"], config["scoring.neighbourWindow"]
     if weight <= 0 or window <= 0 or not candidates:
         return {}
-    notes = [c for c in candidates.values() if isinstance(c.note, Note)]  # units have no NoteSource
-    seeds = sorted(notes, key=lambda c: -c.topical)[:NEIGHBOUR_SEEDS]
+    seeds = sorted(candidates.items(), key=lambda pair: -pair[1].topical)[:NEIGHBOUR_SEEDS]
     pairs = _turn_neighbours(
-        [c.note.pk for c in seeds], subject_id=subject_id, filters=filters, window=window
+        [key for key, _ in seeds if isinstance(key, int)],
+        subject_id=subject_id,
+        filters=filters,
+        window=window,
+        unit_seed_ids=[key[1] for key, _ in seeds if isinstance(key, tuple)],
+        units=units,
     )
-    lifts: dict[int, tuple[float, int]] = {}
-    for seed_note, note_id in pairs:
-        value = weight * candidates[seed_note].topical
-        if value > lifts.get(note_id, (0.0, 0))[0]:
-            lifts[note_id] = (value, seed_note)
+    lifts: dict[Key, tuple[float, Key]] = {}
+    for seed, neighbour in pairs:
+        value = weight * candidates[seed].topical
+        if value > lifts.get(neighbour, (0.0, 0))[0]:
+            lifts[neighbour] = (value, seed)
     return lifts
 
 
@@ -317,8 +374,10 @@ EVIDENCE_FIELDS = (
     "recall_count",
 )
 
-# a candidate's key: a note's id, or ("e", id) for an evidence unit (the turn itself)
-Key = int | tuple[str, int]
+
+def _ref(key: Key) -> str:
+    """How a reason names a candidate: n:ID, or e:ID for an evidence unit."""
+    return f"e:{key[1]}" if isinstance(key, tuple) else f"n:{key}"
 
 
 def _ranked_notes():
@@ -442,17 +501,24 @@ def rank_notes(
             c.why.append(f"said by the {c.note.role}")
     if mode == "full":
         _date_signals(candidates, query, config, now)
-        lifts = _neighbour_lifts(candidates, subject_id=subject_id, filters=filters, config=config)
-        # notes that are no candidate join with their lift alone: the strongest few suffice
-        new = sorted((pk for pk in lifts if pk not in candidates), key=lambda pk: -lifts[pk][0])
-        reached = _ranked_notes().in_bulk(new[:limit])
-        lifts = {pk: lift for pk, lift in lifts.items() if pk in candidates or pk in reached}
-        for pk, note in reached.items():
-            candidates[pk] = Candidate(note=note)
-        for pk, (lift, source) in lifts.items():
-            if pk in candidates:
-                candidates[pk].lift = lift
-                candidates[pk].why.append(f"next to n:{source} in its conversation")
+        lifts = _neighbour_lifts(
+            candidates, subject_id=subject_id, filters=filters, config=config, units=with_evidence
+        )
+        # notes and units that are no candidate join with their lift alone: the strongest few suffice
+        new = sorted((key for key in lifts if key not in candidates), key=lambda key: -lifts[key][0])[:limit]
+        reached: dict[Key, Note | Evidence] = dict(
+            _ranked_notes().in_bulk([key for key in new if isinstance(key, int)])
+        )
+        unit_ids = [key[1] for key in new if isinstance(key, tuple)]
+        if unit_ids:
+            reached_units = Evidence.objects.only(*EVIDENCE_FIELDS).in_bulk(unit_ids)
+            reached |= {("e", pk): unit for pk, unit in reached_units.items()}
+        lifts = {key: lift for key, lift in lifts.items() if key in candidates or key in reached}
+        for key, item in reached.items():
+            candidates[key] = Candidate(note=item)
+        for key, (lift, source) in lifts.items():
+            candidates[key].lift = lift
+            candidates[key].why.append(f"next to {_ref(source)} in its conversation")
     sources = _note_sources([key for key in candidates if isinstance(key, int)])
     _score(candidates, config, now, session=mode == "full", sources=sources)
     if mode == "full":

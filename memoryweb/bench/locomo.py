@@ -295,6 +295,12 @@ def _by_kind(rows: list[dict], ks: list[int]) -> dict:
     }
 
 
+CONSENT_SETUPS = {
+    "default": "the default policy (sensitive categories ask: those memories wait as pending)",
+    "allow": "every consent category allowed before posting (what the person gets once they approve all)",
+}
+
+
 def _reflect_summary(rows: list[dict], ks: list[int], *, skipped: int, stats: dict) -> dict:
     block = summarise(rows, ks, skipped=skipped)
     block["by_kind"] = _by_kind(rows, ks)
@@ -313,7 +319,7 @@ def _reflect_summary(rows: list[dict], ks: list[int], *, skipped: int, stats: di
         **{key: stats[key] for key in reflection.STAT_KEYS},
     }
     block["stored"] = stats["stored"]
-    block["consent"] = "the default policy (sensitive categories ask: those memories wait as pending)"
+    block["consent"] = CONSENT_SETUPS[stats["consent"]]
     block["ingest_mode"] = (
         'first speaker role "user", second "assistant", text as said; no note stored by the benchmark; '
         "reflection queued by every assistant message, heuristic path"
@@ -376,6 +382,7 @@ def run(
     record: bool = False,
     details: bool = False,
     reflect: bool = False,
+    reflect_consent: str = "default",
     summaries: bool = False,
     out: Callable[[str], None] = print,
 ) -> dict:
@@ -385,6 +392,8 @@ def run(
     With `reflect`, also post every conversation through the chat app's path into a second App
     (default pipeline, heuristic reflection) and score it in the primary mode (the summary's
     "reflect" key, and "harness_vs_reflect"). Background tasks must run inline (eager).
+    `reflect_consent` "allow" posts into subjects that allow every consent category (the
+    default policy asks for each sensitive one).
 
     With `summaries`, after all of that the session-summary pipeline runs on each harness
     subject and BM25 is scored without and with its extractions' items as extra units
@@ -395,6 +404,8 @@ def run(
         raise BenchError(f"unknown retrieval mode {unknown[0] if unknown else ''!r}: use {', '.join(MODES)}")
     if embeddings == "none" and VECTOR_MODES & set(modes):
         raise BenchError("modes vector and hybrid need embeddings: use embeddings local")
+    if reflect_consent not in CONSENT_SETUPS:
+        raise BenchError(f"unknown reflect consent {reflect_consent!r}: use default or allow")
     if reflect and not celery_app.conf.task_always_eager:
         raise BenchError("reflect needs background tasks run inline (Celery eager), as manage.py bench sets")
     raw = load(data) if isinstance(data, (str, Path)) else data
@@ -436,6 +447,7 @@ def run(
             k: config_for_k(pipeline.with_overrides({"retrieve": {"mode": primary}}), k) for k in ks
         }
         reflect_stats["app"] = pipeline_app.name
+        reflect_stats["consent"] = reflect_consent
         reflect_stats["warmup_seconds"] = reflection.warm_up()
         provenance = reflection.Provenance()
     for sample in samples:
@@ -466,7 +478,9 @@ def run(
     # the pipeline after every harness conversation: full-text statistics are table-wide, so its
     # memories would otherwise shift the later harness scores away from a plain run's
     for sample in samples if reflect else []:
-        posted, posting = reflection.post_sample(sample, app=pipeline_app, actor=actor)
+        posted, posting = reflection.post_sample(
+            sample, app=pipeline_app, actor=actor, allow_all=reflect_consent == "allow"
+        )
         result = reflection.reflection_stats(posted)
         stored = reflection.stored_counts(posted)
         for key in ("turns", "seconds"):
@@ -726,7 +740,7 @@ def _render_reflect(summary: dict, ks: list[int]) -> list[str]:
         f"posting: {posting['turns']} turns in {fmt(posting['seconds'], 1)} s = {fmt(posting['turns_per_s'], 1)} "
         "turns/s (messages_add one message a call; reflection, links and embeddings inline)",
         f"reflection: runs {refl['runs']}, paths {refl['sources']}, {refl['facts']} facts, {refl['notes']} notes, "
-        f"{refl['pending']} pending (consent: default policy), {refl['denied']} denied, {refl['evolved']} evolved, "
+        f"{refl['pending']} pending (consent: {ref['consent']}), {refl['denied']} denied, {refl['evolved']} evolved, "
         f"{refl['retracted']} retracted; {refl['unreflected_messages']} turns never reflected (no reply after them)",
         "stored: " + ", ".join(f"{key} {value}" for key, value in stored.items()),
     ]

@@ -12,8 +12,10 @@ reflection, the note links and (with embeddings on) the note vectors are written
 call returns. Consent is the default policy, so a memory in a sensitive category waits as
 pending (counted). A session's trailing user turns, with no reply after them, are reflected by
 the idle-turn sweeper (`chat.reflect.idle_turns_reflect`) once the conversation has been quiet
-for MEMORYWEB_IDLE_TURN_MINUTES: the bench runs that sweep after posting, with the clock moved
-past the quiet time, as the beat would in a running deployment.
+for MEMORYWEB_IDLE_TURN_MINUTES: the bench runs that sweep over the posted subject after posting,
+with the clock moved past the quiet time, as the beat would in a running deployment (the
+harness's conversations, never reflected, are left alone). With `allow_all` the subject allows
+every consent category before posting: nothing waits as pending.
 
 Scoring (`Provenance`): an item of the context counts for the dia_ids of the messages it comes
 from, whatever its kind. A kind's model (`KIND_MODELS`, or the `memory` model of that name) is read through every foreign key it has to
@@ -34,8 +36,20 @@ from django.utils import timezone
 from chat.models import ReflectionRun, RunStatus
 from chat.reflect import idle_turns_reflect
 from chat.services import messages_add
-from memory.models import Evidence, Lesson, Message, Note, NoteSource, Origin, Procedure, ProfileFact
+from memory.models import (
+    ConsentCategory,
+    Evidence,
+    Lesson,
+    Message,
+    Note,
+    NoteSource,
+    Origin,
+    Policy,
+    Procedure,
+    ProfileFact,
+)
 from memory.services import Actor, subject_get_or_create
+from memory.services.consent import consent_policy_set
 from memory.services.conversations import conversation_get_or_create
 from memoryweb.bench.locomo_data import Sample, canonical_dia_id
 
@@ -64,10 +78,15 @@ def warm_up() -> float:
     return time.perf_counter() - started
 
 
-def post_sample(sample: Sample, *, app, actor: Actor) -> tuple[object, dict]:
+def post_sample(sample: Sample, *, app, actor: Actor, allow_all: bool = False) -> tuple[object, dict]:
     """Post every turn of the conversation through `messages_add`; returns the subject and stats
-    (turns, seconds: the posting with everything it ran inline)."""
+    (turns, seconds: the posting with everything it ran inline). With `allow_all` the subject
+    allows every consent category first (`consent_policy_set`), as a person who approved
+    everything would: nothing waits as pending."""
     subject = subject_get_or_create(app=app, external_id=sample.sample_id)
+    if allow_all:
+        for slug in ConsentCategory.objects.values_list("slug", flat=True):
+            consent_policy_set(subject=subject, category=slug, policy=Policy.ALLOW, actor=actor)
     roles = {sample.speaker_a: "user", sample.speaker_b: "assistant"}
     turns = 0
     started = time.perf_counter()
@@ -85,7 +104,10 @@ def post_sample(sample: Sample, *, app, actor: Actor) -> tuple[object, dict]:
             messages_add(conversation=conversation, items=[item], actor=actor)
             turns += 1
     # the beat's idle-turn sweep, as it would run once the sessions have gone quiet
-    idle_turns_reflect(now=timezone.now() + timedelta(minutes=settings.MEMORYWEB_IDLE_TURN_MINUTES + 1))
+    # (this subject's conversations only: the harness's, never reflected, must stay as they are)
+    idle_turns_reflect(
+        now=timezone.now() + timedelta(minutes=settings.MEMORYWEB_IDLE_TURN_MINUTES + 1), subject=subject
+    )
     return subject, {"turns": turns, "seconds": time.perf_counter() - started}
 
 

@@ -375,3 +375,41 @@ def test_the_kinds_of_phrasing_dev7_showed_missing(text, category):
 )
 def test_the_dev7_kinds_have_their_near_misses(text):
     assert categories(text) == set()
+
+
+# mental health and counselling as a cause or a line of work, therapy as a figure of speech, a
+# painter's stroke and children in general are nobody's private data (LoCoMo's posted turns
+# waited for consent over these: docs/benchmarks.md "LoCoMo with reflection")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm keen on counseling or working in mental health",
+        "You'd be a great counselor!",
+        "I ran a charity race for mental health last Saturday",
+        "raising awareness for mental health is so rewarding",
+        "still looking into counseling and mental health jobs",
+        "pottery is like therapy for me",
+        "we made pots, it was fun and therapeutic!",
+        "each stroke carries a part of me",
+        "I've got lots of kids' books",
+        "to give a loving home to kids who need it",
+    ],
+)
+def test_a_cause_a_career_or_a_figure_of_speech_is_no_health_or_minors(text):
+    assert categories(text) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("my mental health has been rough lately", "health"),
+        ("I see a counselor every week", "health"),
+        ("counseling helped me after the breakup", "health"),
+        ("therapy is helping me a lot", "health"),
+        ("he had a stroke last year", "health"),
+        ("I took my kids to a pottery workshop, fun and therapeutic", "minors"),
+        ("my kids need new shoes", "minors"),
+    ],
+)
+def test_the_same_words_about_someones_own_health_or_children_still_ask(text, category):
+    assert category in categories(text)

@@ -9,6 +9,7 @@ from django.utils import timezone
 from chat.models import ReflectionRun, RunStatus
 from chat.reflect import idle_turns_reflect, reflection_enqueue, turn_reflect
 from memory.models import Conversation, Evidence
+from memory.services import subject_get_or_create
 from memory.services.conversations import conversation_get_or_create, message_add
 
 LAST_WORDS = "ok gotta run, the storage unit is number 214 at the Ostbahnhof place"
@@ -69,3 +70,18 @@ def test_a_turn_done_or_given_up_is_not_queued_again(subject, actor, settings, s
     quiet_for(conversation, 30)
 
     assert idle_turns_reflect() == {"queued": 0}
+
+
+def test_a_sweep_for_one_subject_leaves_the_other_subjects_conversations(subject, actor, settings, app):
+    settings.MEMORYWEB_IDLE_TURN_MINUTES = 10
+    other = subject_get_or_create(app=app, external_id="someone-else")
+    mine, (message,) = post(subject, actor, "mine", ("user", LAST_WORDS))
+    theirs, _ = post(other, actor, "theirs", ("user", LAST_WORDS))
+    quiet_for(mine, 30)
+    quiet_for(theirs, 30)
+
+    assert idle_turns_reflect(subject=subject) == {"queued": 1}
+    assert list(ReflectionRun.objects.values_list("conversation_id", "through_message_id")) == [
+        (mine.pk, message.pk)
+    ]
+    assert idle_turns_reflect() == {"queued": 1}  # the beat's sweep still covers everyone

@@ -9,12 +9,13 @@ from django.test.utils import CaptureQueriesContext
 
 from memory.config import get_config
 from memory.context import context_build
-from memory.models import Note
+from memory.models import Evidence, EvidenceStatus, Note
 from memory.ranking import asks_when, message_dates, rank_notes, weighted_rrf
 from memory.ranking.notes import named_entities
 from memory.search.lexical import NoteFilter
 from memory.services import note_store
 from memory.services.conversations import conversation_get_or_create, message_add
+from memory.services.evidence import evidence_record
 from memory.text import query_terms
 from memoryweb.errors import ConfigError
 
@@ -181,6 +182,121 @@ def test_an_archived_turn_is_not_lifted_as_a_neighbour(subject, actor, config):
     ranked = [note.pk for note, _, _ in _rank(subject, config, "Who saw the comet?")]
 
     assert ranked == [question.pk, kept.pk]
+
+
+def _turns(subject, actor, config, name, turns, when, *, notes=()):
+    """One conversation of turns, each a message and its evidence unit (as reflection records
+    every turn); the turns at the indexes in `notes` also get a note from their message."""
+    conversation, _ = conversation_get_or_create(subject=subject, external_id=name, actor=actor)
+    made = []
+    for i, text in enumerate(turns):
+        message, _ = message_add(
+            conversation=conversation,
+            role="user" if i % 2 == 0 else "assistant",
+            text=text,
+            occurred_at=when,
+            actor=actor,
+        )
+        if i in notes:
+            note, _ = note_store(
+                subject=subject,
+                content=text,
+                conversation=conversation,
+                source_message=message,
+                occurred_at=when,
+                actor=actor,
+                config=config,
+            )
+            made.append(note)
+        else:
+            made.append(evidence_record(message=message, category="", actor=actor, config=config))
+    return made
+
+
+def _key(item) -> str:
+    return f"e:{item.pk}" if isinstance(item, Evidence) else f"n:{item.pk}"
+
+
+POETRY = [
+    "Did you finally go to the poetry reading downtown?",
+    "Yes! Retired sailors recited verses on the sea, so moving.",
+    "Unrelated: the bakery had fresh croissants.",
+]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_turn_after_a_matching_evidence_unit_is_lifted_as_a_note_would_be(subject, actor, config):
+    _turns(subject, actor, config, "s1", ["Lovely weather for the harbour walk today."], NOW)
+    question, answer, _ = _turns(subject, actor, config, "s2", POETRY, NOW)
+
+    full = _rank(subject, config, "What was the poetry reading about?")
+    fts = _rank(subject, config, "What was the poetry reading about?", mode="fts")
+
+    keys = [_key(item) for item, _, _ in full]
+    assert keys[0] == _key(question)
+    assert _key(answer) in keys[1:3]  # no candidate itself: it joins with its lift (window 2)
+    reasons = {_key(item): reason for item, _, reason in full}
+    assert f"next to e:{question.pk}" in reasons[_key(answer)]
+    assert _key(answer) not in [_key(item) for item, _, _ in fts]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_notes_and_evidence_units_lift_each_other_across_kinds(subject, actor, config):
+    question, answer, _ = _turns(subject, actor, config, "s1", POETRY, NOW, notes={0})  # a note, then units
+    unit_then_note = _turns(
+        subject,
+        actor,
+        config,
+        "s2",
+        [
+            "Remember the lighthouse tour we planned?",
+            "It got moved to the spring, the keeper is away.",
+        ],
+        NOW,
+        notes={1},
+    )
+
+    by_note = {_key(i): r for i, _, r in _rank(subject, config, "What was the poetry reading about?")}
+    by_unit = {_key(i): r for i, _, r in _rank(subject, config, "What happened to the lighthouse tour?")}
+
+    assert isinstance(question, Note) and isinstance(answer, Evidence)
+    assert f"next to n:{question.pk}" in by_note[_key(answer)]
+    first, second = unit_then_note
+    assert isinstance(first, Evidence) and isinstance(second, Note)
+    assert f"next to e:{first.pk}" in by_unit[_key(second)]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_unit_waiting_for_consent_or_in_another_conversation_is_never_lifted(subject, actor, config):
+    (before,) = _turns(subject, actor, config, "s0", ["A story about the old lighthouse keeper."], NOW)
+    question, pending, kept = _turns(
+        subject,
+        actor,
+        config,
+        "s1",
+        ["Did you see the comet last night?", "Yes, from the rooftop!", "We stayed up until three."],
+        NOW,
+    )
+    Evidence.objects.filter(pk=pending.pk).update(status=EvidenceStatus.PENDING)
+
+    ranked = [_key(item) for item, _, _ in _rank(subject, config, "Who saw the comet?")]
+
+    assert ranked == [_key(question), _key(kept)]
+    assert _key(before) not in ranked
+
+
+@pytest.mark.django_db
+def test_with_evidence_off_no_unit_is_lifted(subject, actor, config):
+    _turns(subject, actor, config, "s1", ["Did you see the comet last night?"], NOW, notes={0})
+    _turns(subject, actor, config, "s1", ["Yes, from the rooftop!"], NOW)
+    config = config.with_overrides({"evidence": {"enabled": False}})
+
+    ranked = _rank(subject, config, "Who saw the comet?")
+
+    assert [type(item) for item, _, _ in ranked] == [Note]
 
 
 @pytest.mark.postgres

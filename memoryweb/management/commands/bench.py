@@ -185,6 +185,14 @@ class Command(BaseCommand):
             "harness figure",
         )
         loc.add_argument(
+            "--reflect-consent",
+            choices=["default", "allow"],
+            default="default",
+            help="with --reflect: the consent policy the posted subjects have (default: every sensitive "
+            "category asks, so those turns and memories wait for the person; allow: the person allowed "
+            "every category before posting, what they get once they approve everything asked)",
+        )
+        loc.add_argument(
             "--summaries",
             action="store_true",
             help="after scoring, run the session-summary pipeline on each conversation (backend local, no "
@@ -435,7 +443,12 @@ class Command(BaseCommand):
                 "reflect: every turn is also posted through chat.services.messages_add (the REST messages/"
                 "responses path) into a second App with the default pipeline: first speaker user, second "
                 "assistant, no note stored by the benchmark; each assistant message queues its reflection "
-                "(heuristic extractor, run inline), default consent policy."
+                "(heuristic extractor, run inline), "
+                + (
+                    "every consent category allowed."
+                    if options["reflect_consent"] == "allow"
+                    else "default consent policy."
+                )
             )
         try:
             summary = locomo_bench.run(
@@ -449,6 +462,7 @@ class Command(BaseCommand):
                 record=options["record"],
                 details=options["details"],
                 reflect=options["reflect"],
+                reflect_consent=options["reflect_consent"],
                 summaries=options["summaries"],
                 out=self._out,
             )

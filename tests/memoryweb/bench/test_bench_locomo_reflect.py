@@ -71,6 +71,27 @@ def test_reflect_posts_the_turns_through_the_chat_path_and_finds_a_stated_fact(e
     assert ref["stored"]["evidence_rows"] == 11  # every turn, the trailing one too
     # the harness finds it too, from the turn's note
     assert next(r for r in summary["details"] if r["question"] == COMPANY)["by_k"]["5"]["recall"] == 1.0
+    # the pipeline's idle-turn sweep reflected its own subjects only, never the harness's turns
+    harness = App.objects.get(name=summary["app"])
+    assert not ReflectionRun.objects.filter(conversation__subject__app=harness).exists()
+    assert not Evidence.objects.filter(subject__app=harness).exists()
+    # by default a sensitive turn waits for the person: the sister's wedding (relationships)
+    assert Evidence.objects.get(subject__app=app, message__external_id="D2:6").status == "pending"
+
+
+@transactional
+def test_reflect_consent_allow_posts_into_subjects_that_allow_every_category(eager_tasks):
+    summary = locomo.run(
+        tiny_locomo_with_facts(), ks=[5], reflect=True, reflect_consent="allow", out=lambda line: None
+    )
+
+    ref = summary["reflect"]
+    app = App.objects.get(name=ref["app"])
+    assert Evidence.objects.get(subject__app=app, message__external_id="D2:6").status == "visible"
+    assert not Evidence.objects.filter(subject__app=app).exclude(status="visible").exists()
+    assert ref["stored"]["pending_rows"] == 0 and "allowed" in ref["consent"]
+    with pytest.raises(locomo.BenchError, match="consent"):
+        locomo.run(tiny_locomo(), ks=[5], reflect=True, reflect_consent="maybe", out=lambda line: None)
 
 
 @transactional
