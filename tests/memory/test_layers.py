@@ -150,6 +150,10 @@ def test_a_weakened_note_is_contested_and_mirrors_its_source_and_the_doubting_tu
     conversation, say = turn
     message, source = say("we went to that place by the river with the green door again")
     note = _note(subject, actor, config, "Alice's favourite bakery is the one by the river", message)
+    # turns between, so that the doubting turn is no neighbour the ranking lifts (a unit the
+    # ranking placed is shown once, ranked: test_a_unit_the_ranking_placed_is_not_mirrored_twice)
+    for filler in ("the weather turned cold today", "my train was late again", "watched a film last night"):
+        say(filler)
     doubt, doubting = say("hmm, not sure that place is still my favourite")
     revision_apply(
         subject=subject,
