@@ -66,6 +66,7 @@ from memory.services.evidence import evidence_mark_recalled
 from memory.text import query_terms
 from memory.tokens import estimate_tokens, truncate_to_tokens
 from memory.working import topics_on, topics_text, transcript_budget, transcript_on, transcript_text
+from memoryweb.db import placeholders
 from memoryweb.profiles import DEFAULT_PROFILE, profile_active
 
 SECTION_ORDER = [
@@ -542,16 +543,13 @@ class Mirror:
             return doubtful
 
         # in SQL: the ORM's compiling of this UNION cost more than running it
-        def marks(values: list) -> str:
-            return ", ".join(["%s"] * len(values))
-
         parts: list[str] = []
         params: list = []
         revised = [(kind, pks) for kind, pks in ids.items() if pks]
         parts.append(
             f"SELECT belief_kind, belief_id FROM {BeliefRevision._meta.db_table} "
             "WHERE subject_id = %s AND action = %s AND ("
-            + " OR ".join(f"(belief_kind = %s AND belief_id IN ({marks(pks)}))" for _, pks in revised)
+            + " OR ".join(f"(belief_kind = %s AND belief_id IN ({placeholders(pks)}))" for _, pks in revised)
             + ")"
         )
         params += [self.subject.pk, RevisionAction.WEAKEN.value]
@@ -561,14 +559,14 @@ class Mirror:
             for column in ("src_id", "dst_id"):
                 parts.append(
                     f"SELECT 'note', {column} FROM {NoteLink._meta.db_table} "
-                    f"WHERE kind = %s AND {column} IN ({marks(ids['note'])})"
+                    f"WHERE kind = %s AND {column} IN ({placeholders(ids['note'])})"
                 )
                 params += [LinkKind.CONTRADICTS.value, *ids["note"]]
         for kind, model in (("note", Note), ("fact", ProfileFact)):
             if unloaded[kind]:
                 parts.append(
                     f"SELECT '{kind}', id FROM {model._meta.db_table} "
-                    f"WHERE id IN ({marks(unloaded[kind])}) AND confidence < %s"
+                    f"WHERE id IN ({placeholders(unloaded[kind])}) AND confidence < %s"
                 )
                 params += [*unloaded[kind], below]
         with connection.cursor() as cursor:

@@ -31,6 +31,7 @@ from memory.models import LinkKind, Note, NoteLink
 from memory.ranking.linked import rank_linked
 from memory.search.lexical import NoteFilter, note_search
 from memory.text import jaccard, query_terms, word_set
+from memoryweb.db import placeholders
 from memoryweb.llm import client_for, prompt_schema
 
 # FTS hits fetched per neighbour kept: BM25 order and word-set similarity disagree often
@@ -185,17 +186,13 @@ def linked_to(note_id: int, other_ids: list[int]) -> set[int]:
 # them cost more than running them
 
 
-def _marks(values) -> str:
-    return ", ".join(["%s"] * len(values))
-
-
 def _edges(frontier: list[int]) -> list[tuple[int, int, str, float]]:
     """(src, dst, kind, weight) of the links touching `frontier`, strongest first (the id breaks
     ties), at most EDGES_PER_HOP."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT src_id, dst_id, kind, weight FROM {NoteLink._meta.db_table} "
-            f"WHERE src_id IN ({_marks(frontier)}) OR dst_id IN ({_marks(frontier)}) "
+            f"WHERE src_id IN ({placeholders(frontier)}) OR dst_id IN ({placeholders(frontier)}) "
             "ORDER BY weight DESC, id ASC LIMIT %s",
             [*frontier, *frontier, EDGES_PER_HOP],
         )
@@ -206,7 +203,7 @@ def _live(note_ids: set[int], *, subject_id: int | None, scopes: list[str] | Non
     """The notes among `note_ids` that are neither archived nor parked (of `subject_id`, in
     `scopes`, when given)."""
     ids = sorted(note_ids)
-    where = [f"id IN ({_marks(ids)})", "archived_at IS NULL", "parked_at IS NULL"]
+    where = [f"id IN ({placeholders(ids)})", "archived_at IS NULL", "parked_at IS NULL"]
     params: list[int | str] = list(ids)
     if subject_id is not None:
         where.append("subject_id = %s")
@@ -214,7 +211,7 @@ def _live(note_ids: set[int], *, subject_id: int | None, scopes: list[str] | Non
     if scopes is not None:
         if not scopes:
             return set()
-        where.append(f"scope IN ({_marks(scopes)})")
+        where.append(f"scope IN ({placeholders(scopes)})")
         params += scopes
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id FROM {Note._meta.db_table} WHERE {' AND '.join(where)}", params)

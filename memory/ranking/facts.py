@@ -10,6 +10,7 @@ from memory.config import MemoryConfig
 from memory.models import ProfileFact, Subject
 from memory.search.lexical import fact_keyword_search
 from memory.search.vectors.query import word_vectors
+from memoryweb.db import placeholders
 
 
 def _by_meaning(
@@ -43,10 +44,6 @@ def _by_meaning(
     return sorted(hits, key=lambda hit: -hit[1])
 
 
-def _marks(values: list) -> str:
-    return ", ".join(["%s"] * len(values))
-
-
 def _active_facts(subject: Subject, where: str, params: list, *, order: str) -> list[ProfileFact]:
     """The subject's active (current, unparked) facts that pass `where`, in `order`: two
     statements a build, in SQL (`raw` still makes the models), as the ORM's compiling of them
@@ -70,7 +67,7 @@ def rank_facts(
     # the pinned facts and the keyword hits (active facts of the subject, as the search found
     # them) in one query
     hits = sorted(hit_ids)
-    wanted = f"(pinned OR id IN ({_marks(hits)}))" if hits else "pinned"
+    wanted = f"(pinned OR id IN ({placeholders(hits)}))" if hits else "pinned"
     active = _active_facts(subject, wanted, hits, order='"key", id')
     pinned = [f for f in active if f.pinned]
     contextual = {f.pk: f for f in active if f.pk in hit_ids}
@@ -92,7 +89,7 @@ def rank_facts(
     known = sorted(contextual)
     others = _active_facts(
         subject,
-        f"NOT pinned AND id NOT IN ({_marks(known)})" if known else "NOT pinned",
+        f"NOT pinned AND id NOT IN ({placeholders(known)})" if known else "NOT pinned",
         known,
         order="valid_from DESC, id DESC",
     )

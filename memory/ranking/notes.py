@@ -68,6 +68,7 @@ from memory.search.vectors import evidence_vector_search, note_vector_search
 from memory.search.vectors.query import query_vector
 from memory.temporal import resolve_dates
 from memory.text import word_set
+from memoryweb.db import placeholders
 
 logger = logging.getLogger(__name__)
 
@@ -246,7 +247,7 @@ def _turn_neighbours(
     seeds = (
         [
             f"SELECT 'n' AS kind, note_id AS item_id, message_id FROM memory_notesource "
-            f"WHERE note_id IN ({', '.join(['%s'] * len(seed_ids))}) AND message_id IS NOT NULL"
+            f"WHERE note_id IN ({placeholders(seed_ids)}) AND message_id IS NOT NULL"
         ]
         if seed_ids
         else []
@@ -254,7 +255,7 @@ def _turn_neighbours(
     if unit_seed_ids:
         seeds.append(
             f"SELECT 'e' AS kind, id AS item_id, message_id FROM memory_evidence "
-            f"WHERE id IN ({', '.join(['%s'] * len(unit_seed_ids))})"
+            f"WHERE id IN ({placeholders(unit_seed_ids)})"
         )
     # +subject_id keeps SQLite on the primary key (the subject index walks all its notes);
     # PostgreSQL plans the plain column well and the unary plus badly
@@ -325,7 +326,7 @@ def _note_sources(note_ids: list[int]) -> dict[int, list[int | None]]:
     came from."""
     if not note_ids:
         return {}
-    marks = ", ".join(["%s"] * len(note_ids))
+    marks = placeholders(note_ids)
     sources: dict[int, list[int | None]] = defaultdict(list)
     with connection.cursor() as cursor:
         cursor.execute(

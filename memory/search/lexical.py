@@ -23,6 +23,7 @@ from memory.search.schema import (
     vocabulary_table,
 )
 from memory.text import TOKEN_RE, query_terms
+from memoryweb.db import placeholders
 
 PREFIX = "*"
 
@@ -149,7 +150,7 @@ def _note_filter_sql(filters: NoteFilter, alias: str = "n") -> tuple[list[str], 
         where.append(f"{alias}.scope = %s")
         params.append(filters.scope)
     if filters.scopes is not None:
-        where.append(f"{alias}.scope IN ({', '.join(['%s'] * len(filters.scopes))})")
+        where.append(f"{alias}.scope IN ({placeholders(filters.scopes)})")
         params.extend(filters.scopes)
     if filters.working_dir is not None:
         where.append(f"{alias}.working_dir = %s")
@@ -372,7 +373,7 @@ def evidence_filter_sql(scopes: list[str] | None) -> tuple[list[str], list]:
     `scopes` when they are given (a conversation's scope, as for notes)."""
     where, params = ["n.status = 'visible'", "n.archived_at IS NULL"], []
     if scopes is not None:
-        where.append(f"n.scope IN ({', '.join(['%s'] * len(scopes))})")
+        where.append(f"n.scope IN ({placeholders(scopes)})")
         params.extend(scopes)
     return where, params
 

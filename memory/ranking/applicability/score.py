@@ -14,6 +14,7 @@ from memory.ranking.applicability.heuristic import NEGATION, clamp, confirmation
 from memory.ranking.applicability.llm import llm_scores
 from memory.ranking.notes import said_times
 from memory.text import jaccard, query_terms, word_set
+from memoryweb.db import placeholders
 
 
 def _said(candidates: list[Candidate]) -> dict[int, int]:
@@ -53,7 +54,7 @@ def _contradicted(candidates: list[Candidate]) -> set[int]:
 def _contradicts_links(note_ids: list[int]) -> list[tuple[int, int]]:
     """(src, dst) of the `contradicts` links touching `note_ids`, in SQL: one statement a build,
     whose ORM compiling cost more than running it."""
-    marks = ", ".join(["%s"] * len(note_ids))
+    marks = placeholders(note_ids)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT src_id, dst_id FROM {NoteLink._meta.db_table} "
@@ -78,7 +79,7 @@ def _intrusive(candidates: list[Candidate], mode: Mode) -> dict[tuple[str, int],
     which: list[str] = []
     params: list[int | str] = []
     for kind, pks in ids.items():
-        which.append(f"(item_kind = %s AND item_id IN ({', '.join(['%s'] * len(pks))}))")
+        which.append(f"(item_kind = %s AND item_id IN ({placeholders(pks)}))")
         params += [str(kind), *sorted(pks)]
     with connection.cursor() as cursor:  # SQL: the ORM's compiling cost more than the query
         cursor.execute(

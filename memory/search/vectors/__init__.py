@@ -62,6 +62,7 @@ from memory.search.vectors.index import (
     pgvector_available,
     vec0_loaded,
 )
+from memoryweb.db import placeholders
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def _passing(subject_id: int, item_ids: list[int], query: np.ndarray, model_id: 
     """{item id: exact cosine} for those of `item_ids` that exist, belong to the subject and
     pass the target's filters (the float vectors are read for these few)."""
     extra = "".join(f" AND {w}" for w in target.where)
-    marks = ", ".join(["%s"] * len(item_ids))
+    marks = placeholders(item_ids)
     # `+n.subject_id`: SQLite would otherwise walk the subject's whole (subject, archived_at)
     # index instead of looking the few ids up by primary key
     subject_column = "+n.subject_id" if connection.vendor == "sqlite" else "n.subject_id"

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection
 
 from memory.search.vectors.index import backend, index_table, int8_copy
+from memoryweb.db import placeholders
 
 # --- the per-process cache that every search but pgvector's scans ----------------------------
 
@@ -86,7 +87,7 @@ def _load_from_vec0(subject_id: int, model_id: str, dim: int):
             for n, shadow in enumerate((f"{table}_vector_chunks00", f"{table}_vector_chunks01")):
                 for start in range(0, len(chunk_ids), 5000):
                     part = chunk_ids[start : start + 5000]
-                    marks = ", ".join(["%s"] * len(part))
+                    marks = placeholders(part)
                     cursor.execute(f"SELECT rowid, vectors FROM {shadow} WHERE rowid IN ({marks})", part)
                     blobs[n].update((int(row[0]), bytes(row[1])) for row in cursor.fetchall())
     except Exception:

@@ -8,6 +8,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
+from memoryweb.db import placeholders
 from memoryweb.db.sqlite.base import EXTENSION_STATUS
 
 logger = logging.getLogger(__name__)
@@ -231,12 +232,12 @@ def index_add(model_id: str, dim: int, embedding_ids: list[int]) -> None:
     table = index_ensure(model_id, dim)
     if table is None:
         return
-    marks = ", ".join(["%s"] * len(embedding_ids))
+    marks = placeholders(embedding_ids)
     with connection.cursor() as cursor:
         if backend() == "vec0":
             rows = _note_rows(f"e.id IN ({marks})", embedding_ids)
             if rows:
-                note_marks = ", ".join(["%s"] * len(rows))
+                note_marks = placeholders(rows)
                 cursor.execute(f"DELETE FROM {table} WHERE rowid IN ({note_marks})", [r[0] for r in rows])
                 _vec0_insert(cursor, table, rows)
         else:
