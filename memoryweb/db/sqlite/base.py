@@ -73,7 +73,7 @@ LOCKED_LONGEST_WAIT = 0.1
 
 
 def is_locked_error(exc: Exception) -> bool:
-    return isinstance(exc, Database.OperationalError) and str(exc).startswith(LOCKED_MESSAGES)
+    return str(exc).startswith(LOCKED_MESSAGES)
 
 
 class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[name-defined]
@@ -85,13 +85,14 @@ class SQLiteCursorWrapper(Database.Cursor):  # type: ignore[name-defined]
         if params is not None:
             param_names = list(params) if isinstance(params, Mapping) else None
             query = self.convert_query(query, param_names=param_names)
+        args = (query,) if params is None else (query, params)
         if not self.locked_timeout:
-            return super().execute(query) if params is None else super().execute(query, params)
+            return super().execute(*args)
         deadline = time.monotonic() + self.locked_timeout
         wait = LOCKED_FIRST_WAIT
         while True:
             try:
-                return super().execute(query) if params is None else super().execute(query, params)
+                return super().execute(*args)
             except Database.OperationalError as exc:
                 # the statement did not run: trying it again cannot apply it twice
                 if not is_locked_error(exc) or time.monotonic() + wait > deadline:
