@@ -108,9 +108,8 @@ def remembered_body(sentence: str) -> str | None:
     m = _REMEMBER_LEAD.match(sentence) or _REMEMBER_TAIL.match(sentence) or _KEEP_TAIL.match(sentence)
     if not m:
         # stated with what to do with it (a bare "the safe combination is 7-7-2" is only said)
-        if (found := _IDENTIFIER.match(sentence.strip())) and _INSTRUCTION_TAIL.search(
-            sentence.strip(), found.end()
-        ):
+        stated = sentence.strip()
+        if (found := _IDENTIFIER.match(stated)) and _INSTRUCTION_TAIL.search(stated, found.end()):
             return found["body"]
         return None
     body = (m.groupdict().get("body") or m.groupdict().get("body2") or "").strip(" .!?")

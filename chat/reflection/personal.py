@@ -390,6 +390,8 @@ _PET_ITEM = _re(
 )
 
 
+# the items of a list: "a cat, a dog and two rabbits", "Ana, Rui and Bea"
+_LIST_ITEMS = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _CALENDAR_WORDS = set(_MONTHS.split("|")) | {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "easter", "christmas",
 }  # fmt: skip
@@ -437,7 +439,7 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
     for m in [*_PET_HAVE.finditer(s.text), *_PET_WITH.finditer(s.text)]:
         if negated_before(s.text, m.start()):
             continue
-        for chunk in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", m["v"].strip()):
+        for chunk in _LIST_ITEMS.split(m["v"].strip()):
             item = _PET_ITEM.match(chunk)
             if not item:
                 continue
@@ -683,7 +685,7 @@ def clause_people(s: Sentence, ctx: Context) -> Iterator[Found]:
         children += [n["v"] for n in _KID_NAME_AGE.finditer(m["rest"]) if _person(n["v"])]
         if not children and (listed := _KID_NAMES.match(m["rest"])):
             # "two kids, Ana and Rui": the names listed right after the count
-            children += [n for n in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed["names"]) if _person(n)]
+            children += [n for n in _LIST_ITEMS.split(listed["names"]) if _person(n)]
     if not children and not _CHILD_NAMED.search(s.text):
         children += [
             m["noun"].lower() for m in _MY_CHILD.finditer(s.text) if not negated_before(s.text, m.start())
