@@ -120,7 +120,7 @@ DEVELOPMENT = (
     "dev11",
     "dev12",
 )
-UNTOUCHED = ("heldout3", "heldout5", "heldout7")
+UNTOUCHED = ("heldout3", "heldout5", "heldout7", "heldout8")
 SPLITS = (*DEVELOPMENT, *UNTOUCHED)
 
 
