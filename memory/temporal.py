@@ -807,8 +807,9 @@ def _week_on(m: re.Match[str] | _Alias, ref: date, tense: Tense) -> _Resolved:
 
 
 def _until(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
-    """ "ten days till the move", "3 weeks until we fly": a count to something ahead."""
-    return _ago(m, ref, tense, sign=1)
+    """ "ten days till the move", "3 weeks until we fly": a count to something ahead; in a story
+    ("two years before we married") the count is to a day the sentence does not give."""
+    return None if tense == "past" else _ago(m, ref, tense, sign=1)
 
 
 def _weekend_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
@@ -1063,7 +1064,8 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             lambda m, ref, tense: _week_on(_Alias(m, wd="wd2"), ref, tense),
         ),
         (
-            rf"\b{_NUM}\s+{_UNIT}\s+(?:till|until|til|to\s+go\s+(?:till|until)|before)(?=\s+(?:I|we|the|my|our)\b)",
+            # not a stretch of time: "for six years before I left" dates nothing
+            rf"\b(?<!for\s)(?<!for\sabout\s)(?<!for\sover\s){_NUM}\s+{_UNIT}\s+(?:till|until|til|to\s+go\s+(?:till|until)|before)(?=\s+(?:I|we|the|my|our)\b)",
             _until,
         ),
         (

@@ -22,7 +22,7 @@ ADV = (
 # Where a captured value ends: punctuation, or a word that starts the next clause.
 _STOP_WORDS = (
     r"but|so|because|cause|cuz|since|which|who|where|when|while|and (?:I|we|my|it|they|he|she|now)|"
-    r"though|although|now|currently|these days|lol|lmao|haha|tbh|btw|rn|atm|too|anymore|any more|"
+    r"though|although|now|currently|these days|lol|lmao|haha|tbh|btw|rn|atm|too|anymore|any more|no more|"
     r"as well|with|right now|at the moment|again|either|instead|originally|already|for (?:about |"
     r"like |almost |nearly |over |the past |the last )?(?:\d+|a|an|one|two|three|four|five|six|"
     r"seven|eight|nine|ten|ages|years|months|weeks|a while|a bit|work|fun|now|the|my|our|uni|school|college|"

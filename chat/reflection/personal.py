@@ -54,7 +54,7 @@ _FAN_OF_TEAM = _re(
 _ELLIPTICAL = re.compile(rf"^(?:{_FAN}|{_DISLIKE})$", I)
 _OBJECT_END = re.compile(
     r"\s+(?:but|because|cause|since|when|while|especially|in|on|at|for|over|than|to\s+me|from|with|"
-    r"so\s+much|a\s+lot|very\s+much|anymore|any\s+more|these\s+days|lol|tbh|though|either|at\s+all|"
+    r"so\s+much|a\s+lot|very\s+much|anymore|any\s+more|no\s+more|these\s+days|lol|tbh|though|either|at\s+all|"
     r"too|now|it|which|that|if|lately|recently|and\s+(?:I|we|it|they|my))\b.*$",
     I,
 )
@@ -209,7 +209,7 @@ _NO_MEAT = _re(
 )
 _NOT_DIET = _re(
     rf"\bI\s+am\s+(?:no\s+longer\s+(?:a\s+|an\s+)?(?P<a>{_alternation(DIETS)})|not\s+(?:a\s+|an\s+)?(?P<b>{_alternation(DIETS)})"
-    r"\s+(?:anymore|any\s+more))\b"
+    r"\s+(?:anymore|any\s+more|no\s+more))\b"
 )
 
 

@@ -827,3 +827,74 @@ def test_may_after_a_preposition_is_the_month():
     notes = extract_on("I'm going to retile the bathroom in may").notes
 
     assert [(n.tags[0], n.occurred_at.date().isoformat()) for n in notes] == [("plan", "2026-05-01")]
+
+
+# --- issue 18, requirement 2: change frames that generalise (each in words of no labelled message)
+
+
+@pytest.mark.parametrize(
+    ("text", "retracted"),
+    [
+        # "no more" ends a denied state as "any more" does
+        ("I don't live in Ely no more", ("location", "Ely")),
+        # a capitalised workplace after "not at … any more"
+        ("not at Halfords any more, sadly", ("employer", "Halfords")),
+        # a denied perfect over a stretch of time, not only "since"
+        ("I haven't been pescatarian for about six months", ("diet", "pescatarian")),
+        ("haven't worked at Argos in years", ("employer", "Argos")),
+        # a past state with its end
+        ("I was a welder until 2019", ("job_title", "welder")),
+        ("worked at Greggs till the spring", ("employer", "Greggs")),
+        ("I was with Nationwide for a decade before I retired", ("employer", "Nationwide")),
+        ("stopped being keto in the new year", ("diet", "keto")),
+        # a job ended, named by what it was
+        ("wrapped up my placement with Arup on Friday", ("employer", "Arup")),
+        ("gave up my post at the library", ("employer", "Library")),
+        # a career ended "after … as a"
+        ("I left after nine years as a plumber", ("job_title", "plumber")),
+        ("formerly with Rightmove, freelancing now", ("employer", "Rightmove")),
+        ("dropped out of Exeter after one term", ("school", "Exeter")),
+        # healed
+        ("fully recovered from the psoriasis now", ("health_conditions", "psoriasis")),
+        # how one names oneself
+        ("I don't call myself Buddhist these days", ("religion", "Buddhist")),
+        # off a thing, then its time phrase
+        ("came off the citalopram in october", ("medications", "citalopram")),
+        ("migrated off Asana to ClickUp", ("tools", "Asana")),
+        # a pet handed on
+        ("we gave our budgie Kiwi to my nan", ("pets", "Kiwi (budgie)")),
+        # break-ups told with the partner's role, by them, as a noun, or after the fact
+        ("me and my fiancé Idris have called it off", ("partner", "Idris")),
+        ("my wife Lotte and I are splitting up", ("partner", "Lotte")),
+        ("Marco dumped me on valentine's", ("partner", "Marco")),
+        ("Freya is my ex now", ("partner", "Freya")),
+        ("the separation from Bilal is final", ("partner", "Bilal")),
+        ("single again after a year with Anouk", ("partner", "Anouk")),
+        ("separated from my husband Tariq in spring", ("partner", "Tariq")),
+    ],
+)
+def test_general_change_frames_retract_the_old_fact(text, retracted):
+    assert retracted in [(r.key, r.value) for r in extract_on(text).retractions]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I was in Cork until Sunday",  # a stay, not a home
+        "I was at the match until midnight",  # a place, not a job
+        "I finished Middlemarch last night",  # a book finished, no employer
+        "Nadia left me a voicemail",  # a message left, not a break-up
+        "I gave my dog a bath",  # no pet given away
+        "still recovering from the flu",  # still so
+        "I haven't been to Lisbon in years",  # no state denied
+    ],
+)
+def test_near_misses_of_a_change_retract_nothing(text):
+    assert extract_on(text).retractions == []
+
+
+def test_a_stretch_of_time_before_an_event_dates_nothing():
+    got = extract_on("I was at Ocado for five years before I left")
+
+    assert not any(n.occurred_at and n.occurred_at.year > 2026 for n in got.notes)
+    assert ("employer", "Ocado") in [(r.key, r.value) for r in got.retractions]
