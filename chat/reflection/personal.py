@@ -333,7 +333,9 @@ def beliefs_money_contact(s: Sentence, ctx: Context) -> Iterator[Found]:
         ("pronouns", _PRONOUNS),
     ):
         for m in pattern.finditer(s.text):
-            yield make_fact(key, m["v"], confidence=ctx.confidence)
+            yield make_fact(
+                key, birthday_value(m["v"]) if key == "birthday" else m["v"], confidence=ctx.confidence
+            )
 
 
 # --- partner, children, pets ------------------------------------------------------------------
@@ -360,7 +362,8 @@ _BREAKUP = _re(
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twins": 2}
 _HAVE_KIDS = _re(
     r"\b(?:I|we)\s+(?:have|have\s+got)\s+(?P<n>\d|a|an|one|two|three|four|five|six)\s+(?:(?:little|young|"
-    r"grown|adult|teenage|wonderful|amazing|beautiful|small)\s+)?(?P<noun>kids|children|sons|daughters|boys|girls|"
+    # "a 5 year old son", "an 18-month-old daughter"
+    r"grown|adult|teenage|wonderful|amazing|beautiful|small|\d{1,2}[- ](?:year|month|week)s?[- ]old)\s+)?(?P<noun>kids|children|sons|daughters|boys|girls|"
     r"kid|child|son|daughter|boy|girl)\b"
 )
 _HAVE_TWINS = _re(r"\b(?:I|we)\s+(?:have|have\s+got|had)\s+(?P<n>twins|triplets)\b")
@@ -646,6 +649,17 @@ _OBSESSED = _re(
 )
 
 
+def birthday_value(value: str) -> str:
+    """One form for a birthday however it was written: "the 9th of april", "9 Apr", "April 9th"
+    → "April 9"."""
+    value = _full_months(value)
+    if m := re.match(r"^(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>[A-Za-z]+)$", value.strip()):
+        return f"{m['m'].capitalize()} {int(m['d'])}"
+    if m := re.match(r"^(?P<m>[A-Za-z]+)\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?$", value.strip()):
+        return f"{m['m'].capitalize()} {int(m['d'])}"
+    return value
+
+
 def _full_months(value: str) -> str:
     return re.sub(
         r"\b([A-Za-z]{3,4})\.?(?=\s|$)",
@@ -789,7 +803,7 @@ def clause_beliefs_money_contact(s: Sentence, ctx: Context) -> Iterator[Found]:
         for m in pattern.finditer(s.text):
             yield make_fact(key, m["v"].strip(), confidence=ctx.confidence)
     for m in _BIRTHDAY_MORE.finditer(s.text):
-        yield make_fact("birthday", _full_months(m["v"]), confidence=ctx.confidence)
+        yield make_fact("birthday", birthday_value(m["v"]), confidence=ctx.confidence)
     if not s.sarcastic:
         for m in _OBSESSED.finditer(s.text):
             if not negated_before(s.text, m.start() + 2):

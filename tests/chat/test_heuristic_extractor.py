@@ -898,3 +898,48 @@ def test_a_stretch_of_time_before_an_event_dates_nothing():
 
     assert not any(n.occurred_at and n.occurred_at.year > 2026 for n in got.notes)
     assert ("employer", "Ocado") in [(r.key, r.value) for r in got.retractions]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an occupation the lexicon lacks, in a frame that says it is a job
+        ("I work as a glazier", {"job_title": "glazier"}),
+        ("I'm a signalman for Network Rail", {"job_title": "signalman", "employer": "Network Rail"}),
+        ("I'm a civil servant at DEFRA", {"job_title": "civil servant", "employer": "DEFRA"}),
+        # "<Town>-based" is where one lives, not part of the title
+        ("I'm a Norwich-based florist", {"job_title": "florist", "location": "Norwich"}),
+        # a home told by its direction, by calling it home, or by settling in
+        ("we live up in Inverness", {"location": "Inverness"}),
+        ("these days I call Tallinn home", {"location": "Tallinn"}),
+        ("we finally moved into our new flat in Dundee", {"location": "Dundee"}),
+        ("slowly picking up Swahili", {"languages.learning": "Swahili"}),
+        ("I went to Durham university", {"school": "Durham university"}),
+        ("we have a 4 year old daughter", {"children": "daughter"}),
+        # one form for a birthday
+        ("my birthday is the 21st of October", {"birthday": "October 21"}),
+        ("my birthday is Aug 2nd", {"birthday": "August 2"}),
+        # a hedge covers what follows its cue, not the clause before it
+        ("my husband Joss reckons I should rest", {"partner": "Joss"}),
+        ("I teach at Hollybrook but might retrain", {"employer": "Hollybrook"}),
+    ],
+)
+def test_general_frames_read_in_new_words(text, expected):
+    facts = {f.key: f.value for f in extract_on(text).facts}
+
+    assert {k: facts.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm a member at Fitness First",  # an agent noun that is no job
+        "I'm a regular at the Swan",
+        "I'm a patient at Guy's",
+        "I might work as a lifeguard at Butlins",  # hedged from the start
+        "my GP believes I have gout",  # a hedge with nothing plain before it
+        "picking up Noor from school",  # no language picked up
+    ],
+)
+def test_open_frames_give_no_fact_where_they_should_not(text):
+    assert extract_on(text).facts == []
