@@ -169,7 +169,7 @@ _LIVE = [
 # "I call Nairobi home", "calling Lisbon home these days", "settled into our new flat in Bergen"
 _HOME_FRAMES = [
     _re(
-        rf"(?:^|\b(?:I|we)\s+(?:am\s+|are\s+|now\s+)?)(?:now\s+|currently\s+)?(?:call|calling)\s+(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){{0,2}})\s+home\b"
+        r"(?:^|\b(?:I|we)\s+(?:am\s+|are\s+|now\s+)?)(?:now\s+|currently\s+)?(?:call|calling)\s+(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){0,2})\s+home\b"
     ),
     _re(
         rf"(?:^|\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?)(?:settled|settling|moved|moving)\s+into\s+(?:my|our)\s+(?:new\s+)?"
