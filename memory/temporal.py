@@ -377,6 +377,29 @@ def _sentence_around(text: str, start: int, end: int) -> str:
     return text[left:start] + " " + text[end:right]
 
 
+# a date's own clause inside a sentence joined without a comma: "went vegan in January and won't
+# stop talking about it" (the date is the going, not the talking)
+_BARE_JOINT = re.compile(r"\s+(?:and|but|then|so|because|though|while)\s+", re.IGNORECASE)
+
+
+_PRESENT_STATE = re.compile(r"\b(?:is|are|am|'s|'re)\s+(?:\w+\s+)?\w+ed\b", re.IGNORECASE)
+
+
+def _clause_tense(text: str, start: int, end: int) -> Tense:
+    """The tense of the clause the date sits in, when a bare "and"/"but" joins it to another
+    that has a tense of its own; None when its clause has no cue."""
+    breaks = sentence_breaks(text, ends=".!?;,", abbreviations=False) + [
+        m.span() for m in _BARE_JOINT.finditer(text)
+    ]
+    left = max((stop for _, stop in breaks if stop <= start), default=0)
+    right = min((begin for begin, _ in breaks if begin >= end), default=len(text))
+    clause = text[left:start] + " " + text[end:right]
+    # "the school is closed on Friday": a present state, whose "-ed" is no past
+    if (left == 0 and right == len(text)) or _PRESENT_STATE.search(clause):
+        return None
+    return sentence_tense(clause)
+
+
 def _number(word: str) -> int:
     word = word.lower()
     return int(word) if word.isdigit() else NUMBER_WORDS[word]
@@ -1237,6 +1260,7 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
         around = _sentence_around(words, start, end)
         tense = (
             _attached_tense(words, start, end)
+            or _clause_tense(words, start, end)
             or sentence_tense(around)
             or _timetable(around)
             or default_tense
