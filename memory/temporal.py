@@ -377,8 +377,8 @@ def _sentence_around(text: str, start: int, end: int) -> str:
     return text[left:start] + " " + text[end:right]
 
 
-# a date's own clause inside a sentence joined without a comma: "went vegan in January and won't
-# stop talking about it" (the date is the going, not the talking)
+# a date's own clause inside a sentence joined without a comma: "took up chess in May and won't
+# stop bragging" (the date is the taking up, not the bragging)
 _BARE_JOINT = re.compile(r"\s+(?:and|but|then|so|because|though|while)\s+", re.IGNORECASE)
 
 
@@ -394,7 +394,7 @@ def _clause_tense(text: str, start: int, end: int) -> Tense:
     left = max((stop for _, stop in breaks if stop <= start), default=0)
     right = min((begin for begin, _ in breaks if begin >= end), default=len(text))
     clause = text[left:start] + " " + text[end:right]
-    # "the school is closed on Friday": a present state, whose "-ed" is no past
+    # "the hall is booked up on Friday": a present state, whose "-ed" is no past
     if (left == 0 and right == len(text)) or _PRESENT_STATE.search(clause):
         return None
     return sentence_tense(clause)

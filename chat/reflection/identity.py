@@ -534,7 +534,9 @@ _SPEAK = [
     _re(
         rf"\bI\s+{ADV}(?:speak|am\s+(?:\w+\s+)?(?:fluent|bilingual|trilingual|conversational|proficient)\s+in)\s+(?P<v>[^.;!?()]+)"
     ),
-    _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
+    _re(
+        r"\bmy\s+(?:native|first|mother|main|home)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+?)(?=\s+but\b|$|[,.;!?()])"
+    ),
     _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
     _re(r"\bI\s+am\s+(?:\w+\s+)?(?:bilingual|trilingual|multilingual)\s*(?::|-+|—|,)\s*(?P<v>[^.;!?()]+)"),
     # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
@@ -557,7 +559,10 @@ _SPEAK = [
 _LEARN = _re(
     r"(?:^(?:have\s+)?(?:been\s+)?(?:\w+ly\s+)?|\b(?:I|we)\b[^,.;!?]{0,25}?)\b(?:learning|studying|learn|study|practicing|practising|"
     r"brushing\s+up\s+on|taking|get\s+better\s+at|getting\s+better\s+at|improve\s+my|improving\s+my|"
-    r"work\s+on\s+my|working\s+on\s+my|pick\s+up|picking\s+up)\s+(?:some\s+)?(?P<v>[A-Za-z]+)\b(?:\s+(?:lessons|classes))?"
+    r"work\s+on\s+my|working\s+on\s+my|pick\s+up|picking\s+up)\s+(?:some\s+)?(?!(?:an?|the|my)\s)(?P<v>[A-Za-z]+)\b(?:\s+(?:lessons|classes))?|"
+    # a course named by its language: "doing an Italian course", "signed up for a Greek class"
+    r"\b(?:doing|taking|started|starting|signed\s+up\s+for|enrolled\s+(?:in|on))\s+(?:an?|my|some)\s+(?:\w+\s+)??"
+    r"(?P<c>[A-Z][a-z]+)(?:\s+(?:evening|night|online|conversation|beginners?))?\s+(?:course|class|classes|lessons)\b"
 )
 _LIST_END = re.compile(r"\b(?:but|because|I|we|which|so|although|though|at|every|with)\b|,\s*and\b", I)
 
@@ -579,8 +584,9 @@ def languages(s: Sentence, ctx: Context) -> Iterator[Found]:
     if spoken:
         yield make_fact("languages", ", ".join(dict.fromkeys(spoken)), confidence=ctx.confidence)
     for m in _LEARN.finditer(s.text):
-        word = m["v"].lower()
-        if word in SPOKEN_LANGUAGES and not negated_before(s.text, m.start("v")):
+        group = "v" if m["v"] else "c"
+        word = m[group].lower()
+        if word in SPOKEN_LANGUAGES and not negated_before(s.text, m.start(group)):
             yield make_fact("languages.learning", SPOKEN_LANGUAGES[word], confidence=ctx.confidence)
 
 
@@ -614,6 +620,11 @@ _MY_TOOL = _re(
     r"\bmy\s+(?:(?:go-to|go\s+to|favou?rite|main|daily|preferred|usual)\s+)?(?P<k>editor|ide|os|operating\s+system|"
     r"shell|terminal)\s+(?:of\s+choice\s+)?is\s+(?P<v>[^.,;!?]+)"
 )
+# what one is known by: "I'm a Windows guy", "a Python person", "I'm a daily Emacs user"
+_TECH_PERSON = _re(
+    r"\bI\s+am\s+(?:a|an)\s+(?:(?:daily|die-?hard|lifelong|big|huge|total|proper|heavy|longtime|long-?time)\s+)?"
+    r"(?P<v>[\w.+#-]+(?:\s+[\w.+#-]+)?)\s+(?:person|guy|girl|gal|user|dev|developer|head|nerd|fanboy|fangirl|shop)\b"
+)
 _ON_MY = _re(
     r"\bon\s+(?:my|a|an)\s+(?P<v>mac(?:book(?:\s+pro|\s+air)?)?|windows(?:\s+(?:laptop|pc|machine|box))?|linux(?:\s+(?:laptop|box|machine))?|chromebook)\b"
 )
@@ -641,7 +652,7 @@ def tools(s: Sentence, ctx: Context) -> Iterator[Found]:
             found.setdefault(key, []).append(canonical)
     for m in _ON_MY.finditer(s.text):
         found.setdefault("os", []).append(OPERATING_SYSTEMS[m["v"].split()[0].lower()])
-    for m in _MY_TOOL.finditer(s.text):
+    for m in [*_MY_TOOL.finditer(s.text), *_TECH_PERSON.finditer(s.text)]:
         for key, canonical in _tech_items(m["v"], ctx):
             found.setdefault(key, []).append(canonical)
     for key, items in found.items():
@@ -666,7 +677,8 @@ _FRAGMENT_SPLIT = re.compile(
     r"\s*(?:,|;|\s-+\s|\s—\s|\s\+\s)\s*|\s+(?=[^\w\s,'.&@-]+\s)|(?<=[^\w\s,'.&@-])\s+"
 )
 _FRAGMENT_TITLE = _re(
-    rf"^(?:I\s+am\s+)?(?:a\s+|an\s+)?(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?:\s+(?:at|@|for|with)\s+{ORG})?\s*$"
+    # "nurse here", as "Marcus here" introduces a name
+    rf"^(?:I\s+am\s+)?(?:a\s+|an\s+)?(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?:\s+(?:at|@|for|with)\s+{ORG}|\s+here)?\s*$"
 )
 _FRAGMENT_TOWN = re.compile(r"^(?P<v>[A-Z][a-zà-ÿ'-]+(?:\s+[A-Z][a-zà-ÿ'-]+)?)$")
 _FRAGMENT_BASED = _re(r"^(?:I\s+am\s+)?(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)-based$")

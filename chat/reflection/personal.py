@@ -12,16 +12,20 @@ from chat.reflection.lexicon import (
     BODY_PARTS,
     CHILD_WORDS,
     DIETS,
+    EDITORS,
     HEALTH_ADJECTIVES,
     HEALTH_CONDITIONS,
     MEDICATION_SUFFIXES,
     MEDICATIONS,
     NOT_NAMES,
+    OPERATING_SYSTEMS,
     PARTNER_WORDS,
     PET_KIND,
     PET_SPECIES,
     POLITICS,
+    PROGRAMMING_LANGUAGES,
     RELIGIONS,
+    TOOLS,
 )
 from chat.reflection.ops import FactRetraction
 from chat.reflection.text import Sentence, first_person_at, negated_before
@@ -140,6 +144,8 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
                 continue  # a style of answer ("short, direct answers"): answer_style says it
             yield _preference(topic, likes, ctx, ctx.confidence if m["subj"] else min(ctx.confidence, 0.7))
     for m in _PERSON.finditer(s.text):
+        if m["v"].lower() in _TECH_NAMES:
+            continue  # "a Python person" is the language used (identity.tools), not a taste
         if m["v"].lower() not in FILLER_WORDS | {
             "people",
             "good",
@@ -157,6 +163,7 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
 
 
 # "I'm a cat person", "not a morning person"
+_TECH_NAMES = {*PROGRAMMING_LANGUAGES, *OPERATING_SYSTEMS, *EDITORS, *TOOLS}
 _PERSON = _re(r"\bI\s+am\s+(?P<neg>not\s+)?(?:really\s+|much\s+of\s+)?(?:a|an)\s+(?P<v>[a-z]+)\s+person\b")
 _FAVORITE = _re(
     rf"(?:\bmy\s+|^)(?:all[- ]time\s+|absolute\s+)?fav(?:ou?rite|e|ourite)?\s+(?P<topic>[a-z][a-z ]{{1,25}}?)\s+"
@@ -379,6 +386,13 @@ _PET_NAMED = _re(
     rf"\b(?:my|our)\s+(?:(?:new|little|old|sweet|rescue|baby|fat|lazy)\s+)?(?P<species>{_SPECIES})\s*,?\s+"
     rf"(?:(?:named|called)\s+)?{NAME}\b"
 )
+# pets counted and then named: "our two cats Salt and Vinegar", "we've got three hens, Dot, Peg
+# and Flo", "my budgies, Mango and Pip"
+_PETS_NAMED_LIST = _re(
+    rf"\b(?:my|our|(?:I|we)\s+(?:have\s+got|have|got|adopted|rescued))\s+(?:(?:\d|two|three|four|five)\s+)?"
+    rf"(?:(?:new|little|old|rescue|baby)\s+)?(?P<species>{_SPECIES})s\s*,?\s+(?:(?:called|named)\s+)?"
+    r"(?P<names>(?-i:[A-Z][a-zà-ÿ'-]+)(?:\s*,\s*(?-i:[A-Z][a-zà-ÿ'-]+))*\s*,?\s+(?:and|&)\s+(?-i:[A-Z][a-zà-ÿ'-]+))"
+)
 _PET_HAVE = _re(
     r"\b(?:I|we)\s+(?:have\s+got|have|got|adopted|rescued|own|just\s+got|just\s+adopted)\s+(?P<v>[^.;!?]+)"
 )
@@ -438,6 +452,12 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         return  # a pet that died or was given up is no pet now (changes.py retracts it)
     pets = [
         f"{name} ({m['species'].lower()})" for m in _PET_NAMED.finditer(s.text) if (name := _person(m["v"]))
+    ]
+    pets += [
+        f"{name} ({m['species'].lower()})"
+        for m in _PETS_NAMED_LIST.finditer(s.text)
+        for name in _LIST_ITEMS.split(m["names"])
+        if _person(name)
     ]
     for m in [*_PET_HAVE.finditer(s.text), *_PET_WITH.finditer(s.text)]:
         if negated_before(s.text, m.start()):
@@ -538,6 +558,12 @@ _HEALTH_FRAMES = [
         rf"(?<!\w's\s)\bmy\s+(?P<v>{_CONDITION_WORDS})\s+(?:is|are|has|have|was|were|got|flared|kicked|came)\b(?!\s+(?:\w+\s+)?(?:gone|over|cured|better|fine|healed|history|a\s+thing\s+of))"
     ),
     _re(rf"^(?P<v>{_CONDITION_WORDS})\s+(?:season|flare|flare-up|is\s+back|again)\b"),
+    # "living with MS since my twenties", "I've been dealing with endometriosis for years",
+    # "I struggle with migraines", "I battle psoriasis"
+    _re(
+        rf"(?:^|\b(?:I|we)\s+(?:am\s+|have\s+been\s+)?)(?:(?:still|also)\s+)?(?:living|live|dealing|deal|struggling|struggle|battling|battle|coping|cope|suffering|suffer)"
+        rf"\s+(?:with|from)\s+(?:(?:a|an|chronic|severe|mild|my)\s+)*(?P<v>{_CONDITION_WORDS})\b"
+    ),
     # "the consultant has confirmed it's lupus", "turns out I have gout"
     _re(
         rf"\b(?:confirmed|diagnosed|says|said|thinks|reckons|turns\s+out|found\s+out|told\s+me)\s+(?:that\s+)?"

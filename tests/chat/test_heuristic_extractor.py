@@ -943,3 +943,34 @@ def test_general_frames_read_in_new_words(text, expected):
 )
 def test_open_frames_give_no_fact_where_they_should_not(text):
     assert extract_on(text).facts == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a verb after the organisation ends it
+        ("my job at Primark is wearing me down", {"employer": "Primark"}),
+        # pets counted, then named
+        ("our two hamsters Bean and Sprout are asleep", {"pets": "Bean (hamster), Sprout (hamster)"}),
+        # what one is known by in tech is the tool, not a taste
+        ("I'm a Linux guy through and through", {"os": "Linux"}),
+        ("I'm a Rust person", {"programming_languages": "Rust"}),
+        # a condition lived with
+        ("been coping with eczema since I was small", {"health_conditions": "eczema"}),
+        # a language named as the main one, or by its course
+        ("my main language is Polish", {"languages": "Polish"}),
+        ("I'm taking a Portuguese evening class", {"languages.learning": "Portuguese"}),
+        # a title introduced as a name is: "… here"
+        ("electrician here, got a wiring question", {"job_title": "electrician"}),
+    ],
+)
+def test_more_general_frames_in_new_words(text, expected):
+    facts = {f.key: f.value for f in extract_on(text).facts}
+
+    assert {k: facts.get(k) for k in expected} == expected
+    if "programming_languages" in expected:
+        assert not any(k.startswith("preference.") for k in facts)
+
+
+def test_a_town_then_a_clause_is_the_town_alone():
+    assert facts_of("I teach in Swansea, English is my second language").get("location") == "Swansea"
