@@ -10,6 +10,7 @@ named Rex"), and the ordinary fact rules read it. Whatever they find there is re
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable, Iterator
 
@@ -17,6 +18,7 @@ from chat.reflection.capture import NAME
 from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
 from chat.reflection.ops import FactOp, FactRetraction
 from chat.reflection.text import Sentence, read_sentence
+from memory.temporal import lemmas
 
 I = re.IGNORECASE  # noqa: E741
 
@@ -30,7 +32,7 @@ RETRACTABLE = {
 
 _ENDS = (
     r"and|but|so|because|since|after|now|anymore|any\s+more|no\s+more|these\s+days|nowadays|for\s+(?:me|good|now)|"
-    r"lol|though|tho"
+    r"lol|though|tho|apparently|actually|honestly|sadly|thankfully|luckily|officially|finally|either"
 )
 _END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS})\b))"
 # after a thing given up, a time phrase ends it too: "dropped Asana back in June"
@@ -40,6 +42,8 @@ _THING_END = (
 _REST = rf"(?P<rest>[^,.;!?]+?){_END}"
 _SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
 
+# "take the propranolol": the thing without its article, as the fact rules read it
+_ARTICLE_AFTER_VERB = re.compile(r"^(\w+\s+)(?:the|my|our)\s+", I)
 # how one names oneself: "don't consider myself Christian any more", "not identifying as a Tory now"
 _SELF_VIEW = re.compile(
     r"^(?:(?:consider|call|see|count|identify)(?:ing)?\s+(?:myself|ourselves)(?:\s+as)?|identify(?:ing)?\s+as)\s+",
@@ -48,7 +52,7 @@ _SELF_VIEW = re.compile(
 # a stretch of time a state has not held: "for a couple of years", "for six months", "in ages"
 _STRETCH = (
     r"for\s+(?:over\s+|about\s+|nearly\s+|almost\s+|more\s+than\s+)?(?:a|an|a\s+couple\s+of|a\s+few|several|many|\w+)\s+"
-    r"(?:years?|yrs?|months?|weeks?)|in\s+(?:years|ages|months|a\s+(?:while|long\s+time)|(?:a\s+few|\w+)\s+(?:years|months))"
+    r"(?:years?|yrs?|months?|weeks?)|for\s+(?:ages|years|months|a\s+(?:while|long\s+time))|in\s+(?:years|ages|months|a\s+(?:while|long\s+time)|(?:a\s+few|\w+)\s+(?:years|months))"
 )
 # an organisation named by its capitalised words: "Acme", "Morgan Stanley", "H&M"
 _ORG = r"(?P<rest>(?-i:[A-Z])[\w&.'-]*(?:\s+(?:of\s+|&\s+)?(?-i:[A-Z])[\w&.'-]*)*)"
@@ -73,7 +77,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         lambda m: (
             f"I am {_SELF_VIEW.sub('', m['rest'])}"
             if _SELF_VIEW.match(m["rest"])
-            else f"I {m['rest']}"
+            else [f"I {m['rest']}", "I " + _ARTICLE_AFTER_VERB.sub(r"\1", m["rest"])]
             if (m["aux"] or "").lower() in ("do", "does")
             else _workplace(m["rest"], f"I am {m['rest']}")
         ),
@@ -129,6 +133,17 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
             I,
         ),
         lambda m: f"I am {m['rest']}" if m["ving"].lower() == "being" else f"I am {m['ving']} {m['rest']}",
+    ),
+    # a trade given up by its verb: "quit teaching", "retired from nursing", "not freelancing any
+    # more" — the one who does it is the title ("teacher", "nurse", "freelancer")
+    (
+        re.compile(
+            r"\b(?:stopped|quit|gave\s+up|given\s+up|retired\s+from|left|not(?=\s+[a-z]+ing\s+(?:anymore|any\s+more|no\s+more)\b))"
+            r"\s+(?P<rest>[a-z]+ing)"
+            r"(?=\s*(?:[,.;!?]|$)|\s+(?:anymore|any\s+more|no\s+more|after|in|last|this|for|and|but|now|ago|years|a)\b)",
+            I,
+        ),
+        lambda m: _trade(m["rest"]),
     ),
     # a past state with its end: "I was a paramedic until 2023", "worked at Boots till last
     # spring", "lived in Rome up until I was ten", "was at Google for years before I left"
@@ -292,7 +307,7 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         re.compile(
             rf"\b(?:(?:left|quit|leaving|quitting|gave\s+up|given\s+up|finished|ended|wrapped\s+up|walked\s+out\s+of)\s+"
             rf"my\s+(?:\w+\s+)?(?:job|position|role|post|contract|placement|internship|apprenticeship|stint)\s+(?:at|with)\s+|"
-            rf"(?:left|quit|leaving|quitting)\s+(?=(?-i:[A-Z]))|(?:laid\s+off|fired|let\s+go|made\s+redundant)\s+(?:from|by|at)\s+(?=(?-i:[A-Z])))"
+            rf"(?:left|quit|leaving|quitting)\s+(?=(?-i:[A-Z]))|(?:finished|finishing)\s+(?:up\s+)?(?:at|with)\s+(?=(?-i:[A-Z]))|(?:laid\s+off|fired|let\s+go|made\s+redundant)\s+(?:from|by|at)\s+(?=(?-i:[A-Z])))"
             rf"(?P<rest>[^,.;!?]+?){_END}",
             I,
         ),
@@ -300,6 +315,14 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         lambda m: [f"I live in {m['rest']}"] if _MOVE.search(m.string) else f"I work at {m['rest']}",
     ),
 ]
+
+
+def _trade(gerund: str) -> list[str]:
+    """The titles a trade's gerund names, as sentences: "teaching" → "I am a teacher",
+    "nursing" → "I am a nurse" (the fact rules keep only real titles)."""
+    lemma = (lemmas(gerund.lower()).get("VERB") or (gerund.lower()[:-3],))[0]
+    stem = lemma[:-1] if lemma.endswith("e") else lemma
+    return [f"I am a {lemma}r. I am a {stem}er. I am a {lemma}. I am a {stem}or"]
 
 
 def _workplace(rest: str, state: str) -> list[str]:
@@ -365,6 +388,7 @@ _PET = rf"(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{N
 _DEATH = [
     re.compile(
         rf"\b{_PET}\s+(?:(?:has|had|just|sadly|finally)\s+)*(?:died|passed(?:\s+away|\s+on)?|was\s+put\s+down|"
+        r"(?:got|was)\s+(?:hit|run\s+over|killed)|"
         r"had\s+to\s+be\s+put\s+down|was\s+put\s+to\s+sleep|is\s+gone|crossed\s+the\s+rainbow\s+bridge)\b",
         I,
     ),
@@ -412,7 +436,7 @@ _GIVEN_TO = re.compile(
 )
 # Pets given away: "re-homed our hamsters, Nib and Dot", "gave away my parrot"
 _REHOMED = re.compile(
-    rf"\b(?:re-?homed|gave\s+away|gave\s+up|surrendered|sold)\s+(?:the|my|our)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"\b(?:re-?homed|(?:had|have)\s+to\s+re-?home|gave\s+away|gave\s+up|surrendered|sold)\s+(?:the|my|our)\s+(?:[\w-]+\s+){{0,2}}?"
     rf"(?P<species>{_SPECIES})s?(?:,?\s+(?-i:(?P<a>[A-Z][a-z]+))(?:,?\s+and\s+(?-i:(?P<b>[A-Z][a-z]+)))?)?",
     I,
 )
@@ -463,7 +487,9 @@ _BREAKUP = [
     # left by them: "Emma left me in May", "Tom dumped me" (not "left me a voicemail")
     re.compile(
         rf"\b{NAME}\s+(?:(?:has|just|finally)\s+)*(?:dumped|ditched|divorced|(?:left|walked\s+out\s+on)(?=\s+me\s*(?:[,.;!?]|$|"
-        r"(?:for|last|in|on|after|and|but|yesterday|this)\b)))\s+me\b",
+        r"(?:for|last|after|yesterday|this)\b|in\s+(?:the\s+)?(?:spring|summer|autumn|fall|winter|(?:19|20)\d\d|"
+        + "|".join(calendar.month_name[1:])
+        + r")\b)))\s+me\b",
         I,
     ),
     # "Priya is my ex now", "Sam's now my ex-boyfriend"
@@ -487,7 +513,8 @@ def _breakups(s: Sentence, message: str) -> list[FactRetraction]:
     found = []
     for pattern in _BREAKUP:
         for m in pattern.finditer(s.text):
-            if m["v"].lower() not in _NOT_NAMES:
+            # "Mum left me …" is no partner leaving
+            if m["v"].lower() not in _NOT_NAMES and m["v"].lower() not in RELATION_WORDS:
                 found.append(FactRetraction("partner", m["v"]))
     if not found and _WE_SPLIT.search(s.text):
         names = [m["v"] for m in _PARTNER_NAMED.finditer(message) if m["v"].lower() not in _NOT_NAMES]

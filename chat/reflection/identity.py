@@ -353,6 +353,7 @@ _NOT_OCCUPATIONS = {
     "hobby", "joke", "favour", "favor", "one", "side", "passenger", "survivor", "sufferer", "veteran",
     "citizen", "immigrant", "foreigner", "local", "newcomer", "owner", "shareholder", "attendee",
     "nominee", "retiree", "trustee", "adult", "grandparent", "mum", "dad", "teenager", "other",
+    "holder", "mentor",
 }  # fmt: skip
 _OPEN_TITLE = r"(?P<t>(?:[a-z][\w-]*\s+){0,2}?[a-z][a-z-]{2,})"
 _OPEN_TITLE_FRAMES = [

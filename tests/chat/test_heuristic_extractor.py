@@ -871,6 +871,17 @@ def test_may_after_a_preposition_is_the_month():
         ("the separation from Bilal is final", ("partner", "Bilal")),
         ("single again after a year with Anouk", ("partner", "Anouk")),
         ("separated from my husband Tariq in spring", ("partner", "Tariq")),
+        # a trade given up by its verb is its title
+        ("after a decade I quit nursing", ("job_title", "nurse")),
+        ("not freelancing any more, I'm salaried now", ("job_title", "freelancer")),
+        # "for ages", an adverb after the value, the article of a denied "take the …"
+        ("I haven't lived in Hove for ages", ("location", "Hove")),
+        ("I'm no longer allergic to latex apparently", ("allergies", "latex")),
+        ("I don't take the omeprazole no more", ("medications", "omeprazole")),
+        ("finished up at Deloitte on Friday", ("employer", "Deloitte")),
+        # a pet killed or rehomed
+        ("our dog Pepper was run over in January", ("pets", "Pepper (dog)")),
+        ("we had to rehome our cat Mango", ("pets", "Mango (cat)")),
     ],
 )
 def test_general_change_frames_retract_the_old_fact(text, retracted):
@@ -887,6 +898,10 @@ def test_general_change_frames_retract_the_old_fact(text, retracted):
         "I gave my dog a bath",  # no pet given away
         "still recovering from the flu",  # still so
         "I haven't been to Lisbon in years",  # no state denied
+        "I'm not cooking tonight",  # a trade's verb for one evening
+        "Dad left me in charge of the barbecue",  # a relative, and no break-up
+        "Noor left me on read again",
+        "I'm a season ticket holder at Leeds",  # no occupation
     ],
 )
 def test_near_misses_of_a_change_retract_nothing(text):
