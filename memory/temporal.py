@@ -829,7 +829,7 @@ def _week_on(m: re.Match[str] | _Alias, ref: date, tense: Tense) -> _Resolved:
     return _day(day + timedelta(weeks=weeks))
 
 
-def _until(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
+def _until(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
     """ "ten days till the move", "3 weeks until we fly": a count to something ahead; in a story
     ("two years before we married") the count is to a day the sentence does not give."""
     return None if tense == "past" else _ago(m, ref, tense, sign=1)

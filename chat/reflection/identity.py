@@ -480,10 +480,11 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
         for m in pattern.finditer(s.text):
             if negated_before(s.text, m.start() + 2) or not (title := _occupation(m["t"], at_org)):
                 continue
-            if at_org and not (org := _org(m["v"], ctx)):
+            org = _org(m["v"], ctx) if at_org else None
+            if at_org and not org:
                 continue
             yield make_fact("job_title", title, confidence=ctx.confidence)
-            if at_org:
+            if org:
                 yield make_fact("employer", org, confidence=ctx.confidence)
     not_yet = bool(_NOT_YET.search(s.text))
     for pattern in [] if not_yet else _WORK:
