@@ -377,6 +377,29 @@ def _sentence_around(text: str, start: int, end: int) -> str:
     return text[left:start] + " " + text[end:right]
 
 
+# a date's own clause inside a sentence joined without a comma: "took up chess in May and won't
+# stop bragging" (the date is the taking up, not the bragging)
+_BARE_JOINT = re.compile(r"\s+(?:and|but|then|so|because|though|while)\s+", re.IGNORECASE)
+
+
+_PRESENT_STATE = re.compile(r"\b(?:is|are|am|'s|'re)\s+(?:\w+\s+)?\w+ed\b", re.IGNORECASE)
+
+
+def _clause_tense(text: str, start: int, end: int) -> Tense:
+    """The tense of the clause the date sits in, when a bare "and"/"but" joins it to another
+    that has a tense of its own; None when its clause has no cue."""
+    breaks = sentence_breaks(text, ends=".!?;,", abbreviations=False) + [
+        m.span() for m in _BARE_JOINT.finditer(text)
+    ]
+    left = max((stop for _, stop in breaks if stop <= start), default=0)
+    right = min((begin for begin, _ in breaks if begin >= end), default=len(text))
+    clause = text[left:start] + " " + text[end:right]
+    # "the hall is booked up on Friday": a present state, whose "-ed" is no past
+    if (left == 0 and right == len(text)) or _PRESENT_STATE.search(clause):
+        return None
+    return sentence_tense(clause)
+
+
 def _number(word: str) -> int:
     word = word.lower()
     return int(word) if word.isdigit() else NUMBER_WORDS[word]
@@ -806,9 +829,10 @@ def _week_on(m: re.Match[str] | _Alias, ref: date, tense: Tense) -> _Resolved:
     return _day(day + timedelta(weeks=weeks))
 
 
-def _until(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
-    """ "ten days till the move", "3 weeks until we fly": a count to something ahead."""
-    return _ago(m, ref, tense, sign=1)
+def _until(m: re.Match[str], ref: date, tense: Tense) -> _Resolved | None:
+    """ "ten days till the move", "3 weeks until we fly": a count to something ahead; in a story
+    ("two years before we married") the count is to a day the sentence does not give."""
+    return None if tense == "past" else _ago(m, ref, tense, sign=1)
 
 
 def _weekend_after_next(m: re.Match[str], ref: date, tense: Tense) -> _Resolved:
@@ -1063,7 +1087,8 @@ _RULES: list[tuple[re.Pattern[str], _Resolver]] = [
             lambda m, ref, tense: _week_on(_Alias(m, wd="wd2"), ref, tense),
         ),
         (
-            rf"\b{_NUM}\s+{_UNIT}\s+(?:till|until|til|to\s+go\s+(?:till|until)|before)(?=\s+(?:I|we|the|my|our)\b)",
+            # not a stretch of time: "for six years before I left" dates nothing
+            rf"\b(?<!for\s)(?<!for\sabout\s)(?<!for\sover\s){_NUM}\s+{_UNIT}\s+(?:till|until|til|to\s+go\s+(?:till|until)|before)(?=\s+(?:I|we|the|my|our)\b)",
             _until,
         ),
         (
@@ -1235,6 +1260,7 @@ def resolve_dates(text: str, reference: datetime | date, *, default_tense: Tense
         around = _sentence_around(words, start, end)
         tense = (
             _attached_tense(words, start, end)
+            or _clause_tense(words, start, end)
             or sentence_tense(around)
             or _timetable(around)
             or default_tense

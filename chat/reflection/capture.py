@@ -22,20 +22,23 @@ ADV = (
 # Where a captured value ends: punctuation, or a word that starts the next clause.
 _STOP_WORDS = (
     r"but|so|because|cause|cuz|since|which|who|where|when|while|and (?:I|we|my|it|they|he|she|now)|"
-    r"though|although|now|currently|these days|lol|lmao|haha|tbh|btw|rn|atm|too|anymore|any more|"
+    r"though|although|now|currently|these days|lol|lmao|haha|tbh|btw|rn|atm|too|anymore|any more|no more|"
     r"as well|with|right now|at the moment|again|either|instead|originally|already|for (?:about |"
     r"like |almost |nearly |over |the past |the last )?(?:\d+|a|an|one|two|three|four|five|six|"
     r"seven|eight|nine|ten|ages|years|months|weeks|a while|a bit|work|fun|now|the|my|our|uni|school|college|"
     r"university|a job|love)|since|all day|"
     r"mostly|mainly|though|nowadays|last|next|this|yesterday|today|tomorrow|in|at|on|near|from|during|"
     r"until|as|remotely|about|part[- ]time|full[- ]time|I|we|you|they|myself|nearly|almost|roughly|"
+    # a verb after the value ends it: "my job at Boots is …", "the flat in Leith has …"
+    r"is|are|was|were|has|have|had|will|would|can|could|should|does|did|keeps|seems|"
     r"a\s+while|(?:years|ages|months|weeks|long)\s+ago|way\s+back|(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
     r"a\s+few|a\s+couple\s+of|several)\s+(?:years?|yrs|months?|weeks?|days?|hours?|nights?)"
 )
 STOP = rf"(?=\s*(?:[,.;:!?()\[\]\"+]|$)|\s+(?:{_STOP_WORDS})\b)"
 
 _WORD = r"[A-Za-zÀ-ÿ][\w'.-]*"
-PLACE = rf"(?P<v>{_WORD}(?:\s+{_WORD}){{0,3}}?(?:,\s*(?-i:[A-Z][A-Za-z]+))?){STOP}"
+# "Austin, TX" is one place; "Cardiff, Welsh is …" starts a clause after the town
+PLACE = rf"(?P<v>{_WORD}(?:\s+{_WORD}){{0,3}}?(?:,\s*(?-i:[A-Z][A-Za-z]+)(?!\s+(?:is|are|was|were|has|have)\b))?){STOP}"
 _ORG_WORD = r"(?-i:[A-Z0-9])[\w&'-]*(?:\.[A-Za-z]+)*"
 ORG = (
     rf"(?P<v>(?:(?:St|Mt|Ft)\.\s+)?(?:the\s+)?[A-Za-z0-9][\w&'-]*(?:\.[A-Za-z]+)*"

@@ -10,6 +10,7 @@ named Rex"), and the ordinary fact rules read it. Whatever they find there is re
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable, Iterator
 
@@ -17,6 +18,7 @@ from chat.reflection.capture import NAME
 from chat.reflection.lexicon import PET_SPECIES, RELATION_WORDS
 from chat.reflection.ops import FactOp, FactRetraction
 from chat.reflection.text import Sentence, read_sentence
+from memory.temporal import lemmas
 
 I = re.IGNORECASE  # noqa: E741
 
@@ -29,17 +31,29 @@ RETRACTABLE = {
 }  # fmt: skip
 
 _ENDS = (
-    r"and|but|so|because|since|after|now|anymore|any\s+more|these\s+days|nowadays|for\s+(?:me|good|now)|"
-    r"lol|though|tho"
+    r"and|but|so|because|since|after|now|anymore|any\s+more|no\s+more|these\s+days|nowadays|for\s+(?:me|good|now)|"
+    r"lol|though|tho|apparently|actually|honestly|sadly|thankfully|luckily|officially|finally|either"
 )
 _END = rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS})\b))"
 # after a thing given up, a time phrase ends it too: "dropped Asana back in June"
 _THING_END = (
-    rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS}|in|on|at|for|last|this|back|ago|(?:\w+\s+){1, 2}ago)\b))"
+    rf"(?=\s*(?:[,.;!?]|\s-\s|$|\s+(?:{_ENDS}|in|on|at|for|as|last|this|back|ago|(?:\w+\s+){1, 2}ago)\b))"
 )
 _REST = rf"(?P<rest>[^,.;!?]+?){_END}"
 _SPECIES = "|".join(sorted((re.escape(s) for s in PET_SPECIES), key=len, reverse=True))
 
+# "take the propranolol": the thing without its article, as the fact rules read it
+_ARTICLE_AFTER_VERB = re.compile(r"^(\w+\s+)(?:the|my|our)\s+", I)
+# how one names oneself: "don't consider myself Christian any more", "not identifying as a Tory now"
+_SELF_VIEW = re.compile(
+    r"^(?:(?:consider|call|see|count|identify)(?:ing)?\s+(?:myself|ourselves)(?:\s+as)?|identify(?:ing)?\s+as)\s+",
+    I,
+)
+# a stretch of time a state has not held: "for a couple of years", "for six months", "in ages"
+_STRETCH = (
+    r"for\s+(?:over\s+|about\s+|nearly\s+|almost\s+|more\s+than\s+)?(?:a|an|a\s+couple\s+of|a\s+few|several|many|\w+)\s+"
+    r"(?:years?|yrs?|months?|weeks?)|for\s+(?:ages|years|months|a\s+(?:while|long\s+time))|in\s+(?:years|ages|months|a\s+(?:while|long\s+time)|(?:a\s+few|\w+)\s+(?:years|months))"
+)
 # an organisation named by its capitalised words: "Acme", "Morgan Stanley", "H&M"
 _ORG = r"(?P<rest>(?-i:[A-Z])[\w&.'-]*(?:\s+(?:of\s+|&\s+)?(?-i:[A-Z])[\w&.'-]*)*)"
 _MOVE = re.compile(r"\b(?:moved|moving|relocated|relocating|emigrated|packed\s+up)\b", I)
@@ -48,7 +62,7 @@ _PARTNERS = r"(?:wife|husband|partner|boyfriend|girlfriend|bf|gf|fianc[ée]+|spo
 _NOT_TOGETHER = re.compile(r"\bnot\s+(?:with\s+\w+|together)\s+(?:anymore|any\s+more)\b", I)
 _SWITCH = re.compile(
     r"\b(?:switched|moved|changed|went|migrated|converted)\s+(?:over\s+)?(?:me\s+)?"
-    r"(?:(?:careers?|jobs?|roles?|fields?|professions?|tack)\s+)?from\s+(?:(?:an?|being\s+an?)\s+)?(?P<rest>[\w .+#-]+?)\s+to\b",
+    r"(?:(?:careers?|jobs?|roles?|fields?|professions?|tack)\s+)?(?:from|off(?:\s+of)?)\s+(?:(?:an?|being\s+an?)\s+)?(?P<rest>[\w .+#-]+?)\s+to\b",
     I,
 )
 # (pattern, how the old state reads as a plain sentence)
@@ -57,10 +71,16 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     (
         re.compile(
             r"(?:\b(?:I|we)\s+(?P<aux>am|are|do|does)\s+|^(?:(?:so|apparently|turns\s+out|actually)\s+)*)not\s+"
-            r"(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more|these\s+days|nowadays|after\s+all)\b",
+            r"(?P<rest>[^,.;!?]+?)\s+(?:anymore|any\s+more|no\s+more|these\s+days|nowadays|after\s+all)\b",
             I,
         ),
-        lambda m: f"I {m['rest']}" if (m["aux"] or "").lower() in ("do", "does") else f"I am {m['rest']}",
+        lambda m: (
+            f"I am {_SELF_VIEW.sub('', m['rest'])}"
+            if _SELF_VIEW.match(m["rest"])
+            else [f"I {m['rest']}", "I " + _ARTICLE_AFTER_VERB.sub(r"\1", m["rest"])]
+            if (m["aux"] or "").lower() in ("do", "does")
+            else _workplace(m["rest"], f"I am {m['rest']}")
+        ),
     ),
     # "not with Sam any more", "we're not together anymore": a partner, not an employer
     (
@@ -70,10 +90,11 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     # "I am off lithium now", "came off the pill last spring"
     (
         re.compile(
-            rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+{_REST}",
+            rf"\b(?:I|we)\s+(?:am\s+|are\s+|have\s+been\s+|came\s+|come\s+|got\s+|went\s+)(?:now\s+)?off\s+"
+            rf"(?:(?P<the>the|my)\s+)?(?P<rest>[^,.;!?]+?){_THING_END}",
             I,
         ),
-        lambda m: f"I am on {m['rest']}",
+        lambda m: [f"I am on {m['the'] + ' ' if m['the'] else ''}{m['rest']}", f"I am on {m['rest']}"],
     ),
     # done to the speaker: "the doctor took me off statins", "got taken off the pill"
     (
@@ -84,7 +105,9 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
     # living in Lyon since 2021", "not been with the bank since the merger"
     (
         re.compile(
-            r"(?:\b(?:I|we)\s+)?(?:have|has|had)\s*(?:n'?t|\s+not)\s+(?:been\s+)?(?P<rest>[^,.;!?]+?)\s+since\b",
+            r"(?:\b(?:I|we)\s+)?(?:have|has|had)\s*(?:n'?t|\s+not)\s+(?:been\s+)?(?P<rest>[^,.;!?]+?)\s+(?:since|"
+            # or for a stretch of time: "haven't been vegan for a couple of years", "in ages"
+            rf"{_STRETCH})\b",
             I,
         ),
         lambda m: _since_state(m["rest"]),
@@ -109,7 +132,29 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
             rf"(?P<ving>\w+ing)\s+{_REST}",
             I,
         ),
-        lambda m: f"I am {m['ving']} {m['rest']}",
+        lambda m: f"I am {m['rest']}" if m["ving"].lower() == "being" else f"I am {m['ving']} {m['rest']}",
+    ),
+    # a trade given up by its verb: "quit teaching", "retired from nursing", "not freelancing any
+    # more" — the one who does it is the title ("teacher", "nurse", "freelancer")
+    (
+        re.compile(
+            r"\b(?:stopped|quit|gave\s+up|given\s+up|retired\s+from|left|not(?=\s+[a-z]+ing\s+(?:anymore|any\s+more|no\s+more)\b))"
+            r"\s+(?P<rest>[a-z]+ing)"
+            r"(?=\s*(?:[,.;!?]|$)|\s+(?:anymore|any\s+more|no\s+more|after|in|last|this|for|and|but|now|ago|years|a)\b)",
+            I,
+        ),
+        lambda m: _trade(m["rest"]),
+    ),
+    # a past state with its end: "I was a paramedic until 2023", "worked at Boots till last
+    # spring", "lived in Rome up until I was ten", "was at Google for years before I left"
+    (
+        re.compile(
+            r"\b(?:I|we)\s+(?:had\s+been|have\s+been|was|were|(?P<verb>lived|worked))\s+(?P<rest>[^,.;!?]+?)"
+            r"(?:\s+for\s+(?:\w+\s+){1,3}?(?:years?|months?|ages|a\s+while|decades?))?"
+            r"\s+(?:(?:up\s+)?(?:until|till|til)\b|before\s+(?:I|we)\s+(?:left|quit|moved|retired|stopped|was\s+(?:let\s+go|laid\s+off|fired|made\s+redundant)))",
+            I,
+        ),
+        lambda m: _until_state(m["verb"], m["rest"]),
     ),
     # a past state denied now: "I was a smoker for ages, but not now", "was at Acme, but no longer"
     (
@@ -201,6 +246,28 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I am {m['rest']}",
     ),
+    # a career ended: "retired after 30 years as a firefighter", "quit being a chef", "left
+    # nursing after a decade as a midwife"
+    (
+        re.compile(
+            r"\b(?:retired|retiring|left|quit|stopped|finished)\b[^,.;!?]*?\b(?:after|following)\s+(?:\w+\s+){1,3}?"
+            rf"(?:years?|decades?|months?)\s+as\s+(?P<rest>an?\s+[a-z][a-z ]*?){_THING_END}",
+            I,
+        ),
+        lambda m: f"I am {m['rest']}",
+    ),
+    # "formerly at Deutsche Bank", "previously with the council"
+    (
+        re.compile(
+            rf"(?:^|\b(?:I\s+was\s+|I\s+am\s+))(?:formerly|previously)\s+(?:at|with)\s+(?:the\s+)?{_ORG}", I
+        ),
+        lambda m: f"I work at {m['rest']}",
+    ),
+    # "dropped out of Imperial", "quit uni at Leeds": a school left before the end
+    (
+        re.compile(rf"\bdropped\s+out\s+(?:of|from)\s+(?:the\s+)?{_ORG}", I),
+        lambda m: f"I study at {m['rest']}",
+    ),
     # "took early retirement from Siemens": the job ended
     (
         re.compile(rf"\b(?:retired|took\s+(?:early\s+)?retirement)\s+from\s+(?:the\s+)?{_ORG}", I),
@@ -215,6 +282,16 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: f"I have {m['rest']}",
     ),
+    # the speaker healed: "I've recovered from the anorexia", "in remission from lymphoma",
+    # "got over my asthma", "cured of the shingles" (not "recovering": that is still so)
+    (
+        re.compile(
+            r"\b(?:(?:fully\s+|finally\s+|completely\s+)?(?:recovered|cured|free)\s+(?:from|of)|in\s+remission\s+from|got\s+over)\s+"
+            rf"(?:(?:the|my|a|an)\s+)?(?P<rest>[a-z][a-z -]{{1,30}}?){_THING_END}",
+            I,
+        ),
+        lambda m: f"I have {m['rest']}",
+    ),
     # "lost my position at Acme", "lost my role in the Intel cuts"
     (
         re.compile(
@@ -224,11 +301,13 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         ),
         lambda m: "I work at " + re.sub(r"\s+(?:layoffs?|cuts)$", "", m["rest"]),
     ),
-    # "left Acme", "quit my position with the council"
+    # "left Acme", "quit my position with the council", "gave up my post at the museum",
+    # "finished my contract with Arup", "wrapped up my internship at the BBC"
     (
         re.compile(
-            rf"\b(?:(?:left|quit|leaving|quitting)\s+(?:my\s+(?:\w+\s+)?(?:job|position|role|post)\s+(?:at|with)\s+|"
-            rf"(?=(?-i:[A-Z])))|(?:laid\s+off|fired|let\s+go|made\s+redundant)\s+(?:from|by|at)\s+(?=(?-i:[A-Z])))"
+            rf"\b(?:(?:left|quit|leaving|quitting|gave\s+up|given\s+up|finished|ended|wrapped\s+up|walked\s+out\s+of)\s+"
+            rf"my\s+(?:\w+\s+)?(?:job|position|role|post|contract|placement|internship|apprenticeship|stint)\s+(?:at|with)\s+|"
+            rf"(?:left|quit|leaving|quitting)\s+(?=(?-i:[A-Z]))|(?:finished|finishing)\s+(?:up\s+)?(?:at|with)\s+(?=(?-i:[A-Z]))|(?:laid\s+off|fired|let\s+go|made\s+redundant)\s+(?:from|by|at)\s+(?=(?-i:[A-Z])))"
             rf"(?P<rest>[^,.;!?]+?){_END}",
             I,
         ),
@@ -236,6 +315,33 @@ _OLD_STATE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | list[str
         lambda m: [f"I live in {m['rest']}"] if _MOVE.search(m.string) else f"I work at {m['rest']}",
     ),
 ]
+
+
+def _trade(gerund: str) -> list[str]:
+    """The titles a trade's gerund names, as sentences: "teaching" → "I am a teacher",
+    "nursing" → "I am a nurse" (the fact rules keep only real titles)."""
+    lemma = (lemmas(gerund.lower()).get("VERB") or (gerund.lower()[:-3],))[0]
+    stem = lemma[:-1] if lemma.endswith("e") else lemma
+    return [f"I am a {lemma}r. I am a {stem}er. I am a {lemma}. I am a {stem}or"]
+
+
+def _workplace(rest: str, state: str) -> list[str]:
+    """A state denied, and when it names an organisation by its capitals ("not at Barclays any
+    more", "not for the NHS now"), the job there too."""
+    if m := re.match(r"^(?:at|for)\s+(?P<org>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)$", rest, I):
+        return [state, f"I work at {m['org']}"]
+    return [state]
+
+
+def _until_state(verb: str | None, rest: str) -> list[str]:
+    """The state a "was … until" ended. Being somewhere is a stay, not a home ("was in Leeds
+    until Friday"), and being at a place a job only when it is named ("at Boots", not "at the
+    pub until 2am")."""
+    if verb:
+        return _since_state(f"{verb} {rest}")
+    if re.match(r"in\s", rest, I) or re.match(r"(?:at|with|for)\s+(?-i:[^A-Z])", rest, I):
+        return []
+    return _since_state(rest)
 
 
 def _since_state(rest: str) -> list[str]:
@@ -282,6 +388,7 @@ _PET = rf"(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{N
 _DEATH = [
     re.compile(
         rf"\b{_PET}\s+(?:(?:has|had|just|sadly|finally)\s+)*(?:died|passed(?:\s+away|\s+on)?|was\s+put\s+down|"
+        r"(?:got|was)\s+(?:hit|run\s+over|killed)|"
         r"had\s+to\s+be\s+put\s+down|was\s+put\s+to\s+sleep|is\s+gone|crossed\s+the\s+rainbow\s+bridge)\b",
         I,
     ),
@@ -321,9 +428,15 @@ _DEATH += [
         I,
     ),
 ]
+# Pets given to someone: "gave our rabbit Clover to my cousin", "handed the cat over to a shelter"
+_GIVEN_TO = re.compile(
+    rf"\b(?:gave|handed|passed)\s+(?:the|my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<species>{_SPECIES})(?:\s*,?\s+{NAME})?"
+    r"\s*,?\s+(?:over\s+|on\s+)?to\s+(?:a|an|the|my|our|some|his|her|their|(?-i:[A-Z]))",
+    I,
+)
 # Pets given away: "re-homed our hamsters, Nib and Dot", "gave away my parrot"
 _REHOMED = re.compile(
-    rf"\b(?:re-?homed|gave\s+away|gave\s+up|surrendered|sold)\s+(?:the|my|our)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"\b(?:re-?homed|(?:had|have)\s+to\s+re-?home|gave\s+away|gave\s+up|surrendered|sold)\s+(?:the|my|our)\s+(?:[\w-]+\s+){{0,2}}?"
     rf"(?P<species>{_SPECIES})s?(?:,?\s+(?-i:(?P<a>[A-Z][a-z]+))(?:,?\s+and\s+(?-i:(?P<b>[A-Z][a-z]+)))?)?",
     I,
 )
@@ -349,9 +462,38 @@ _BREAKUP = [
         I,
     ),
     re.compile(
-        rf"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced)\s+(?:from\s+|with\s+)?{NAME}(?!\s+(?-i:[A-Z]))",
+        rf"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced)\s+(?:from\s+|with\s+)?(?:my\s+{_PARTNERS}\s*,?\s+)?{NAME}(?!\s+(?-i:[A-Z]))",
         I,
     ),
+    # the break-up as a noun or gerund: "my divorce from Tom", "since breaking up with Lucy",
+    # "single again after five years with Omar"
+    re.compile(
+        rf"\b(?:(?:divorce|separation|break-?up|split)\s+(?:from|with)|(?:breaking|splitting)\s+up\s+with|divorcing\s+(?=(?:my\s+{_PARTNERS}\s*,?\s+)?(?-i:[A-Z])))\s*"
+        rf"(?:my\s+{_PARTNERS}\s*,?\s+)?{NAME}",
+        I,
+    ),
+    re.compile(rf"\bsingle\s+(?:again\s+)?(?:after|since)\s+[^,.;!?]*?\bwith\s+{NAME}", I),
+    # the partner named with their role: "me and my girlfriend Zoe split up", "my husband
+    # Mark and I are separating"
+    re.compile(
+        rf"\b(?:me|I)\s+and\s+my\s+{_PARTNERS}\s*,?\s+{NAME}\s*,?\s+(?:have\s+|had\s+|finally\s+|officially\s+|just\s+)*{_SPLIT}\b",
+        I,
+    ),
+    re.compile(
+        rf"\bmy\s+{_PARTNERS}\s*,?\s+{NAME}\s*,?\s+and\s+(?:I|me)\s+(?:have\s+|had\s+|finally\s+|officially\s+|just\s+|are\s+)*"
+        rf"(?:{_SPLIT}|separating|splitting\s+up|breaking\s+up|getting\s+divorced|over|done|through)\b",
+        I,
+    ),
+    # left by them: "Emma left me in May", "Tom dumped me" (not "left me a voicemail")
+    re.compile(
+        rf"\b{NAME}\s+(?:(?:has|just|finally)\s+)*(?:dumped|ditched|divorced|(?:left|walked\s+out\s+on)(?=\s+me\s*(?:[,.;!?]|$|"
+        r"(?:for|last|after|yesterday|this)\b|in\s+(?:the\s+)?(?:spring|summer|autumn|fall|winter|(?:19|20)\d\d|"
+        + "|".join(calendar.month_name[1:])
+        + r")\b)))\s+me\b",
+        I,
+    ),
+    # "Priya is my ex now", "Sam's now my ex-boyfriend"
+    re.compile(r"\b(?-i:(?P<v>[A-Z][a-zà-ÿ-]+))(?:\s+is|'s)\s+(?:now\s+)?my\s+ex\b", I),
     re.compile(rf"\bex-?{_PARTNERS}\s*,?\s+{NAME}", I),
     # a partner who died: "my wife Ana passed last year", "lost my husband, Tom"
     re.compile(
@@ -371,7 +513,8 @@ def _breakups(s: Sentence, message: str) -> list[FactRetraction]:
     found = []
     for pattern in _BREAKUP:
         for m in pattern.finditer(s.text):
-            if m["v"].lower() not in _NOT_NAMES:
+            # "Mum left me …" is no partner leaving
+            if m["v"].lower() not in _NOT_NAMES and m["v"].lower() not in RELATION_WORDS:
                 found.append(FactRetraction("partner", m["v"]))
     if not found and _WE_SPLIT.search(s.text):
         names = [m["v"] for m in _PARTNER_NAMED.finditer(message) if m["v"].lower() not in _NOT_NAMES]
@@ -430,6 +573,9 @@ def changes(
         for m in pattern.finditer(s.text):
             if value := _pet_value(m, message):
                 retracted.append(FactRetraction("pets", value))
+    for m in _GIVEN_TO.finditer(s.text):
+        if value := _pet_value(m, message):
+            retracted.append(FactRetraction("pets", value))
     for m in _REHOMED.finditer(s.text):
         species = m["species"].lower()
         species = "dog" if species in _DOG_BREEDS else "cat" if species in _CAT_BREEDS else species

@@ -50,6 +50,7 @@ from chat.reflection.notes import (
 from chat.reflection.ops import LIST_KEYS, Extraction, FactOp, FactRetraction
 from chat.reflection.text import (
     Sentence,
+    before_hedge,
     is_all_lowercase,
     is_ironic,
     is_sarcastic,
@@ -170,7 +171,16 @@ def extract(
             continue
         ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
         # "sure, I'm a proper gardener, killed another cactus": a claim made to scoff at gives no fact
-        found = [] if s.hedged or is_ironic(raw) else _facts(s, ctx)
+        found = (
+            []
+            if is_ironic(raw)
+            # a hedge covers what follows its cue, not the clause before it
+            else [f for f in _facts(read_sentence(plain), ctx) if isinstance(f, FactOp)]
+            if s.hedged and (plain := before_hedge(s))
+            else []
+            if s.hedged
+            else _facts(s, ctx)
+        )
         retracted, replaced = ([], []) if s.hedged else changes(s, text, partial(_rules_with, ctx))
         retracted = _unique_retractions([*(f for f in found if isinstance(f, FactRetraction)), *retracted])
         result.facts += without_retracted([f for f in found if isinstance(f, FactOp)] + replaced, retracted)

@@ -145,6 +145,8 @@ _SINCE_LONG_AGO = (
 _LIVE = [
     _re(
         rf"\b(?:I|we)\s+(?:have\s+)?(?:been\s+)?{ADV}(?:live|living|reside|residing|(?<=have\s)lived)\s+"
+        # "live out in Stockport", "living over in Cork", "live down in Devon"
+        rf"(?:(?:out|over|up|down|back)\s+(?=in\b))?"
         rf"(?:with\s+(?:my|our|a|two|three)\s+[\w ]{{1,25}}?\s+)?(?:in|near|outside(?:\s+of)?|close\s+to)\s+{PLACE}"
     ),
     _re(rf"\b(?:I|we)\s+(?:am|are)\s+{ADV}(?:living|based|located|settled)\s+(?:in|out\s+of)\s+{PLACE}"),
@@ -164,6 +166,16 @@ _LIVE = [
 ]
 # "I'm in Leeds now", "we found a place in Ghent", "bought a house outside Porto"
 # "moved from Pisa to Turin": the second town is home, the first no longer
+# "I call Nairobi home", "calling Lisbon home these days", "settled into our new flat in Bergen"
+_HOME_FRAMES = [
+    _re(
+        r"(?:^|\b(?:I|we)\s+(?:am\s+|are\s+|now\s+)?)(?:now\s+|currently\s+)?(?:call|calling)\s+(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*){0,2})\s+home\b"
+    ),
+    _re(
+        rf"(?:^|\b(?:I|we)\s+(?:have\s+)?(?:just\s+|finally\s+)?)(?:settled|settling|moved|moving)\s+into\s+(?:my|our)\s+(?:new\s+)?"
+        rf"(?:flat|apartment|house|place|home|studio|condo)\s+in\s+(?-i:(?=[A-Z])){PLACE}"
+    ),
+]
 _FROM_TO = _re(
     rf"\b(?:I|we)\s+(?:have\s+)?{ADV}(?:moved|relocated)\s+(?:back\s+)?(?:all\s+the\s+way\s+)?from\s+"
     rf"(?P<a>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)\s+(?:back\s+)?to\s+(?-i:(?=[A-Z])){PLACE}"
@@ -261,7 +273,7 @@ def places(s: Sentence, ctx: Context) -> Iterator[Found]:
         ):
             yield make_fact("location", place, confidence=ctx.confidence)
             yield FactRetraction("location", old)
-    for pattern in [_TITLE_IN_PLACE, *_NOW_IN]:
+    for pattern in [_TITLE_IN_PLACE, *_NOW_IN, *_HOME_FRAMES]:
         for m in pattern.finditer(s.text):
             if not negated_before(s.text, m.start() + 2) and (place := _place(m["v"], ctx)):
                 yield make_fact("location", place, confidence=min(ctx.confidence, 0.8))
@@ -297,6 +309,8 @@ _WORK = [
     ),
     _re(rf"\bI\s+(?:have\s+)?{ADV}(?:started|began|begun)\s+(?:working\s+)?at\s+(?-i:(?=[A-Z])){ORG}"),
     _re(rf"\bI\s+(?:have\s+)?{ADV}joined\s+(?-i:(?=[A-Z])){ORG}"),
+    # "I teach at Hollybrook", "I lecture in law at Keele": the school is the employer
+    _re(rf"\bI\s+{ADV}(?:teach|lecture|tutor)\s+(?:[\w-]+\s+){{0,3}}?at\s+(?-i:(?=(?:the\s+)?[A-Z])){ORG}"),
     # not a customer: "I'm with Octopus for energy", "with Three on a SIM-only deal"
     _re(
         rf"\bI\s+am\s+{ADV}(?:employed\s+by|with)\s+(?-i:(?=[A-Z])){ORG}(?!\s+(?:for|on)\s+(?:my|our|the|a|an|energy|gas|broadband|internet|insurance|phone|mobile)\b)"
@@ -325,6 +339,57 @@ _TITLE_AT_ORG = [
         rf"as\s+(?:a|an|the)\s+{_TITLE}\s+(?:at|for|with)\s+{ORG}"
     ),
 ]
+# Occupations the lexicon does not list, read only in frames that say "this is my job": "I
+# work as a glazier", "I'm a civil servant at HMRC". The head is an agent noun by its ending
+# ("-er", "-ist", "-man", "-ant" …) or one JOB_HEADS names; words that take those endings
+# without being jobs ("a member at", "a patient at") are kept out.
+_AGENT_ENDING = re.compile(r"(?:er|or|ist|ian|man|woman|person|ant|ent|ier|eer|ee|ess|smith|wright|ary)$")
+_NOT_OCCUPATIONS = {
+    "member", "customer", "client", "regular", "patient", "fan", "lover", "user", "subscriber",
+    "volunteer", "resident", "tenant", "guest", "visitor", "parent", "mother", "father", "brother",
+    "sister", "daughter", "partner", "neighbour", "neighbor", "stranger", "beginner", "believer",
+    "supporter", "follower", "player", "gamer", "reader", "viewer", "listener", "smoker", "drinker",
+    "eater", "sleeper", "worrier", "winner", "loser", "person", "woman", "man", "human", "team",
+    "hobby", "joke", "favour", "favor", "one", "side", "passenger", "survivor", "sufferer", "veteran",
+    "citizen", "immigrant", "foreigner", "local", "newcomer", "owner", "shareholder", "attendee",
+    "nominee", "retiree", "trustee", "adult", "grandparent", "mum", "dad", "teenager", "other",
+    "holder", "mentor",
+}  # fmt: skip
+_OPEN_TITLE = r"(?P<t>(?:[a-z][\w-]*\s+){0,2}?[a-z][a-z-]{2,})"
+_OPEN_TITLE_FRAMES = [
+    # "I'm a civil servant at HMRC", "I'm an HGV driver for Tesco"
+    (
+        _re(rf"\bI\s+am\s+{ADV}(?:a|an)\s+{_OPEN_TITLE}\s+(?:at|for|with)\s+(?-i:(?=(?:the\s+)?[A-Z])){ORG}"),
+        True,
+    ),
+    # "I work as a glazier", "working as a civil servant in Leeds"
+    (
+        _re(
+            rf"\bI\s+(?:am\s+|have\s+been\s+)?{ADV}(?:work|working)\s+as\s+(?:a|an)\s+{_OPEN_TITLE}"
+            r"(?=\s*(?:[,.;!?]|$)|\s+(?:at|for|with|in|and|but|since|now|these)\b)"
+        ),
+        False,
+    ),
+]
+
+
+def _occupation(words: str, agent: bool) -> str | None:
+    """The title in an open frame's words, when their last word is a job: one JOB_HEADS lists,
+    or (`agent`) any agent noun, else any noun lemminflect knows or a word it does not."""
+    title = _title(words)
+    if not title:
+        return None
+    head = title.split()[-1]
+    if head in _NOT_OCCUPATIONS or any(w in _NOT_OCCUPATIONS or w in FILLER_WORDS for w in title.split()):
+        return None
+    if title in JOB_HEADS or head in JOB_HEADS:
+        return title
+    pos = lemmas(head)
+    if agent:
+        return title if _AGENT_ENDING.search(head) and (not pos or "NOUN" in pos) else None
+    return title if not pos or "NOUN" in pos else None
+
+
 _TITLES = [
     _re(rf"\bI\s+am\s+{ADV}(?:a|an|the)\s+{_TITLE}"),
     _re(rf"\bI\s+(?:{ADV})(?:work|working)\s+as\s+(?:a|an|the)?\s*{_TITLE}"),
@@ -378,7 +443,7 @@ def _title(value: str, job: bool = True) -> str | None:
     words = value.lower().split()
     if words and re.match(r"^(?:former|ex-?|retired|previous)$", words[0]):
         return None
-    while words and words[0] in JOB_FILLERS:
+    while words and (words[0] in JOB_FILLERS or words[0].endswith("-based")):  # "a Leeds-based florist"
         words.pop(0)
     if not words or any(w in _NOT_IN_TITLES for w in words):
         return None
@@ -411,6 +476,16 @@ def work(s: Sentence, ctx: Context) -> Iterator[Found]:
                     org,
                     confidence=ctx.confidence,
                 )
+    for pattern, at_org in _OPEN_TITLE_FRAMES:
+        for m in pattern.finditer(s.text):
+            if negated_before(s.text, m.start() + 2) or not (title := _occupation(m["t"], at_org)):
+                continue
+            org = _org(m["v"], ctx) if at_org else None
+            if at_org and not org:
+                continue
+            yield make_fact("job_title", title, confidence=ctx.confidence)
+            if org:
+                yield make_fact("employer", org, confidence=ctx.confidence)
     not_yet = bool(_NOT_YET.search(s.text))
     for pattern in [] if not_yet else _WORK:
         for m in pattern.finditer(s.text):
@@ -461,7 +536,9 @@ _SPEAK = [
     _re(
         rf"\bI\s+{ADV}(?:speak|am\s+(?:\w+\s+)?(?:fluent|bilingual|trilingual|conversational|proficient)\s+in)\s+(?P<v>[^.;!?()]+)"
     ),
-    _re(r"\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+)"),
+    _re(
+        r"\bmy\s+(?:native|first|mother|main|home)\s+(?:language|tongue)\s+is\s+(?P<v>[^.;!?()]+?)(?=\s+but\b|$|[,.;!?()])"
+    ),
     _re(r"\bI\s+am\s+(?:a\s+)?native\s+(?P<v>\w+)\s+speaker"),
     _re(r"\bI\s+am\s+(?:\w+\s+)?(?:bilingual|trilingual|multilingual)\s*(?::|-+|—|,)\s*(?P<v>[^.;!?()]+)"),
     # "native speaker of Thai", "grew up speaking Welsh", "I use German at home"
@@ -482,9 +559,12 @@ _SPEAK = [
     ),
 ]
 _LEARN = _re(
-    r"(?:^(?:have\s+)?(?:been\s+)?|\b(?:I|we)\b[^,.;!?]{0,25}?)\b(?:learning|studying|learn|study|practicing|practising|"
+    r"(?:^(?:have\s+)?(?:been\s+)?(?:\w+ly\s+)?|\b(?:I|we)\b[^,.;!?]{0,25}?)\b(?:learning|studying|learn|study|practicing|practising|"
     r"brushing\s+up\s+on|taking|get\s+better\s+at|getting\s+better\s+at|improve\s+my|improving\s+my|"
-    r"work\s+on\s+my|working\s+on\s+my)\s+(?:some\s+)?(?P<v>[A-Za-z]+)\b(?:\s+(?:lessons|classes))?"
+    r"work\s+on\s+my|working\s+on\s+my|pick\s+up|picking\s+up)\s+(?:some\s+)?(?!(?:an?|the|my)\s)(?P<v>[A-Za-z]+)\b(?:\s+(?:lessons|classes))?|"
+    # a course named by its language: "doing an Italian course", "signed up for a Greek class"
+    r"\b(?:doing|taking|started|starting|signed\s+up\s+for|enrolled\s+(?:in|on))\s+(?:an?|my|some)\s+(?:\w+\s+)??"
+    r"(?P<c>[A-Z][a-z]+)(?:\s+(?:evening|night|online|conversation|beginners?))?\s+(?:course|class|classes|lessons)\b"
 )
 _LIST_END = re.compile(r"\b(?:but|because|I|we|which|so|although|though|at|every|with)\b|,\s*and\b", I)
 
@@ -506,8 +586,9 @@ def languages(s: Sentence, ctx: Context) -> Iterator[Found]:
     if spoken:
         yield make_fact("languages", ", ".join(dict.fromkeys(spoken)), confidence=ctx.confidence)
     for m in _LEARN.finditer(s.text):
-        word = m["v"].lower()
-        if word in SPOKEN_LANGUAGES and not negated_before(s.text, m.start("v")):
+        group = "v" if m["v"] else "c"
+        word = m[group].lower()
+        if word in SPOKEN_LANGUAGES and not negated_before(s.text, m.start(group)):
             yield make_fact("languages.learning", SPOKEN_LANGUAGES[word], confidence=ctx.confidence)
 
 
@@ -541,6 +622,11 @@ _MY_TOOL = _re(
     r"\bmy\s+(?:(?:go-to|go\s+to|favou?rite|main|daily|preferred|usual)\s+)?(?P<k>editor|ide|os|operating\s+system|"
     r"shell|terminal)\s+(?:of\s+choice\s+)?is\s+(?P<v>[^.,;!?]+)"
 )
+# what one is known by: "I'm a Windows guy", "a Python person", "I'm a daily Emacs user"
+_TECH_PERSON = _re(
+    r"\bI\s+am\s+(?:a|an)\s+(?:(?:daily|die-?hard|lifelong|big|huge|total|proper|heavy|longtime|long-?time)\s+)?"
+    r"(?P<v>[\w.+#-]+(?:\s+[\w.+#-]+)?)\s+(?:person|guy|girl|gal|user|dev|developer|head|nerd|fanboy|fangirl|shop)\b"
+)
 _ON_MY = _re(
     r"\bon\s+(?:my|a|an)\s+(?P<v>mac(?:book(?:\s+pro|\s+air)?)?|windows(?:\s+(?:laptop|pc|machine|box))?|linux(?:\s+(?:laptop|box|machine))?|chromebook)\b"
 )
@@ -568,7 +654,7 @@ def tools(s: Sentence, ctx: Context) -> Iterator[Found]:
             found.setdefault(key, []).append(canonical)
     for m in _ON_MY.finditer(s.text):
         found.setdefault("os", []).append(OPERATING_SYSTEMS[m["v"].split()[0].lower()])
-    for m in _MY_TOOL.finditer(s.text):
+    for m in [*_MY_TOOL.finditer(s.text), *_TECH_PERSON.finditer(s.text)]:
         for key, canonical in _tech_items(m["v"], ctx):
             found.setdefault(key, []).append(canonical)
     for key, items in found.items():
@@ -593,12 +679,15 @@ _FRAGMENT_SPLIT = re.compile(
     r"\s*(?:,|;|\s-+\s|\s—\s|\s\+\s)\s*|\s+(?=[^\w\s,'.&@-]+\s)|(?<=[^\w\s,'.&@-])\s+"
 )
 _FRAGMENT_TITLE = _re(
-    rf"^(?:I\s+am\s+)?(?:a\s+|an\s+)?(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?:\s+(?:at|@|for|with)\s+{ORG})?\s*$"
+    # "nurse here", as "Marcus here" introduces a name
+    rf"^(?:I\s+am\s+)?(?:a\s+|an\s+)?(?P<t>(?:[\w-]+\s+){{0,3}}?(?:{_HEADS}))(?:\s+(?:at|@|for|with)\s+{ORG}|\s+here)?\s*$"
 )
 _FRAGMENT_TOWN = re.compile(r"^(?P<v>[A-Z][a-zà-ÿ'-]+(?:\s+[A-Z][a-zà-ÿ'-]+)?)$")
 _FRAGMENT_BASED = _re(r"^(?:I\s+am\s+)?(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)-based$")
 _FRAGMENT_LIVE = _re(rf"^(?:I\s+)?(?:live|living|based)\s+in\s+{PLACE}")
-_BASED = _re(r"(?:^|\bI\s+am\s+|,\s*)(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)-based\b")
+_BASED = _re(
+    r"(?:^|\bI\s+am\s+(?:a\s+|an\s+)?|,\s*)(?P<v>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?)-based\b"
+)
 
 
 def _fragments(text: str) -> list[str]:
@@ -720,6 +809,8 @@ _SCHOOL = [
         rf"(?:^|\bI\s+am\s+(?:a\s+|in\s+(?:my\s+)?)?)\d(?:st|nd|rd|th)\s+year\s+(?:[\w-]+\s+){{0,4}}?at\s+(?P<v>{_ORG_CAP}{_SCHOOL_WORD})"
     ),
     _re(rf"(?:^|\bI\s+(?:have\s+)?(?:just\s+)?)graduated\s+from\s+(?P<v>{_ORG_CAP}{_SCHOOL_WORD})"),
+    # "I went to Bristol uni", "went to Trinity College": a school named as one
+    _re(rf"(?:^|\bI\s+)went\s+to\s+(?P<v>{_ORG_CAP}\s+(?:uni|university|college|polytechnic))\b"),
     _re(
         rf"\bI\s+(?:am\s+)?(?:{ADV})(?:study|studying|studied)\s+(?:[\w-]+\s+){{0,3}}?at\s+(?P<v>{_ORG_CAP}{_SCHOOL_WORD})"
     ),

@@ -12,16 +12,20 @@ from chat.reflection.lexicon import (
     BODY_PARTS,
     CHILD_WORDS,
     DIETS,
+    EDITORS,
     HEALTH_ADJECTIVES,
     HEALTH_CONDITIONS,
     MEDICATION_SUFFIXES,
     MEDICATIONS,
     NOT_NAMES,
+    OPERATING_SYSTEMS,
     PARTNER_WORDS,
     PET_KIND,
     PET_SPECIES,
     POLITICS,
+    PROGRAMMING_LANGUAGES,
     RELIGIONS,
+    TOOLS,
 )
 from chat.reflection.ops import FactRetraction
 from chat.reflection.text import Sentence, first_person_at, negated_before
@@ -54,7 +58,7 @@ _FAN_OF_TEAM = _re(
 _ELLIPTICAL = re.compile(rf"^(?:{_FAN}|{_DISLIKE})$", I)
 _OBJECT_END = re.compile(
     r"\s+(?:but|because|cause|since|when|while|especially|in|on|at|for|over|than|to\s+me|from|with|"
-    r"so\s+much|a\s+lot|very\s+much|anymore|any\s+more|these\s+days|lol|tbh|though|either|at\s+all|"
+    r"so\s+much|a\s+lot|very\s+much|anymore|any\s+more|no\s+more|these\s+days|lol|tbh|though|either|at\s+all|"
     r"too|now|it|which|that|if|lately|recently|and\s+(?:I|we|it|they|my))\b.*$",
     I,
 )
@@ -140,6 +144,8 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
                 continue  # a style of answer ("short, direct answers"): answer_style says it
             yield _preference(topic, likes, ctx, ctx.confidence if m["subj"] else min(ctx.confidence, 0.7))
     for m in _PERSON.finditer(s.text):
+        if m["v"].lower() in _TECH_NAMES:
+            continue  # "a Python person" is the language used (identity.tools), not a taste
         if m["v"].lower() not in FILLER_WORDS | {
             "people",
             "good",
@@ -157,6 +163,7 @@ def preferences(s: Sentence, ctx: Context) -> Iterator[Found]:
 
 
 # "I'm a cat person", "not a morning person"
+_TECH_NAMES = {*PROGRAMMING_LANGUAGES, *OPERATING_SYSTEMS, *EDITORS, *TOOLS}
 _PERSON = _re(r"\bI\s+am\s+(?P<neg>not\s+)?(?:really\s+|much\s+of\s+)?(?:a|an)\s+(?P<v>[a-z]+)\s+person\b")
 _FAVORITE = _re(
     rf"(?:\bmy\s+|^)(?:all[- ]time\s+|absolute\s+)?fav(?:ou?rite|e|ourite)?\s+(?P<topic>[a-z][a-z ]{{1,25}}?)\s+"
@@ -209,7 +216,7 @@ _NO_MEAT = _re(
 )
 _NOT_DIET = _re(
     rf"\bI\s+am\s+(?:no\s+longer\s+(?:a\s+|an\s+)?(?P<a>{_alternation(DIETS)})|not\s+(?:a\s+|an\s+)?(?P<b>{_alternation(DIETS)})"
-    r"\s+(?:anymore|any\s+more))\b"
+    r"\s+(?:anymore|any\s+more|no\s+more))\b"
 )
 
 
@@ -333,7 +340,9 @@ def beliefs_money_contact(s: Sentence, ctx: Context) -> Iterator[Found]:
         ("pronouns", _PRONOUNS),
     ):
         for m in pattern.finditer(s.text):
-            yield make_fact(key, m["v"], confidence=ctx.confidence)
+            yield make_fact(
+                key, birthday_value(m["v"]) if key == "birthday" else m["v"], confidence=ctx.confidence
+            )
 
 
 # --- partner, children, pets ------------------------------------------------------------------
@@ -360,7 +369,8 @@ _BREAKUP = _re(
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twins": 2}
 _HAVE_KIDS = _re(
     r"\b(?:I|we)\s+(?:have|have\s+got)\s+(?P<n>\d|a|an|one|two|three|four|five|six)\s+(?:(?:little|young|"
-    r"grown|adult|teenage|wonderful|amazing|beautiful|small)\s+)?(?P<noun>kids|children|sons|daughters|boys|girls|"
+    # "a 5 year old son", "an 18-month-old daughter"
+    r"grown|adult|teenage|wonderful|amazing|beautiful|small|\d{1,2}[- ](?:year|month|week)s?[- ]old)\s+)?(?P<noun>kids|children|sons|daughters|boys|girls|"
     r"kid|child|son|daughter|boy|girl)\b"
 )
 _HAVE_TWINS = _re(r"\b(?:I|we)\s+(?:have|have\s+got|had)\s+(?P<n>twins|triplets)\b")
@@ -375,6 +385,13 @@ _SPECIES = _alternation(PET_SPECIES)
 _PET_NAMED = _re(
     rf"\b(?:my|our)\s+(?:(?:new|little|old|sweet|rescue|baby|fat|lazy)\s+)?(?P<species>{_SPECIES})\s*,?\s+"
     rf"(?:(?:named|called)\s+)?{NAME}\b"
+)
+# pets counted and then named: "our two cats Salt and Vinegar", "we've got three hens, Dot, Peg
+# and Flo", "my budgies, Mango and Pip"
+_PETS_NAMED_LIST = _re(
+    rf"\b(?:my|our|(?:I|we)\s+(?:have\s+got|have|got|adopted|rescued))\s+(?:(?:\d|two|three|four|five)\s+)?"
+    rf"(?:(?:new|little|old|rescue|baby)\s+)?(?P<species>{_SPECIES})s\s*,?\s+(?:(?:called|named)\s+)?"
+    r"(?P<names>(?-i:[A-Z][a-zà-ÿ'-]+)(?:\s*,\s*(?-i:[A-Z][a-zà-ÿ'-]+))*\s*,?\s+(?:and|&)\s+(?-i:[A-Z][a-zà-ÿ'-]+))"
 )
 _PET_HAVE = _re(
     r"\b(?:I|we)\s+(?:have\s+got|have|got|adopted|rescued|own|just\s+got|just\s+adopted)\s+(?P<v>[^.;!?]+)"
@@ -435,6 +452,12 @@ def family(s: Sentence, ctx: Context) -> Iterator[Found]:
         return  # a pet that died or was given up is no pet now (changes.py retracts it)
     pets = [
         f"{name} ({m['species'].lower()})" for m in _PET_NAMED.finditer(s.text) if (name := _person(m["v"]))
+    ]
+    pets += [
+        f"{name} ({m['species'].lower()})"
+        for m in _PETS_NAMED_LIST.finditer(s.text)
+        for name in _LIST_ITEMS.split(m["names"])
+        if _person(name)
     ]
     for m in [*_PET_HAVE.finditer(s.text), *_PET_WITH.finditer(s.text)]:
         if negated_before(s.text, m.start()):
@@ -535,6 +558,12 @@ _HEALTH_FRAMES = [
         rf"(?<!\w's\s)\bmy\s+(?P<v>{_CONDITION_WORDS})\s+(?:is|are|has|have|was|were|got|flared|kicked|came)\b(?!\s+(?:\w+\s+)?(?:gone|over|cured|better|fine|healed|history|a\s+thing\s+of))"
     ),
     _re(rf"^(?P<v>{_CONDITION_WORDS})\s+(?:season|flare|flare-up|is\s+back|again)\b"),
+    # "living with MS since my twenties", "I've been dealing with endometriosis for years",
+    # "I struggle with migraines", "I battle psoriasis"
+    _re(
+        rf"(?:^|\b(?:I|we)\s+(?:am\s+|have\s+been\s+)?)(?:(?:still|also)\s+)?(?:living|live|dealing|deal|struggling|struggle|battling|battle|coping|cope|suffering|suffer)"
+        rf"\s+(?:with|from)\s+(?:(?:a|an|chronic|severe|mild|my)\s+)*(?P<v>{_CONDITION_WORDS})\b"
+    ),
     # "the consultant has confirmed it's lupus", "turns out I have gout"
     _re(
         rf"\b(?:confirmed|diagnosed|says|said|thinks|reckons|turns\s+out|found\s+out|told\s+me)\s+(?:that\s+)?"
@@ -644,6 +673,17 @@ _BIRTHDAY_MORE = _re(
 _OBSESSED = _re(
     r"\bI\s+(?:am\s+)?(?:\w+\s+)?(?:obsessed\s+with|hooked\s+on|addicted\s+to)\s+(?P<v>[^,.;!?()]+)"
 )
+
+
+def birthday_value(value: str) -> str:
+    """One form for a birthday however it was written: "the 9th of april", "9 Apr", "April 9th"
+    → "April 9"."""
+    value = _full_months(value)
+    if m := re.match(r"^(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>[A-Za-z]+)$", value.strip()):
+        return f"{m['m'].capitalize()} {int(m['d'])}"
+    if m := re.match(r"^(?P<m>[A-Za-z]+)\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?$", value.strip()):
+        return f"{m['m'].capitalize()} {int(m['d'])}"
+    return value
 
 
 def _full_months(value: str) -> str:
@@ -789,7 +829,7 @@ def clause_beliefs_money_contact(s: Sentence, ctx: Context) -> Iterator[Found]:
         for m in pattern.finditer(s.text):
             yield make_fact(key, m["v"].strip(), confidence=ctx.confidence)
     for m in _BIRTHDAY_MORE.finditer(s.text):
-        yield make_fact("birthday", _full_months(m["v"]), confidence=ctx.confidence)
+        yield make_fact("birthday", birthday_value(m["v"]), confidence=ctx.confidence)
     if not s.sarcastic:
         for m in _OBSESSED.finditer(s.text):
             if not negated_before(s.text, m.start() + 2):

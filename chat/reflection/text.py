@@ -265,6 +265,24 @@ def read_sentence(raw: str, *, sarcastic: bool = False, tense_hint: Tense = None
     )
 
 
+# what ends the clause said before a hedge: "I work at Arup, but might …", "… and maybe …"
+_BEFORE_HEDGE_END = re.compile(
+    r"(?:\s*[,;:-]\s*|\s+)(?:(?:and|but|so|though|although|yet|or|which|who|that)\s*)*$", re.I
+)
+
+
+def before_hedge(s: Sentence) -> str | None:
+    """The part of a hedged sentence said before its hedge, when it is a clause of its own: the
+    hedge's scope starts at its cue ("my wife Ines thinks I …", "I teach in Lyon but might
+    move"), so what comes before is said plainly. None when nothing of substance precedes it."""
+    if not s.hedged or not (m := _STRONG_HEDGE.search(s.text)):
+        return None
+    prefix = _BEFORE_HEDGE_END.sub("", s.text[: m.start()])
+    if len(prefix.split()) < 3 or _CONDITIONAL.match(prefix) or _STRONG_HEDGE.search(prefix):
+        return None
+    return prefix
+
+
 def _statement_part(sentence: str) -> tuple[str, bool]:
     """The leading statement of a sentence; "I earn 85k, is that enough?" keeps "I earn 85k"."""
     if not sentence.rstrip().endswith("?"):

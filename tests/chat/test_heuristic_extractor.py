@@ -836,3 +836,165 @@ def test_may_after_a_preposition_is_the_month():
     notes = extract_on("I'm going to retile the bathroom in may").notes
 
     assert [(n.tags[0], n.occurred_at.date().isoformat()) for n in notes] == [("plan", "2026-05-01")]
+
+
+# --- issue 18, requirement 2: change frames that generalise (each in words of no labelled message)
+
+
+@pytest.mark.parametrize(
+    ("text", "retracted"),
+    [
+        # "no more" ends a denied state as "any more" does
+        ("I don't live in Ely no more", ("location", "Ely")),
+        # a capitalised workplace after "not at … any more"
+        ("not at Halfords any more, sadly", ("employer", "Halfords")),
+        # a denied perfect over a stretch of time, not only "since"
+        ("I haven't been pescatarian for about six months", ("diet", "pescatarian")),
+        ("haven't worked at Argos in years", ("employer", "Argos")),
+        # a past state with its end
+        ("I was a welder until 2019", ("job_title", "welder")),
+        ("worked at Greggs till the spring", ("employer", "Greggs")),
+        ("I was with Nationwide for a decade before I retired", ("employer", "Nationwide")),
+        ("stopped being keto in the new year", ("diet", "keto")),
+        # a job ended, named by what it was
+        ("wrapped up my placement with Arup on Friday", ("employer", "Arup")),
+        ("gave up my post at the library", ("employer", "Library")),
+        # a career ended "after … as a"
+        ("I left after nine years as a plumber", ("job_title", "plumber")),
+        ("formerly with Rightmove, freelancing now", ("employer", "Rightmove")),
+        ("dropped out of Exeter after one term", ("school", "Exeter")),
+        # healed
+        ("fully recovered from the psoriasis now", ("health_conditions", "psoriasis")),
+        # how one names oneself
+        ("I don't call myself Buddhist these days", ("religion", "Buddhist")),
+        # off a thing, then its time phrase
+        ("came off the citalopram in october", ("medications", "citalopram")),
+        ("migrated off Asana to ClickUp", ("tools", "Asana")),
+        # a pet handed on
+        ("we gave our budgie Kiwi to my nan", ("pets", "Kiwi (budgie)")),
+        # break-ups told with the partner's role, by them, as a noun, or after the fact
+        ("me and my fiancé Idris have called it off", ("partner", "Idris")),
+        ("my wife Lotte and I are splitting up", ("partner", "Lotte")),
+        ("Marco dumped me on valentine's", ("partner", "Marco")),
+        ("Freya is my ex now", ("partner", "Freya")),
+        ("the separation from Bilal is final", ("partner", "Bilal")),
+        ("single again after a year with Anouk", ("partner", "Anouk")),
+        ("separated from my husband Tariq in spring", ("partner", "Tariq")),
+        # a trade given up by its verb is its title
+        ("after a decade I quit nursing", ("job_title", "nurse")),
+        ("not freelancing any more, I'm salaried now", ("job_title", "freelancer")),
+        # "for ages", an adverb after the value, the article of a denied "take the …"
+        ("I haven't lived in Hove for ages", ("location", "Hove")),
+        ("I'm no longer allergic to latex apparently", ("allergies", "latex")),
+        ("I don't take the omeprazole no more", ("medications", "omeprazole")),
+        ("finished up at Deloitte on Friday", ("employer", "Deloitte")),
+        # a pet killed or rehomed
+        ("our dog Pepper was run over in January", ("pets", "Pepper (dog)")),
+        ("we had to rehome our cat Mango", ("pets", "Mango (cat)")),
+    ],
+)
+def test_general_change_frames_retract_the_old_fact(text, retracted):
+    assert retracted in [(r.key, r.value) for r in extract_on(text).retractions]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I was in Cork until Sunday",  # a stay, not a home
+        "I was at the match until midnight",  # a place, not a job
+        "I finished Middlemarch last night",  # a book finished, no employer
+        "Nadia left me a voicemail",  # a message left, not a break-up
+        "I gave my dog a bath",  # no pet given away
+        "still recovering from the flu",  # still so
+        "I haven't been to Lisbon in years",  # no state denied
+        "I'm not cooking tonight",  # a trade's verb for one evening
+        "Dad left me in charge of the barbecue",  # a relative, and no break-up
+        "Noor left me on read again",
+        "I'm a season ticket holder at Leeds",  # no occupation
+    ],
+)
+def test_near_misses_of_a_change_retract_nothing(text):
+    assert extract_on(text).retractions == []
+
+
+def test_a_stretch_of_time_before_an_event_dates_nothing():
+    got = extract_on("I was at Ocado for five years before I left")
+
+    assert not any(n.occurred_at and n.occurred_at.year > 2026 for n in got.notes)
+    assert ("employer", "Ocado") in [(r.key, r.value) for r in got.retractions]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an occupation the lexicon lacks, in a frame that says it is a job
+        ("I work as a glazier", {"job_title": "glazier"}),
+        ("I'm a signalman for Network Rail", {"job_title": "signalman", "employer": "Network Rail"}),
+        ("I'm a civil servant at DEFRA", {"job_title": "civil servant", "employer": "DEFRA"}),
+        # "<Town>-based" is where one lives, not part of the title
+        ("I'm a Norwich-based florist", {"job_title": "florist", "location": "Norwich"}),
+        # a home told by its direction, by calling it home, or by settling in
+        ("we live up in Inverness", {"location": "Inverness"}),
+        ("these days I call Tallinn home", {"location": "Tallinn"}),
+        ("we finally moved into our new flat in Dundee", {"location": "Dundee"}),
+        ("slowly picking up Swahili", {"languages.learning": "Swahili"}),
+        ("I went to Durham university", {"school": "Durham university"}),
+        ("we have a 4 year old daughter", {"children": "daughter"}),
+        # one form for a birthday
+        ("my birthday is the 21st of October", {"birthday": "October 21"}),
+        ("my birthday is Aug 2nd", {"birthday": "August 2"}),
+        # a hedge covers what follows its cue, not the clause before it
+        ("my husband Joss reckons I should rest", {"partner": "Joss"}),
+        ("I teach at Hollybrook but might retrain", {"employer": "Hollybrook"}),
+    ],
+)
+def test_general_frames_read_in_new_words(text, expected):
+    facts = {f.key: f.value for f in extract_on(text).facts}
+
+    assert {k: facts.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm a member at Fitness First",  # an agent noun that is no job
+        "I'm a regular at the Swan",
+        "I'm a patient at Guy's",
+        "I might work as a lifeguard at Butlins",  # hedged from the start
+        "my GP believes I have gout",  # a hedge with nothing plain before it
+        "picking up Noor from school",  # no language picked up
+    ],
+)
+def test_open_frames_give_no_fact_where_they_should_not(text):
+    assert extract_on(text).facts == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a verb after the organisation ends it
+        ("my job at Primark is wearing me down", {"employer": "Primark"}),
+        # pets counted, then named
+        ("our two hamsters Bean and Sprout are asleep", {"pets": "Bean (hamster), Sprout (hamster)"}),
+        # what one is known by in tech is the tool, not a taste
+        ("I'm a Linux guy through and through", {"os": "Linux"}),
+        ("I'm a Rust person", {"programming_languages": "Rust"}),
+        # a condition lived with
+        ("been coping with eczema since I was small", {"health_conditions": "eczema"}),
+        # a language named as the main one, or by its course
+        ("my main language is Polish", {"languages": "Polish"}),
+        ("I'm taking a Portuguese evening class", {"languages.learning": "Portuguese"}),
+        # a title introduced as a name is: "… here"
+        ("electrician here, got a wiring question", {"job_title": "electrician"}),
+    ],
+)
+def test_more_general_frames_in_new_words(text, expected):
+    facts = {f.key: f.value for f in extract_on(text).facts}
+
+    assert {k: facts.get(k) for k in expected} == expected
+    if "programming_languages" in expected:
+        assert not any(k.startswith("preference.") for k in facts)
+
+
+def test_a_town_then_a_clause_is_the_town_alone():
+    assert facts_of("I teach in Swansea, English is my second language").get("location") == "Swansea"

@@ -368,3 +368,23 @@ def test_dev10_grounding_annotates_the_original_spelling():
     grounded, day = ground("nxt tues we fly, back on the twelfth", _LEAP_DAY)
     assert grounded == "nxt tues (2028-03-07) we fly, back on the twelfth (2028-03-12)"
     assert day == date(2028, 3, 7)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a date's own clause gives its tense when a bare "and"/"but" joins a clause of another tense
+        ("I took up rowing in January and I will keep at it", date(2026, 1, 1)),
+        ("we collected the puppy on Friday and will name her soon", date(2026, 3, 6)),
+        ("I gave up crisps in February but I will probably crack", date(2026, 2, 1)),
+        # a present state's "-ed" is no past: the sentence's future stands
+        ("the lido is booked out on Friday so I will swim Saturday", date(2026, 3, 13)),
+    ],
+)
+def test_a_dates_own_clause_gives_its_tense(text, expected):
+    assert resolve_dates(text, date(2026, 3, 11))[0].start == expected
+
+
+def test_a_stretch_of_time_before_an_event_is_no_count_to_it():
+    assert resolve_dates("we dated for three years before we married", date(2026, 3, 11)) == []
+    assert resolve_dates("two weeks before we fly", date(2026, 3, 11))[0].start == date(2026, 3, 25)
