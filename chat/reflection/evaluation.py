@@ -105,7 +105,8 @@ def _facts(items) -> Counter:
 # The splits in the order they became what they are (the data file's "about" says how each was
 # made). Development sets were used to write or fix the rules; an untouched set never was, and
 # stops being one the moment a rule is changed because of it (docs/benchmarks.md): dev11 and
-# dev12 were the untouched heldout4 and heldout6 until issue 18 used their misses.
+# dev12 were the untouched heldout4 and heldout6 until issue 18 used their misses, and dev13 the
+# untouched heldout7 until it had been scored three times.
 DEVELOPMENT = (
     "dev",
     "dev2",
@@ -119,8 +120,9 @@ DEVELOPMENT = (
     "dev10",
     "dev11",
     "dev12",
+    "dev13",
 )
-UNTOUCHED = ("heldout3", "heldout5", "heldout7", "heldout8")
+UNTOUCHED = ("heldout3", "heldout5", "heldout8")
 SPLITS = (*DEVELOPMENT, *UNTOUCHED)
 
 

@@ -316,8 +316,9 @@ def test_dev6_per_message_floor():
 
 def test_the_gate_catches_the_sensitive_messages_of_the_extraction_development_sets():
     # dev10 is a set for dates; its categories were labelled in passing and the gate was never
-    # tuned to it (first run: recall 38/43, precision 38/56): its own floor, below
-    sets = tuple(s for s in DEVELOPMENT if s != "dev10")
+    # tuned to it (first run: recall 38/43, precision 38/56): its own floor, below; so has dev13,
+    # the untouched heldout7 until 2026-12-07 (whole messages: recall 0.964, precision 0.914)
+    sets = tuple(s for s in DEVELOPMENT if s not in ("dev10", "dev13"))
     per_message = evaluate_messages(EXTRACTION_DATA, sets)
     extracted = evaluate_extracted(EXTRACTION_DATA, sets)
 
@@ -332,6 +333,8 @@ def test_the_gate_catches_the_sensitive_messages_of_the_extraction_development_s
     assert dev9.gate.recall >= 0.95 and dev9.gate.precision >= 0.6
     dev10 = evaluate_messages(EXTRACTION_DATA, ("dev10",))
     assert dev10.gate.recall >= 0.85 and dev10.gate.precision >= 0.6
+    dev13 = evaluate_messages(EXTRACTION_DATA, ("dev13",))
+    assert dev13.gate.recall >= 0.94 and dev13.gate.precision >= 0.88
     # what reflection stores, as far as its rules find items (dev6's are mostly not found yet)
     assert extracted.gate.recall >= 0.6
     inherited = evaluate_extracted(EXTRACTION_DATA, sets, inherit="clause")

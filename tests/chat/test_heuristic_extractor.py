@@ -344,7 +344,7 @@ def test_the_labelled_set_has_varied_cases_with_honest_splits():
 
 
 # the development sets written as such (dev10, dates in fresh phrasings with its facts and categories
-# labelled in passing, and dev11 and dev12, once untouched, have guards of their own)
+# labelled in passing, and dev11, dev12 and dev13, once untouched, have guards of their own)
 WRITTEN_FOR_DEVELOPMENT = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9")
 
 
@@ -422,13 +422,19 @@ def test_extraction_eval_stays_above_its_regression_guards():
     assert dev12.scores["notes (kind)"].precision >= 0.82 and dev12.scores["notes (kind)"].recall >= 0.68
     assert dev12.scores["retractions"].tp >= 7 and dev12.dates_correct >= 33
     assert dev12.silent_negatives >= 23
+    # dev13: the untouched heldout7 until 2026-12-07 evening (scored three times, table only): facts
+    # 0.774 / 0.446 on its first run, 0.800 / 0.478 at the change; notes 0.867 / 0.765 → 0.889 /
+    # 0.784; retractions 4/13; dates 35/44 → 36/44; 22 of 24 silent.
+    dev13 = evaluate(split="dev13")
+    assert dev13.scores["facts"].precision >= 0.75 and dev13.scores["facts"].recall >= 0.44
+    assert dev13.scores["notes (kind)"].precision >= 0.84 and dev13.scores["notes (kind)"].recall >= 0.74
+    assert dev13.scores["retractions"].tp >= 3 and dev13.dates_correct >= 33
+    assert dev13.silent_negatives >= 20
 
     # The untouched sets: guards a little below their latest measurement, so a regression fails.
     # Never change a rule to raise them; once one is used that way it is a development set. Each
     # run is recorded in docs/benchmarks.md.
-    heldout3, heldout5, heldout7, heldout8 = (
-        evaluate(split=name) for name in ("heldout3", "heldout5", "heldout7", "heldout8")
-    )
+    heldout3, heldout5, heldout8 = (evaluate(split=name) for name in ("heldout3", "heldout5", "heldout8"))
     # heldout3: facts 1.000 / 0.769, notes 0.833 / 0.769, dates 7/10.
     assert heldout3.scores["facts"].precision >= 0.9 and heldout3.scores["facts"].recall >= 0.72
     assert heldout3.scores["notes (kind)"].precision >= 0.75 and heldout3.scores["notes (kind)"].recall >= 0.7
@@ -436,15 +442,9 @@ def test_extraction_eval_stays_above_its_regression_guards():
     notes5 = heldout5.scores["notes (kind)"]
     assert notes5.precision >= 0.85 and notes5.recall >= 0.78
     assert heldout5.silent_negatives == heldout5.negatives
-    # heldout7 (issue 18, 2026-12-07, written by someone who never read the rules, before that
-    # day's fixes): facts 0.774 / 0.446, notes 0.867 / 0.765, retractions 4/13, dates 35/44 and
-    # 22 of 24 negatives silent on its first run, before any of them.
-    assert heldout7.scores["facts"].precision >= 0.72 and heldout7.scores["facts"].recall >= 0.4
-    assert heldout7.scores["notes (kind)"].precision >= 0.8 and heldout7.scores["notes (kind)"].recall >= 0.7
-    assert heldout7.scores["retractions"].tp >= 3 and heldout7.dates_correct >= 32
-    assert heldout7.silent_negatives >= 20
     # heldout8 (issue 18, 2026-12-07 evening, written the same way, before the evening's rules):
-    # facts 0.732 / 0.353, notes 0.862 / 0.877, retractions 4/19, dates 38/45, 28 of 32 silent.
+    # facts 0.732 / 0.353, notes 0.862 / 0.877, retractions 4/19, dates 38/45, 28 of 32 silent;
+    # after that round (its second run) the same but retractions 6/19.
     assert heldout8.scores["facts"].precision >= 0.68 and heldout8.scores["facts"].recall >= 0.32
     assert heldout8.scores["notes (kind)"].precision >= 0.8 and heldout8.scores["notes (kind)"].recall >= 0.82
     assert heldout8.scores["retractions"].tp >= 3 and heldout8.dates_correct >= 35
@@ -470,7 +470,7 @@ def test_extraction_eval_command_prints_the_table_and_writes_json(tmp_path, caps
         "dev11",
         "heldout3",
         "heldout5",
-        "heldout7",
+        "dev13",
         "heldout8",
     }
     assert "all held-out" not in metrics  # development and untouched sets are never merged

@@ -4,7 +4,7 @@ asks `classify_category`) and, on the extraction set, over the facts and notes d
 
 Without --split it scores the development splits only: "dev" of tests/data/consent_labelled.json
 and dev, dev2, dev3, dev4 of tests/data/extraction_labelled.json. The held-back ("heldback") and
-untouched (heldout3, heldout5, heldout7, heldout8) splits are scored only when named, one at a
+untouched (heldout3, heldout5, heldout8) splits are scored only when named, one at a
 time, and never list their misses. Reads no database."""
 
 import json
