@@ -12,6 +12,7 @@ import re
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from memory.models import MESSAGE_NAME_CHARS, MESSAGE_NAME_EXCLUDED
 from memoryweb.profiles import DEFAULT_PROFILE, PROFILES
 
 _ASCII_INTEGER = re.compile(r"-?[0-9]+")
@@ -155,6 +156,32 @@ class ConsentCategoryField(StrictCharField):
 
     def __init__(self, **kwargs):
         super().__init__(max_length=40, **kwargs)
+
+
+class SpeakerNameField(StrictCharField):
+    """Who said a message ("Melanie"), when the app knows: optional, one line, at most
+    MESSAGE_NAME_CHARS characters. Checked as sent (untrimmed), as the schema's pattern is;
+    the service trims it (memory.services.conversations.speaker_name)."""
+
+    def __init__(self, **kwargs):
+        one_line = RegexValidator(
+            text_pattern(blank=True, exclude=MESSAGE_NAME_EXCLUDED),
+            message=f"name must be one line of at most {MESSAGE_NAME_CHARS} characters, without control characters",
+        )
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("default", "")
+        kwargs.setdefault(
+            "help_text",
+            "who said it (a group chat's member, one of several agents); shown beside the turn "
+            'in the context ("Melanie: …") and searched with it',
+        )
+        super().__init__(
+            max_length=MESSAGE_NAME_CHARS,
+            allow_blank=True,
+            trim_whitespace=False,
+            validators=[one_line],
+            **kwargs,
+        )
 
 
 class ModeNameField(StrictCharField):
