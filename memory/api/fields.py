@@ -36,7 +36,12 @@ def text_pattern(*, blank: bool, exclude: str = "") -> str:
 
 class StrictCharField(serializers.CharField):
     """A JSON string; never a number or a boolean turned into one. Unless `allow_blank`, a string
-    of whitespace only is blank, whether or not the field trims it (the schema: text_pattern())."""
+    of whitespace only is blank, whether or not the field trims it (the schema: text_pattern()).
+    A subclass's `excluded` (a regex character range) names characters the string may not hold,
+    checked as sent; the schema's pattern excludes them too."""
+
+    excluded = ""
+    default_error_messages = {"excluded": "This field may not hold control characters."}
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
@@ -44,6 +49,8 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
     def run_validation(self, data=serializers.empty):
+        if isinstance(data, str) and self.excluded and re.search(f"[{self.excluded}]", data):
+            self.fail("excluded")
         if isinstance(data, str) and not self.allow_blank and not data.strip():
             self.fail("blank")
         # the length the schema's maxLength counts is the string as sent, before DRF trims it
@@ -159,15 +166,14 @@ class ConsentCategoryField(StrictCharField):
 
 
 class SpeakerNameField(StrictCharField):
-    """Who said a message ("Melanie"), when the app knows: optional, one line, at most
-    MESSAGE_NAME_CHARS characters. Checked as sent (untrimmed), as the schema's pattern is;
-    the service trims it (memory.services.conversations.speaker_name)."""
+    """Who said a message ("Melanie"), when the app knows: optional, one line (no control
+    character), at most MESSAGE_NAME_CHARS characters, checked as sent; the service trims it
+    (memory.services.conversations.speaker_name)."""
+
+    excluded = MESSAGE_NAME_EXCLUDED
+    default_error_messages = {"excluded": "name must be one line, without control characters"}
 
     def __init__(self, **kwargs):
-        one_line = RegexValidator(
-            text_pattern(blank=True, exclude=MESSAGE_NAME_EXCLUDED),
-            message=f"name must be one line of at most {MESSAGE_NAME_CHARS} characters, without control characters",
-        )
         kwargs.setdefault("required", False)
         kwargs.setdefault("default", "")
         kwargs.setdefault(
@@ -175,13 +181,7 @@ class SpeakerNameField(StrictCharField):
             "who said it (a group chat's member, one of several agents); shown beside the turn "
             'in the context ("Melanie: …") and searched with it',
         )
-        super().__init__(
-            max_length=MESSAGE_NAME_CHARS,
-            allow_blank=True,
-            trim_whitespace=False,
-            validators=[one_line],
-            **kwargs,
-        )
+        super().__init__(max_length=MESSAGE_NAME_CHARS, allow_blank=True, trim_whitespace=False, **kwargs)
 
 
 class ModeNameField(StrictCharField):
