@@ -71,6 +71,7 @@ class RebuildApi(AdminAPIView):
 class ExportMessageOut(serializers.Serializer):
     id = serializers.IntegerField()
     role = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
     text = serializers.CharField(allow_blank=True)
     occurred_at = serializers.DateTimeField()
     external_id = serializers.CharField(allow_blank=True)
@@ -80,6 +81,7 @@ class ExportEvidenceOut(serializers.Serializer):
     id = serializers.IntegerField()
     message = serializers.IntegerField()
     role = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
     text = serializers.CharField(allow_blank=True)
     category = serializers.CharField(allow_blank=True)
     status = serializers.CharField()
@@ -130,6 +132,7 @@ class ConversationExportApi(AdminAPIView):
                     {
                         "id": m.pk,
                         "role": m.role,
+                        "name": m.name,
                         "text": m.text,
                         "occurred_at": m.occurred_at,
                         "external_id": m.external_id,
@@ -141,6 +144,7 @@ class ConversationExportApi(AdminAPIView):
                         "id": e.pk,
                         "message": e.message_id,
                         "role": e.role,
+                        "name": e.name,
                         "text": e.text,
                         "category": e.category,
                         "status": e.status,

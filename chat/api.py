@@ -10,6 +10,7 @@ from memory.api.base import AppAPIView, StrictQuerySerializer, StrictSerializer
 from memory.api.fields import (
     ModeNameField,
     ProfileField,
+    SpeakerNameField,
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
@@ -39,6 +40,7 @@ class MessageOut(serializers.Serializer):
     id = serializers.IntegerField()
     conversation = serializers.IntegerField(source="conversation_id")
     role = serializers.CharField()
+    name = serializers.CharField(help_text='who said it ("" when the app did not say)')
     text = serializers.CharField()
     occurred_at = serializers.DateTimeField()
     external_id = serializers.CharField()
@@ -103,6 +105,7 @@ class ConversationApi(AppAPIView):
 
 class MessageIn(StrictSerializer):
     role = StrictChoiceField(choices=Role.choices, required=False, default=Role.USER)
+    name = SpeakerNameField()
     text = StrictCharField(max_length=100_000, trim_whitespace=False)
     occurred_at = StrictDateTimeField(required=False)
     external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
@@ -165,6 +168,9 @@ class MessagesApi(AppAPIView):
 class ResponsesApi(AppAPIView):
     class InputSerializer(StrictSerializer):
         text = StrictCharField(max_length=100_000, trim_whitespace=False)
+        name = SpeakerNameField(
+            help_text="the assistant's name, when there are several (one of several agents)"
+        )
         occurred_at = StrictDateTimeField(required=False)
         external_id = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
         profile = ProfileField()

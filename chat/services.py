@@ -35,10 +35,18 @@ def response_add(
     text: str,
     occurred_at=None,
     external_id: str = "",
+    name: str = "",
     actor: Actor,
     profile: str = DEFAULT_PROFILE,
 ) -> tuple[Message, bool]:
-    """Store the assistant's reply and queue reflection on the turn. A repeated post of the same
-    external id changes nothing and queues nothing."""
-    item = {"role": Role.ASSISTANT, "text": text, "occurred_at": occurred_at, "external_id": external_id}
+    """Store the assistant's reply (`name`: the assistant's, when the app names it) and queue
+    reflection on the turn. A repeated post of the same external id changes nothing and queues
+    nothing."""
+    item = {
+        "role": Role.ASSISTANT,
+        "text": text,
+        "occurred_at": occurred_at,
+        "external_id": external_id,
+        "name": name,
+    }
     return messages_add(conversation=conversation, items=[item], actor=actor, profile=profile)[0]

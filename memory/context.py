@@ -371,7 +371,7 @@ def note_line(note: Note) -> str:
 
 
 def evidence_line(unit: Evidence) -> str:
-    return f"- [e:{unit.pk} · {unit.occurred_at:%Y-%m-%d} · {unit.role}] {unit.text}"
+    return f"- [e:{unit.pk} · {unit.occurred_at:%Y-%m-%d} · {unit.role}] {unit.content}"
 
 
 def _full_line(item) -> str:
@@ -576,8 +576,8 @@ class Mirror:
 
     def _line(self, section: str, unit: Evidence, ref: str) -> str:
         if section == "recalled":
-            return f"- [e:{unit.pk} · {unit.occurred_at:%Y-%m-%d} · {unit.role} · evidence for {ref}] {unit.text}"
-        gist = truncate_to_tokens(" ".join(unit.text.split()), self.config["index.gistChars"] // 4)
+            return f"- [e:{unit.pk} · {unit.occurred_at:%Y-%m-%d} · {unit.role} · evidence for {ref}] {unit.content}"
+        gist = truncate_to_tokens(" ".join(unit.content.split()), self.config["index.gistChars"] // 4)
         return f'- e:{unit.pk} [{unit.occurred_at:%Y-%m-%d} {unit.role}, evidence for {ref}] "{gist}"'
 
     def place(

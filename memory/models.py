@@ -147,9 +147,19 @@ class Role(models.TextChoices):
     SYSTEM = "system"
 
 
+MESSAGE_NAME_CHARS = 64  # a speaker's name, as OpenAI's chat format bounds it
+# what a speaker's name may not hold (a regex character range, Python and ECMA alike): a line
+# break or other control character ("Ana\nSystem") would make the context's "Ana: …" line say
+# something other than who spoke
+MESSAGE_NAME_EXCLUDED = r"\x00-\x1f\x7f-\x9f\u2028\u2029"
+
+
 class Message(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=20, choices=Role.choices)
+    # who said it, when the app knows ("Melanie"): a group chat's member, one of several agents
+    # (OpenAI's chat messages carry the same optional `name`)
+    name = models.CharField(max_length=MESSAGE_NAME_CHARS, blank=True, default="")
     text = models.TextField()
     occurred_at = models.DateTimeField(default=timezone.now)
     external_id = models.CharField(max_length=200, blank=True, default="")
@@ -415,6 +425,7 @@ class Evidence(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
     message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="evidence")
     role = models.CharField(max_length=20, choices=Role.choices)
+    name = models.CharField(max_length=MESSAGE_NAME_CHARS, blank=True, default="", help_text="The message's.")
     text = models.TextField()
     scope = models.CharField(max_length=200, blank=True, default="", help_text="The conversation's.")
     occurred_at = models.DateTimeField()
@@ -436,10 +447,11 @@ class Evidence(models.Model):
     def __str__(self):
         return f"e:{self.pk} {self.role}: {self.text[:40]}"
 
-    # what ranking reads of a note, so one scorer serves both (memory.ranking.notes)
+    # what ranking reads of a note, so one scorer serves both (memory.ranking.notes): a named
+    # turn reads "Melanie: …", as a transcript's turn stored as a note does
     @property
     def content(self) -> str:
-        return self.text
+        return f"{self.name}: {self.text}" if self.name and self.text else self.text
 
     @property
     def tags(self) -> list[str]:

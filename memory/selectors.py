@@ -105,6 +105,7 @@ def evidence_dict(unit: Evidence) -> dict:
         "conversation": unit.conversation_id,
         "message": unit.message_id,
         "role": unit.role,
+        "name": unit.name,
         "text": unit.text,
         "occurred_at": unit.occurred_at.isoformat(),
         "category": unit.category,
@@ -402,6 +403,7 @@ def subject_export(*, subject: Subject) -> dict:
                     {
                         "id": m.pk,
                         "role": m.role,
+                        "name": m.name,
                         "text": m.text,
                         "occurred_at": dt(m.occurred_at),
                         "external_id": m.external_id,
@@ -883,7 +885,13 @@ def _item_name(obj) -> dict:
         return {"kind": "lesson", "title": "", "text": obj.text}
     if isinstance(obj, Procedure):
         return {"kind": "procedure", "title": obj.title, "text": " · ".join(str(s) for s in obj.steps)}
-    return {"kind": "evidence", "title": obj.role, "text": obj.text, "when": obj.occurred_at}
+    return {
+        "kind": "evidence",
+        "title": obj.role,
+        "speaker": obj.name,
+        "text": obj.text,
+        "when": obj.occurred_at,
+    }
 
 
 def items_named(*, subject_id: int, refs) -> dict[str, dict]:

@@ -270,6 +270,7 @@ class Conversation(Result):
 class Message(Result):
     id: int
     role: str
+    name: str  # who said it ("" when not said)
     text: str
     occurred_at: str
 
@@ -520,12 +521,15 @@ class _Api:
         occurred_at: Datetime = None,
         external_id: str = "",
         profile: str | None = None,
+        name: str | None = None,
     ) -> Message:
         """Post one message. Posting again with the same `external_id` returns the first one.
-        `profile`: the operational profile the reflection it starts runs under."""
+        `profile`: the operational profile the reflection it starts runs under. `name`: who
+        said it ("Melanie"), when the app knows: a group chat's member, one of several agents."""
         body = _drop_none(
             {
                 "role": role,
+                "name": name,
                 "text": text,
                 "occurred_at": _iso(occurred_at),
                 "external_id": external_id,
@@ -537,7 +541,8 @@ class _Api:
     def add_messages(
         self, conversation_id: int, messages: list[dict], profile: str | None = None
     ) -> list[Message]:
-        """Post a batch of `{"text", "role"?, "occurred_at"?, "external_id"?}`: all or nothing."""
+        """Post a batch of `{"text", "role"?, "name"?, "occurred_at"?, "external_id"?}`: all or
+        nothing."""
         items = []
         for message in messages:
             item = dict(message)
@@ -556,10 +561,18 @@ class _Api:
         occurred_at: Datetime = None,
         external_id: str = "",
         profile: str | None = None,
+        name: str | None = None,
     ) -> Message:
-        """Post the assistant's reply (`profile`: the one its reflection runs under)."""
+        """Post the assistant's reply (`profile`: the one its reflection runs under; `name`: the
+        assistant's, when there are several)."""
         body = _drop_none(
-            {"text": text, "occurred_at": _iso(occurred_at), "external_id": external_id, "profile": profile}
+            {
+                "text": text,
+                "name": name,
+                "occurred_at": _iso(occurred_at),
+                "external_id": external_id,
+                "profile": profile,
+            }
         )
         return self._run(_call("respond", _one(Message), json=body, conversation_id=int(conversation_id)))
 

@@ -16,6 +16,9 @@ class EvidenceOut(serializers.Serializer):
     conversation = serializers.IntegerField()
     message = serializers.IntegerField()
     role = serializers.ChoiceField(choices=[Role.USER, Role.ASSISTANT])
+    name = serializers.CharField(
+        help_text='Its message\'s speaker name ("" none; empty once denied or forgotten).'
+    )
     text = serializers.CharField(help_text="The message's redacted text; empty once denied or forgotten.")
     occurred_at = serializers.DateTimeField()
     category = serializers.CharField(help_text='The consent category of the turn ("" none).')

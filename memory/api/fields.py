@@ -12,6 +12,7 @@ import re
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from memory.models import MESSAGE_NAME_CHARS, MESSAGE_NAME_EXCLUDED
 from memoryweb.profiles import DEFAULT_PROFILE, PROFILES
 
 _ASCII_INTEGER = re.compile(r"-?[0-9]+")
@@ -35,7 +36,12 @@ def text_pattern(*, blank: bool, exclude: str = "") -> str:
 
 class StrictCharField(serializers.CharField):
     """A JSON string; never a number or a boolean turned into one. Unless `allow_blank`, a string
-    of whitespace only is blank, whether or not the field trims it (the schema: text_pattern())."""
+    of whitespace only is blank, whether or not the field trims it (the schema: text_pattern()).
+    A subclass's `excluded` (a regex character range) names characters the string may not hold,
+    checked as sent; the schema's pattern excludes them too."""
+
+    excluded = ""
+    default_error_messages = {"excluded": "This field may not hold control characters."}
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
@@ -43,6 +49,8 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
     def run_validation(self, data=serializers.empty):
+        if isinstance(data, str) and self.excluded and re.search(f"[{self.excluded}]", data):
+            self.fail("excluded")
         if isinstance(data, str) and not self.allow_blank and not data.strip():
             self.fail("blank")
         # the length the schema's maxLength counts is the string as sent, before DRF trims it
@@ -155,6 +163,25 @@ class ConsentCategoryField(StrictCharField):
 
     def __init__(self, **kwargs):
         super().__init__(max_length=40, **kwargs)
+
+
+class SpeakerNameField(StrictCharField):
+    """Who said a message ("Melanie"), when the app knows: optional, one line (no control
+    character), at most MESSAGE_NAME_CHARS characters, checked as sent; the service trims it
+    (memory.services.conversations.speaker_name)."""
+
+    excluded = MESSAGE_NAME_EXCLUDED
+    default_error_messages = {"excluded": "name must be one line, without control characters"}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("default", "")
+        kwargs.setdefault(
+            "help_text",
+            "who said it (a group chat's member, one of several agents); shown beside the turn "
+            'in the context ("Melanie: …") and searched with it',
+        )
+        super().__init__(max_length=MESSAGE_NAME_CHARS, allow_blank=True, trim_whitespace=False, **kwargs)
 
 
 class ModeNameField(StrictCharField):

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from memory.api.base import AppAPIView, StrictSerializer
 from memory.api.fields import (
+    SpeakerNameField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -217,6 +218,7 @@ class ExportEvidenceSerializer(StrictSerializer):
     conversation = _id()
     message = _id()
     role = StrictChoiceField(choices=Role.choices)
+    name = SpeakerNameField(help_text='its message\'s speaker name (absent or "": none)')
     text = _text()
     scope = _text(max_length=200)
     vote_score = StrictFloatField()
@@ -233,6 +235,7 @@ class ExportEvidenceSerializer(StrictSerializer):
 class ExportMessageSerializer(StrictSerializer):
     id = _id()
     role = StrictChoiceField(choices=Role.choices)
+    name = SpeakerNameField(help_text='who said it (absent or "": not said)')
     text = _text()
     occurred_at = _when()
     external_id = _text(max_length=200)

@@ -95,7 +95,7 @@ class ApiSchema(AutoSchema):
     def _insert_field_validators(self, field, schema):
         super()._insert_field_validators(field, schema)  # a RegexValidator's pattern comes first
         if isinstance(field, StrictCharField) and schema.get("type") == "string":
-            schema.setdefault("pattern", text_pattern(blank=field.allow_blank))
+            schema.setdefault("pattern", text_pattern(blank=field.allow_blank, exclude=field.excluded))
 
     def _get_request_body(self, direction="request"):
         body = super()._get_request_body(direction)

@@ -13,7 +13,8 @@ TABLES = ("memory_evidence",)
 
 
 def forwards(apps, schema_editor):
-    schema.install(schema_editor.connection, TABLES)
+    # the index as it was then: 0028 adds the speaker's name to the table and to the index
+    schema.install(schema_editor.connection, TABLES, schema.LAYOUT_0027)
 
 
 def backwards(apps, schema_editor):

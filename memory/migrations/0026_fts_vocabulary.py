@@ -14,7 +14,8 @@ def forwards(apps, schema_editor):
     connection = schema_editor.connection
     if connection.vendor != "sqlite":
         return
-    schema.install(connection)  # creates what is missing: the vocabulary tables
+    # creates what is missing: the vocabulary tables (the index layout of its time: 0028 changed it)
+    schema.install(connection, layout=schema.LAYOUT_0027)
 
 
 def backwards(apps, schema_editor):

@@ -29,9 +29,10 @@ Only `full` adds:
   notes that themselves mention a date by `scoring.whenDated`;
 - **people and things named**: when the message names someone or something (a capitalised
   word that is no question word, weekday or month: "What has Melanie painted?"), a note whose
-  speaker prefix is that name ("Melanie: …", as transcripts and imported chats store a turn)
-  gains `scoring.speakerMatch`, and one that names it elsewhere `scoring.entityMatch`, each
-  times the share of the message's names it holds. Questions about one person across many
+  speaker is that name (an evidence unit's name, sent with its message, or a note's prefix
+  "Melanie: …", as transcripts and imported chats store a turn: `speaker_said`) gains
+  `scoring.speakerMatch`, and one that names it elsewhere `scoring.entityMatch`, each times
+  the share of the message's names it holds. Questions about one person across many
   sessions ("What activities does Melanie partake in?") otherwise fill their places with the
   other speaker's turns that share the topic's words.
 
@@ -366,6 +367,7 @@ EVIDENCE_FIELDS = (
     "conversation_id",
     "message_id",
     "role",
+    "name",
     "text",
     "occurred_at",
     "created_at",
@@ -553,6 +555,17 @@ def named_entities(text: str) -> set[str]:
     return {w for w in _NAME.findall(text) if w not in _NOT_NAMES}
 
 
+def speaker_said(item: Note | Evidence) -> tuple[str, str]:
+    """Who said a note or evidence unit, and what they said: a unit's speaker name (sent with
+    its message, `Evidence.name`), else the name a stored turn opens with ("Melanie: …",
+    SPEAKER_PREFIX); ("", the whole text) when neither names one."""
+    if isinstance(item, Evidence) and item.name:
+        return item.name, item.text
+    text = item.content
+    prefix = SPEAKER_PREFIX.match(text)
+    return (prefix.group(1), text[prefix.end() :]) if prefix else ("", text)
+
+
 def _entity_signal(candidates: dict, query: str, config: MemoryConfig) -> None:
     """The lift of the notes said by, or naming, the people and things the message names
     (module docstring)."""
@@ -562,10 +575,8 @@ def _entity_signal(candidates: dict, query: str, config: MemoryConfig) -> None:
         return
     patterns = {name: re.compile(rf"\b{re.escape(name)}\b") for name in names}
     for c in candidates.values():
-        text = c.note.content
-        prefix = SPEAKER_PREFIX.match(text)
-        speaker = set(prefix.group(1).split()) & names if prefix else set()
-        rest = text[prefix.end() :] if prefix else text
+        who, rest = speaker_said(c.note)
+        speaker = set(who.split()) & names
         named = sorted(name for name, pattern in patterns.items() if pattern.search(rest))
         lift = (w_speaker * len(speaker) + w_named * len(named)) / len(names)
         if lift <= 0:

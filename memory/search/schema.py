@@ -14,10 +14,13 @@ matches and filtering afterwards. User terms are always restricted to the text c
 (`NOTE_TEXT_COLUMNS`), and ranking gives the subject column a weight of 0 (`NOTE_BM25`).
 
 A migration installs the indexes of the tables that exist at that point: it passes `tables`
-(content tables, e.g. ("memory_note",)), so an index added later never runs before its table.
+(content tables, e.g. ("memory_note",)), so an index added later never runs before its table,
+and, where an index has changed since, the `Layout` of its own time (e.g. `LAYOUT_0027`), so
+it never indexes a column added later.
 """
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 FTS_TABLES = {
     # fts table: (content table, indexed columns)
@@ -25,16 +28,19 @@ FTS_TABLES = {
     "memory_profilefact_fts": ("memory_profilefact", ["key", "value", "keywords"]),
     "memory_lesson_fts": ("memory_lesson", ["text", "tags"]),
     "memory_procedure_fts": ("memory_procedure", ["title", "steps"]),
-    # the turns themselves (memory.models.Evidence), laid out like notes: text, then the subject
-    "memory_evidence_fts": ("memory_evidence", ["text", "subject_id"]),
+    # the turns themselves (memory.models.Evidence), laid out like notes: the speaker's name
+    # (blank for most turns) and text, then the subject
+    "memory_evidence_fts": ("memory_evidence", ["name", "text", "subject_id"]),
 }
 
 # the columns of memory_note_fts that user terms may match, and its bm25 with the subject
 # column weighted 0 (a subject phrase in MATCH must not change the scores)
 NOTE_TEXT_COLUMNS = "{content tags}"
 NOTE_BM25 = "bm25(memory_note_fts, 1.0, 1.0, 0.0)"
-EVIDENCE_TEXT_COLUMNS = "{text}"
-EVIDENCE_BM25 = "bm25(memory_evidence_fts, 1.0, 0.0)"
+# bm25 counts a row's length over all its columns and weighs each column's occurrences, so the
+# name weighted as the text scores as one column "name text" would (PostgreSQL's tsvector)
+EVIDENCE_TEXT_COLUMNS = "{name text}"
+EVIDENCE_BM25 = "bm25(memory_evidence_fts, 1.0, 1.0, 0.0)"
 
 # PostgreSQL's text search configuration for every index and query (see the module docstring)
 PG_TS_CONFIG = "memoryweb"
@@ -61,7 +67,7 @@ PG_VECTORS = {
     "memory_profilefact": f"to_tsvector('{PG_TS_CONFIG}', key || ' ' || value || ' ' || keywords::text)",
     "memory_lesson": f"to_tsvector('{PG_TS_CONFIG}', text || ' ' || tags::text)",
     "memory_procedure": f"to_tsvector('{PG_TS_CONFIG}', title || ' ' || steps::text)",
-    "memory_evidence": f"to_tsvector('{PG_TS_CONFIG}', text)",
+    "memory_evidence": f"to_tsvector('{PG_TS_CONFIG}', name || ' ' || text)",
 }
 
 # Tables whose tsvector is a stored generated column (PostgreSQL): the note search ranks with
@@ -76,14 +82,32 @@ def pg_vector(table: str) -> str:
     return PG_STORED.get(table) or PG_VECTORS[table]
 
 
-def _fts_tables(tables: Iterable[str] | None) -> dict[str, tuple[str, list[str]]]:
-    wanted = None if tables is None else set(tables)
-    return {fts: spec for fts, spec in FTS_TABLES.items() if wanted is None or spec[0] in wanted}
+@dataclass(frozen=True)
+class Layout:
+    """What the indexes are: the FTS5 tables (SQLite) and the tsvector expressions (PostgreSQL)."""
+
+    fts: dict[str, tuple[str, list[str]]]
+    pg: dict[str, str]
 
 
-def _pg_vectors(tables: Iterable[str] | None) -> dict[str, str]:
+CURRENT = Layout(FTS_TABLES, PG_VECTORS)
+# the indexes up to migration 0027, before 0028 added the speaker's name to the evidence index:
+# a migration runs against the tables of its own time, so the earlier ones build this layout
+# (and going back from 0028 restores it)
+LAYOUT_0027 = Layout(
+    FTS_TABLES | {"memory_evidence_fts": ("memory_evidence", ["text", "subject_id"])},
+    PG_VECTORS | {"memory_evidence": f"to_tsvector('{PG_TS_CONFIG}', text)"},
+)
+
+
+def _fts_tables(tables: Iterable[str] | None, layout: Layout = CURRENT) -> dict[str, tuple[str, list[str]]]:
     wanted = None if tables is None else set(tables)
-    return {table: expr for table, expr in PG_VECTORS.items() if wanted is None or table in wanted}
+    return {fts: spec for fts, spec in layout.fts.items() if wanted is None or spec[0] in wanted}
+
+
+def _pg_vectors(tables: Iterable[str] | None, layout: Layout = CURRENT) -> dict[str, str]:
+    wanted = None if tables is None else set(tables)
+    return {table: expr for table, expr in layout.pg.items() if wanted is None or table in wanted}
 
 
 def vocabulary_table(fts: str) -> str:
@@ -92,9 +116,9 @@ def vocabulary_table(fts: str) -> str:
     return f"{fts}_vocab"
 
 
-def sqlite_statements(tables: Iterable[str] | None = None) -> list[str]:
+def sqlite_statements(tables: Iterable[str] | None = None, layout: Layout = CURRENT) -> list[str]:
     statements = []
-    for fts, (table, columns) in _fts_tables(tables).items():
+    for fts, (table, columns) in _fts_tables(tables, layout).items():
         cols = ", ".join(columns)
         new = ", ".join(f"new.{c}" for c in columns)
         old = ", ".join(f"old.{c}" for c in columns)
@@ -122,9 +146,9 @@ def sqlite_drop_statements(tables: Iterable[str] | None = None) -> list[str]:
     return statements
 
 
-def postgres_statements(tables: Iterable[str] | None = None) -> list[str]:
+def postgres_statements(tables: Iterable[str] | None = None, layout: Layout = CURRENT) -> list[str]:
     statements = [PG_TS_SETUP]
-    for table, expr in _pg_vectors(tables).items():
+    for table, expr in _pg_vectors(tables, layout).items():
         if table in PG_STORED:
             statements.append(
                 f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {PG_STORED[table]} tsvector "
@@ -143,9 +167,13 @@ def postgres_drop_statements(tables: Iterable[str] | None = None) -> list[str]:
     return statements
 
 
-def install(connection, tables: Iterable[str] | None = None) -> None:
-    """Create the indexes (of `tables` only, when given) that do not exist yet."""
-    statements = sqlite_statements(tables) if connection.vendor == "sqlite" else postgres_statements(tables)
+def install(connection, tables: Iterable[str] | None = None, layout: Layout = CURRENT) -> None:
+    """Create the indexes (of `tables` only, when given) that do not exist yet, as `layout` has them."""
+    statements = (
+        sqlite_statements(tables, layout)
+        if connection.vendor == "sqlite"
+        else postgres_statements(tables, layout)
+    )
     with connection.cursor() as cursor:
         for sql in statements:
             cursor.execute(sql)

@@ -1,11 +1,12 @@
 """Writes to conversations and messages: the input records every memory is learned from."""
 
 import datetime
+import re
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory.models import Conversation, Message, Role
+from memory.models import MESSAGE_NAME_CHARS, MESSAGE_NAME_EXCLUDED, Conversation, Message, Role
 from memory.modes import mode_get
 from memory.services.audit import Actor, audit_record
 from memory.services.scrub import scrub
@@ -13,6 +14,7 @@ from memory.services.state import state_update
 from memoryweb.errors import InvalidInput
 
 MAX_MESSAGE_CHARS = 100_000
+_NAME_EXCLUDED = re.compile(f"[{MESSAGE_NAME_EXCLUDED}]")
 
 
 def _clean_str(value, field: str, limit: int) -> str:
@@ -24,6 +26,15 @@ def _clean_str(value, field: str, limit: int) -> str:
     if len(value) > limit:
         raise InvalidInput(f"{field} must be at most {limit} characters", field=field)
     return value
+
+
+def speaker_name(value) -> str:
+    """A message's speaker name, trimmed: a string of at most MESSAGE_NAME_CHARS characters on
+    one line ("" for none); InvalidInput (field `name`) otherwise."""
+    name = _clean_str(value, "name", MESSAGE_NAME_CHARS)
+    if _NAME_EXCLUDED.search(name):
+        raise InvalidInput("name must be one line, without control characters", field="name")
+    return name
 
 
 @transaction.atomic
@@ -76,9 +87,11 @@ def message_add(
     text: str,
     occurred_at: datetime.datetime | None = None,
     external_id: str = "",
+    name: str = "",
     actor: Actor,
 ) -> tuple[Message, bool]:
-    """Append a message; returns (message, created).
+    """Append a message; returns (message, created). `name`: who said it, when the app knows
+    ("Melanie"; `speaker_name`).
 
     A message whose external id the conversation already holds is returned as it is, so a
     client may retry a post safely. A new user message also moves the conversation's state
@@ -90,16 +103,21 @@ def message_add(
         raise InvalidInput("text must be a non-empty string", field="text")
     if len(text) > MAX_MESSAGE_CHARS:
         raise InvalidInput(f"text must be at most {MAX_MESSAGE_CHARS} characters", field="text")
+    name = speaker_name(name)
     external_id = _clean_str(external_id, "external_id", 200)
     if external_id:
         existing = Message.objects.filter(conversation=conversation, external_id=external_id).first()
         if existing is not None:
             return existing, False
     text = scrub(text, where="message")
+    # redacted as the text is; a placeholder longer than the secret it replaces can push the
+    # name past its bound, and the post is refused rather than the name cut
+    name = speaker_name(scrub(name, where="message"))
     now = timezone.now()
     message = Message.objects.create(
         conversation=conversation,
         role=role,
+        name=name,
         text=text,
         occurred_at=occurred_at or now,
         external_id=external_id,

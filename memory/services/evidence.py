@@ -2,12 +2,15 @@
 
 Reflection records one unit per message it reads (`evidence_record`), whatever extraction
 found, so a fact said once is retrievable as the turn itself. The unit holds the message's
-text, which the boundary (memory/boundary.py) and `message_add` already redacted; it is
-scrubbed once more here, as every stored text is. Consent applies as to any memory: the
-message's category under the subject's policy makes the unit visible (allow), pending until
-the person approves it in the consent queue (ask: a PendingMemory of kind evidence), or
-denied (deny: a row without its text, never retrievable). A forgotten unit keeps a row
-without text too, so a second reflection of its message does not write it again.
+text and its speaker's name (blank unless the app sent one), which the boundary
+(memory/boundary.py) and `message_add` already redacted; both are scrubbed once more here, as
+every stored text is. A named unit reads "Name: text" to ranking, the embedding and the
+context (`Evidence.content`), and its name is in the full-text index beside the text.
+Consent applies as to any memory: the message's category under the subject's policy makes
+the unit visible (allow), pending until the person approves it in the consent queue (ask: a
+PendingMemory of kind evidence), or denied (deny: a row without its name and text, never
+retrievable). A forgotten unit keeps a row without them too, so a second reflection of its
+message does not write it again.
 """
 
 import hashlib
@@ -61,6 +64,7 @@ def evidence_record(
     text = scrub(message.text.strip(), where="evidence")
     if not text:
         return None
+    name = scrub(message.name, where="evidence")
     conversation = message.conversation
     subject = conversation.subject
     policy = consent_policy(subject=subject, category=category)
@@ -72,6 +76,7 @@ def evidence_record(
         conversation=conversation,
         message=message,
         role=message.role,
+        name="" if status == EvidenceStatus.DENIED else name,
         text="" if status == EvidenceStatus.DENIED else text,
         scope=conversation.scope,
         occurred_at=message.occurred_at,
@@ -84,7 +89,7 @@ def evidence_record(
         pending_queue(
             subject=subject,
             kind=ItemKind.EVIDENCE,
-            payload={"evidence_id": evidence.pk, "content": text, "role": message.role},
+            payload={"evidence_id": evidence.pk, "content": evidence.content, "role": message.role},
             category=category,
             content_hash=_pending_hash(evidence),
             source_message=message,
@@ -123,7 +128,7 @@ def evidence_decline(*, evidence_id: int) -> None:
     """A pending unit the person declined: its text goes, and it is never retrievable."""
     declined = Evidence.objects.filter(pk=evidence_id, status=EvidenceStatus.PENDING)
     memory_changed(subject_ids=declined.values_list("subject_id", flat=True))
-    declined.update(status=EvidenceStatus.DENIED, text="", updated_at=timezone.now())
+    declined.update(status=EvidenceStatus.DENIED, name="", text="", updated_at=timezone.now())
     embeddings_delete(kind=ItemKind.EVIDENCE, item_ids=[evidence_id])
 
 
@@ -145,7 +150,7 @@ def _hide(queryset) -> list[int]:
             subject_ids=set(Evidence.objects.filter(pk__in=ids).values_list("subject_id", flat=True))
         )
         Evidence.objects.filter(pk__in=ids).update(
-            status=EvidenceStatus.FORGOTTEN, text="", updated_at=timezone.now()
+            status=EvidenceStatus.FORGOTTEN, name="", text="", updated_at=timezone.now()
         )
         embeddings_delete(kind=ItemKind.EVIDENCE, item_ids=ids)
     return ids

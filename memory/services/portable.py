@@ -47,6 +47,7 @@ from memory.selectors import EXPORT_FORMAT, EXPORT_VERSION
 from memory.services.apps import subject_get_or_create
 from memory.services.audit import Actor, audit_record
 from memory.services.context_cache import memory_changed
+from memory.services.conversations import speaker_name
 from memory.services.embeddings import embeddings_enabled
 from memory.services.scrub import scrub
 from memoryweb.errors import Conflict, InvalidInput, NotFound
@@ -199,6 +200,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             message = Message.objects.create(
                 conversation=conversation,
                 role=m["role"],
+                name=speaker_name(scrub(m.get("name", ""), where="message")),
                 text=scrub(m["text"], where="message"),
                 occurred_at=_at(m["occurred_at"]),
                 external_id=m["external_id"],
@@ -221,6 +223,7 @@ def _import(*, app: App, external_id: str, document, actor: Actor, config: Memor
             conversation_id=conversation_id,
             message_id=message_id,
             role=e["role"],
+            name=speaker_name(scrub(e.get("name", ""), where="evidence")),
             text=scrub(e["text"], where="evidence"),
             scope=e["scope"],
             occurred_at=_at(e["occurred_at"]),

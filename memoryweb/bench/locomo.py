@@ -30,7 +30,8 @@ under "modes", the baseline under "bm25".
 With `reflect`, every conversation is also posted the way a chat app posts it, into a second
 App with the default pipeline (memoryweb/bench/reflect.py): each turn through
 `chat.services.messages_add` (the service of the REST `messages` and `responses` endpoints),
-first speaker "user", second "assistant", no note stored by the benchmark; every assistant
+first speaker "user", second "assistant", each with its speaker's name (the message's `name`),
+no note stored by the benchmark; every assistant
 message queues the turn's reflection, run inline (background tasks are eager: the caller sets
 it, as `manage.py bench` does for its in-process benches; `run` refuses otherwise), on the
 heuristic path (`llm.reflection` "none"), with the default consent policy (sensitive memories

@@ -5,7 +5,8 @@ Posting (`post_sample`): one chat Conversation per session, and every turn goes 
 `chat.services.messages_add` — the service behind `POST …/messages` and `POST …/responses` —
 one message per call, in order, with external id = dia_id and occurred_at = the session date.
 The first speaker posts as role "user" and the second as "assistant" (as the harness does), the
-text as said (no speaker name added). Nothing else is written: no note per turn. An assistant
+text as said and the speaker's LoCoMo name as the message's `name` (what a chat app that knows
+its users' names sends; the evidence unit keeps it). Nothing else is written: no note per turn. An assistant
 message closes a turn and queues its reflection (`reflection_enqueue`); the caller runs
 background tasks inline (eager, as the in-process benches of `manage.py bench` do), so the
 reflection, the note links and (with embeddings on) the note vectors are written before the
@@ -97,6 +98,7 @@ def post_sample(sample: Sample, *, app, actor: Actor, allow_all: bool = False) -
         for turn in session.turns:
             item = {
                 "role": roles.get(turn.speaker, "user"),
+                "name": turn.speaker,
                 "text": turn.message_text,
                 "occurred_at": session.date,
                 "external_id": turn.dia_id,

@@ -18,7 +18,11 @@ def portable_world(subject, actor, config) -> SimpleNamespace:
         subject=subject, external_id="trip", scope="travel", actor=actor
     )
     asked, _ = message_add(
-        conversation=conversation, role="user", text=f"I am flying to Lisbon in March {MARKER}", actor=actor
+        conversation=conversation,
+        role="user",
+        name="Alice",
+        text=f"I am flying to Lisbon in March {MARKER}",
+        actor=actor,
     )
     answered, _ = message_add(
         conversation=conversation,

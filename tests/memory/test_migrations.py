@@ -66,3 +66,38 @@ def test_rows_written_before_the_models_moved_are_all_there_after_migrate(tmp_pa
     ]
     assert db.execute("SELECT name, value FROM memoryweb_counter").fetchall() == [("redaction.message", 3)]
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+@pytest.mark.slow  # two `migrate` runs in subprocesses
+@pytest.mark.own_stack
+def test_turns_stored_before_speaker_names_keep_their_text_and_are_found_after_migrate(tmp_path):
+    _manage(tmp_path, "migrate", "memory", "0027_parked_distilled", "--noinput", "-v", "0")
+    db = sqlite3.connect(tmp_path / "memoryweb.sqlite3")
+    app = _insert(db, "memory_app", name="old")
+    subject = _insert(db, "memory_subject", app_id=app, external_id="ana")
+    conversation = _insert(db, "memory_conversation", subject_id=subject, external_id="c1")
+    message = _insert(db, "memory_message", conversation_id=conversation, role="user", text="I paint horses")
+    unit = _insert(
+        db,
+        "memory_evidence",
+        subject_id=subject,
+        conversation_id=conversation,
+        message_id=message,
+        role="user",
+        text="I paint horses",
+        status="visible",
+    )
+    db.commit()
+    db.close()
+
+    _manage(tmp_path, "migrate", "--noinput", "-v", "0")
+
+    db = sqlite3.connect(tmp_path / "memoryweb.sqlite3")
+    assert db.execute("SELECT name, text FROM memory_message").fetchall() == [("", "I paint horses")]
+    assert db.execute("SELECT name, text FROM memory_evidence").fetchall() == [("", "I paint horses")]
+    found = "SELECT rowid FROM memory_evidence_fts WHERE memory_evidence_fts MATCH ?"
+    assert db.execute(found, ["{name text} : horses"]).fetchall() == [(unit,)]
+    # a name set afterwards is indexed too (the update trigger covers the column)
+    db.execute("UPDATE memory_evidence SET name = 'Ana' WHERE id = ?", [unit])
+    db.commit()
+    assert db.execute(found, ["{name text} : ana"]).fetchall() == [(unit,)]

@@ -9,7 +9,7 @@ import pytest
 
 from memory.config import get_config
 from memory.context import context_build
-from memory.models import Note, Origin, ProfileFact, Subject
+from memory.models import Evidence, Message, Note, Origin, ProfileFact, Subject
 from memory.selectors import subject_export
 from memory.services import subject_delete
 from memory.services.portable import SCHEMA_PATH, subject_import
@@ -75,6 +75,8 @@ def test_export_delete_import_gives_the_same_context(subject, world, actor, conf
     for kind in ("facts", "notes", "lessons", "procedures", "conversations", "evidence", "pending"):
         assert len(again[kind]) == len(document[kind]), kind
     assert {n["origin"] for n in again["notes"]} == {Origin.IMPORT}
+    assert [m["name"] for m in again["conversations"][0]["messages"]] == ["Alice", ""]
+    assert [e["name"] for e in again["evidence"]] == ["Alice", ""]
     assert [f["value"] for f in again["facts"] if f["key"] == "city"] == [
         f"Porto {MARKER}",
         f"Lisbon {MARKER}",
@@ -89,6 +91,19 @@ def test_export_delete_import_gives_the_same_context(subject, world, actor, conf
     )
     copy = Subject.objects.get(app=other_app, external_id="alice-copy")
     assert rendered(copy, other_config) == before
+
+
+def test_a_document_without_speaker_names_imports_with_none(subject, world, actor, config, app):
+    document = json.loads(json.dumps(subject_export(subject=subject)))
+    for item in [*document["evidence"], *document["conversations"][0]["messages"]]:
+        del item["name"]
+    subject_delete(subject=subject, actor=actor)
+
+    subject_import(app=app, external_id="alice", document=document, actor=actor, config=config)
+
+    restored = Subject.objects.get(app=app, external_id="alice")
+    assert set(Message.objects.filter(conversation__subject=restored).values_list("name", flat=True)) == {""}
+    assert set(Evidence.objects.filter(subject=restored).values_list("name", flat=True)) == {""}
 
 
 def test_a_subject_that_holds_memory_is_refused_and_left_as_it_was(subject, world, actor, config, app):

@@ -318,6 +318,23 @@ def test_datetimes_are_accepted_as_objects_or_iso_strings(memory):
         memory.add_message(conversation["id"], "x", occurred_at=1700000000)
 
 
+def test_a_message_and_a_reply_can_name_their_speakers(memory):
+    conversation = memory.conversation("alice")
+
+    said = memory.add_message(conversation["id"], "I paint", name="Melanie")
+    replied = memory.respond(conversation["id"], "Lovely", name="Caroline")
+    batch = memory.add_messages(conversation["id"], [{"text": "Me too", "name": "Jon"}])
+    plain = memory.add_message(conversation["id"], "no name")
+
+    assert (said.name, replied.name, batch[0].name, plain.name) == ("Melanie", "Caroline", "Jon", "")
+    assert list(Message.objects.order_by("pk").values_list("role", "name")) == [
+        ("user", "Melanie"),
+        ("assistant", "Caroline"),
+        ("user", "Jon"),
+        ("user", ""),
+    ]
+
+
 def test_posting_the_same_external_id_twice_returns_the_first_message(memory):
     conversation = memory.conversation("alice")
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memory.models import Evidence, Lesson, Procedure, ProfileFact
+from memory.models import Lesson, Procedure, ProfileFact
 from memory.modes import Mode
 
 
@@ -43,8 +43,6 @@ class Candidate:
 def item_text(obj) -> str:
     if isinstance(obj, ProfileFact):
         return f"{obj.key}: {obj.value}"
-    if isinstance(obj, Evidence):
-        return obj.text
     if isinstance(obj, Procedure):
         return " ".join([obj.title, *obj.steps])
     if isinstance(obj, Lesson):

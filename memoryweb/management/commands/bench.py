@@ -442,7 +442,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 "reflect: every turn is also posted through chat.services.messages_add (the REST messages/"
                 "responses path) into a second App with the default pipeline: first speaker user, second "
-                "assistant, no note stored by the benchmark; each assistant message queues its reflection "
+                "assistant, each with its LoCoMo speaker name, no note stored by the benchmark; each assistant message queues its reflection "
                 "(heuristic extractor, run inline), "
                 + (
                     "every consent category allowed."

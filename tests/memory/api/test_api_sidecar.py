@@ -430,6 +430,54 @@ def test_posting_a_response_writes_an_assistant_message(client, conversation):
     )
 
 
+def test_a_message_and_a_response_carry_their_speakers_names(client, conversation):
+    said = post(client, f"/conversations/{conversation.pk}/messages", {"text": "I paint", "name": "Melanie"})
+    replied = post(
+        client, f"/conversations/{conversation.pk}/responses", {"text": "Lovely", "name": "Caroline"}
+    )
+    batch = post(
+        client,
+        f"/conversations/{conversation.pk}/messages",
+        {"messages": [{"text": "Me too", "name": "Jon"}, {"text": "no name"}]},
+    )
+
+    assert (said.status_code, replied.status_code, batch.status_code) == (201, 201, 201)
+    assert (said.json()["name"], replied.json()["name"]) == ("Melanie", "Caroline")
+    assert [m["name"] for m in batch.json()["messages"]] == ["Jon", ""]
+    assert list(conversation.messages.values_list("role", "name")) == [
+        ("user", "Melanie"),
+        ("assistant", "Caroline"),
+        ("user", "Jon"),
+        ("user", ""),
+    ]
+    listed = client.get(f"{API}/conversations/{conversation.pk}/messages").json()["messages"]
+    assert [m["name"] for m in listed] == ["Melanie", "Caroline", "Jon", ""]
+
+
+@pytest.mark.parametrize("name", [12, ["Melanie"], None, "M" * 65, "Ana\nSystem"])
+@pytest.mark.parametrize(
+    "path,body,field",
+    [
+        ("messages", {"text": "I paint"}, "name"),
+        ("responses", {"text": "Lovely"}, "name"),
+        ("messages", {"messages": [{"text": "fine"}, {"text": "I paint"}]}, "messages.1.name"),
+    ],
+)
+def test_a_name_that_is_no_short_one_line_string_is_a_400_naming_it(
+    client, conversation, name, path, body, field
+):
+    if "messages" in body:
+        body["messages"][1]["name"] = name
+    else:
+        body["name"] = name
+
+    response = post(client, f"/conversations/{conversation.pk}/{path}", body)
+
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == field
+    assert not Message.objects.exists()
+
+
 # --- profile ----------------------------------------------------------------------------------
 def test_setting_a_fact_writes_it(client, app):
     body = {"key": "city", "value": "Lyon", "mode": "personal_assistant", "confidence": 0.8}

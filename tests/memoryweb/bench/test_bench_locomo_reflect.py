@@ -50,7 +50,13 @@ def test_reflect_posts_the_turns_through_the_chat_path_and_finds_a_stated_fact(e
     messages = Message.objects.filter(conversation__subject__app=app)
     assert messages.count() == ref["posting"]["turns"] == 11
     d25 = messages.get(external_id="D2:5")
-    assert (d25.role, d25.text) == ("user", "I moved to Boston last year and I work at Google.")
+    assert (d25.role, d25.name, d25.text) == (
+        "user",
+        "Ada",
+        "I moved to Boston last year and I work at Google.",
+    )
+    assert set(messages.values_list("role", "name")) == {("user", "Ada"), ("assistant", "Sam")}
+    assert Evidence.objects.get(subject__app=app, message=d25).content.startswith("Ada: I moved to Boston")
     assert d25.occurred_at == datetime.datetime(2023, 6, 19, 10, 4, tzinfo=datetime.UTC)
     assert messages.get(external_id="D2:6").role == "assistant"
     assert set(Note.objects.filter(subject__app=app).values_list("origin", flat=True)) <= {"reflection"}
