@@ -146,6 +146,10 @@ DEFAULTS: dict[str, Any] = {
         "mode": "full",
         # weighted reciprocal rank of the full-text and vector lists: weight / (rrfK + rank)
         "fusion": {"lexicalWeight": 1.0, "vectorWeight": 0.6, "rrfK": 4.0},
+        # mode full: the names of the people who speak ("Melanie: …") that the message holds are
+        # searched as words (search) or, when it holds other words that are no date, left to
+        # scoring.speakerMatch / entityMatch (signals; memory/ranking/names.py)
+        "nameTerms": "signals",
     },
     # provider-qualified model per component: "none", "anthropic/MODEL", "openai/MODEL" or
     # "openai-compatible/MODEL" (with baseUrl); API keys come from the environment
@@ -568,11 +572,14 @@ REWRITER_GATES = ("heuristic", "always", "never")
 
 
 RETRIEVE_MODES = ("fts", "vector", "hybrid", "full")
+# retrieve.nameTerms: the speakers' names a message holds are searched as words, or left to the signals
+NAME_TERMS = ("search", "signals")
 
 
 def _check_ranking(tree: dict) -> None:
     retrieve, scoring = tree.get("retrieve", {}), tree.get("scoring", {})
     _check_choice(retrieve.get("mode", "full"), RETRIEVE_MODES, "memory.retrieve.mode")
+    _check_choice(retrieve.get("nameTerms", "search"), NAME_TERMS, "memory.retrieve.nameTerms")
     fusion = retrieve.get("fusion", {})
     for key in ("lexicalWeight", "vectorWeight"):
         if fusion.get(key, 0) < 0:

@@ -34,7 +34,11 @@ Only `full` adds:
   `scoring.speakerMatch`, and one that names it elsewhere `scoring.entityMatch`, each times
   the share of the message's names it holds. Questions about one person across many
   sessions ("What activities does Melanie partake in?") otherwise fill their places with the
-  other speaker's turns that share the topic's words.
+  other speaker's turns that share the topic's words. With `retrieve.nameTerms` "signals"
+  (the default) the names of the people who speak are not full-text terms when the message
+  holds other words that are no date (`_full_text`, memory/ranking/names.py): matching every
+  turn its person said, such a name filled the full-text list with that person's shortest
+  turns, whatever they say.
 
 Link expansion over the note graph (memory/links.py) follows in `fts` and `full` mode; the
 context builder does it, after ranking.
@@ -57,6 +61,7 @@ from django.db import connection
 from memory.config import MemoryConfig
 from memory.embeddings import get_embedder
 from memory.models import Evidence, Note
+from memory.ranking.names import SPEAKER_PREFIX, named_entities, without_names
 from memory.search.lexical import (
     Hit,
     NoteFilter,
@@ -95,6 +100,12 @@ CALENDAR_MONTHS = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|spring|summer|autumn|fall|winter)", re.IGNORECASE
 )
 RELATIVE = re.compile(r"\b(?:last|next|this|coming|past|ago)\b", re.IGNORECASE)
+# a search term that only dates: a number, a month, a weekday, a season
+DATE_WORD = re.compile(
+    r"\d+(?:st|nd|rd|th)?|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"spring|summer|autumn|fall|winter"
+)
 # a cheap test before memory.temporal's full set of rules: no date without one of these
 DATE_HINT = re.compile(
     r"\d|\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this|week|weekend|month|year|"
@@ -424,6 +435,40 @@ def vector_hits(
         return None
 
 
+def _full_text(
+    subject_id: int, query: str, terms: list[str], filters: NoteFilter, limit: int, units: bool, names: str
+) -> list[tuple[Key, float]]:
+    """The full-text list: notes (and with `units` evidence units) for `terms`, best first.
+
+    With `names` "signals" (`retrieve.nameTerms`), the names of the people the message names
+    who speak in the first hits ("Melanie: …") are searched no more when the message holds other
+    words that are no date: the hits are searched again without them, and the speaker signal
+    carries them (`scoring.speakerMatch`, `entityMatch`). A name matches every turn its person
+    said, so it filled the list's places with their shortest turns, whatever those say. A thing's
+    name ("Max", the dog; "Chicago") is as topical as any word, and a question whose other words
+    only date ("What did Nate do for Joanna on 25 May?") is the date signal's: both keep every
+    term."""
+    found = note_search(subject_id, terms, limit=limit, filters=filters)
+    said = evidence_search(subject_id, terms, limit=limit, scopes=filters.scopes) if units else []
+    named = named_entities(query) if names == "signals" else set()
+    speakers = _speakers([h.id for h in found]) & named if named else set()
+    words = without_names(terms, speakers)
+    if not speakers or len(words) == len(terms) or not [t for t in words if not DATE_WORD.fullmatch(t)]:
+        return _merged(found, said)
+    found = note_search(subject_id, words, limit=limit, filters=filters)
+    said = evidence_search(subject_id, words, limit=limit, scopes=filters.scopes) if units else []
+    return _merged(found, said)
+
+
+def _speakers(note_ids: list[int]) -> set[str]:
+    """The words of the speaker prefixes ("Melanie: …") of these notes."""
+    prefixes = (
+        SPEAKER_PREFIX.match(text)
+        for text in Note.objects.filter(pk__in=note_ids).values_list("content", flat=True)
+    )
+    return {word for match in prefixes if match for word in match.group(1).split()}
+
+
 def _one_per_turn(ranked: list[Candidate], sources: dict[int, list[int | None]]) -> list[Candidate]:
     """`ranked` without the candidates that repeat a better one's turn: a note stored from a
     message and that message's evidence unit never both take a place; the better-scored stays."""
@@ -463,10 +508,8 @@ def rank_notes(
     with_evidence = config["evidence.enabled"]
     lexical: list[tuple[Key, float]] = []
     if mode != "vector":
-        units = (
-            evidence_search(subject_id, terms, limit=limit, scopes=filters.scopes) if with_evidence else []
-        )
-        lexical = _merged(note_search(subject_id, terms, limit=limit, filters=filters), units)
+        names = config["retrieve.nameTerms"] if mode == "full" else "search"
+        lexical = _full_text(subject_id, query, terms, filters, limit, with_evidence, names)
     vector: list[tuple[Key, float]] = []
     if mode != "fts":
         found = vector_hits(
@@ -535,24 +578,6 @@ def rank_notes(
                 terms_set, c.note.content + " " + " ".join(c.note.tags)
             )
     return [(c.note, c.score, "; ".join(c.why)) for c in ranked]
-
-
-# a capitalised word of three letters or more: a name, unless it is one of these
-_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
-_NOT_NAMES = frozenset(
-    "What When Where Which Who Whom Whose Why How Did Does Do Is Are Was Were Has Have Had Can "
-    "Could Would Should Will The This That These Those And But For Based Given According "
-    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
-    "June July August September October November December".split()
-)
-# "Melanie: …", "Dr Smith: …": a turn stored with its speaker's name before a colon
-SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}):\s")
-
-
-def named_entities(text: str) -> set[str]:
-    """The capitalised words of `text` that are no question word, weekday or month: the
-    people and things it names."""
-    return {w for w in _NAME.findall(text) if w not in _NOT_NAMES}
 
 
 def speaker_said(item: Note | Evidence) -> tuple[str, str]:

@@ -380,6 +380,7 @@ def run(
     embedding_model: str = "",
     bm25: bool = False,
     limit_conversations: int | None = None,
+    skip_conversations: int = 0,
     record: bool = False,
     details: bool = False,
     reflect: bool = False,
@@ -410,7 +411,10 @@ def run(
     if reflect and not celery_app.conf.task_always_eager:
         raise BenchError("reflect needs background tasks run inline (Celery eager), as manage.py bench sets")
     raw = load(data) if isinstance(data, (str, Path)) else data
-    samples = [parse_sample(s) for s in raw[:limit_conversations]]
+    # `skip_conversations` first, then at most `limit_conversations`: conversations 3-5 are
+    # skip 2, so a change tuned on the first ones can be checked on the others
+    chosen_raw = raw[skip_conversations:]
+    samples = [parse_sample(s) for s in chosen_raw[:limit_conversations]]
     actor = Actor.system("bench")
     # notes are embedded in batches after ingest, not one by one as note_store would
     stamp = f"{timezone.now():%Y%m%d-%H%M%S-%f}"

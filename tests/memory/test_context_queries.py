@@ -27,15 +27,18 @@ from memory.services.evidence import evidence_record
 # then BEGIN, the deliveries read,
 # the changed one written, the recalls of notes and of evidence, the event, COMMIT; and the
 # context cache's three (memory/context_cache.py): the subject's generation with its newest
-# message, the entry (a miss: built at an older generation), the UPSERT of the new one
-API_STATEMENTS = 37
+# message, the entry (a miss: built at an older generation), the UPSERT of the new one; and,
+# as the message names someone ("Lisbon"), the speaker prefixes of the full-text hits
+# (retrieve.nameTerms signals: memory/ranking/notes.py)
+API_STATEMENTS = 38
 # context_build for a message that finds notes and a turn but no fact, lesson or procedure
 # (with the candidate notes' `contradicts` links, the candidates' "intrusive" signals in this
 # mode, one statement for the whole build, mirror retrieval's one, the conversation's state row
 # — no consequence query: the message shows no failure or loop signal — and the interaction
 # contract); its cache entry is current, so the cache
-# also counts the messages since (a miss: new topic)
-BUILD_STATEMENTS = 33
+# also counts the messages since (a miss: new topic); and the speaker prefixes of the full-text
+# hits, as the message names someone ("Alice")
+BUILD_STATEMENTS = 34
 
 
 @pytest.fixture

@@ -103,6 +103,16 @@ def share(text: str) -> float:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected zero or more, got {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
     value = int_list(text)
     if len(value) != 1:
@@ -175,6 +185,12 @@ class Command(BaseCommand):
         loc.add_argument("path", help="the LoCoMo JSON file (kept outside the project: CC BY-NC 4.0)")
         loc.add_argument("--k", type=int_list, default=[5, 10, 20, 50], help="cut-offs, e.g. 5,10,20,50")
         loc.add_argument("--limit-conversations", type=positive_int, default=None)
+        loc.add_argument(
+            "--skip-conversations",
+            type=non_negative_int,
+            default=0,
+            help="leave out the first N conversations (then --limit-conversations applies)",
+        )
         loc.add_argument("--record", action="store_true", help="record a RetrievalEvent per build (slower)")
         loc.add_argument("--details", action="store_true", help="include every question's scores in the JSON")
         loc.add_argument(
@@ -459,6 +475,7 @@ class Command(BaseCommand):
                 embedding_model=options["embedding_model"] if options["embeddings"] == "local" else "",
                 bm25=not options["no_bm25"],
                 limit_conversations=options["limit_conversations"],
+                skip_conversations=options["skip_conversations"],
                 record=options["record"],
                 details=options["details"],
                 reflect=options["reflect"],

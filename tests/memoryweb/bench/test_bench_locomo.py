@@ -34,6 +34,18 @@ def test_every_mode_and_the_baseline_are_scored_on_the_same_questions():
 
 
 @pytest.mark.django_db
+def test_skipped_conversations_are_neither_ingested_nor_scored():
+    first, second = tiny_locomo()[0], {**tiny_locomo()[0], "sample_id": "tiny-2"}
+    second["qa"] = second["qa"][:1]  # one scored question: the kayak
+
+    summary = locomo.run([first, second], ks=[5], skip_conversations=1, out=lambda line: None)
+
+    assert summary["conversations"] == 1
+    assert summary["questions"] == 1
+    assert summary["by_category"]["4"]["n"] == 1
+
+
+@pytest.mark.django_db
 def test_the_bm25_baseline_ranks_the_notes_that_share_rare_words(app, actor, config):
     sample = parse_sample(tiny_locomo()[0])
     subject, _, _ = locomo.ingest(sample, app=app, actor=actor, config=config)
