@@ -451,7 +451,7 @@ def _full_text(
     found = note_search(subject_id, terms, limit=limit, filters=filters)
     said = evidence_search(subject_id, terms, limit=limit, scopes=filters.scopes) if units else []
     named = named_entities(query) if names == "signals" else set()
-    speakers = _speakers([h.id for h in found]) & named if named else set()
+    speakers = _speakers([h.id for h in found], [h.id for h in said]) & named if named else set()
     words = without_names(terms, speakers)
     if not speakers or len(words) == len(terms) or not [t for t in words if not DATE_WORD.fullmatch(t)]:
         return _merged(found, said)
@@ -460,13 +460,27 @@ def _full_text(
     return _merged(found, said)
 
 
-def _speakers(note_ids: list[int]) -> set[str]:
-    """The words of the speaker prefixes ("Melanie: …") of these notes."""
-    prefixes = (
-        SPEAKER_PREFIX.match(text)
-        for text in Note.objects.filter(pk__in=note_ids).values_list("content", flat=True)
-    )
-    return {word for match in prefixes if match for word in match.group(1).split()}
+def _speakers(note_ids: list[int], unit_ids: list[int]) -> set[str]:
+    """The words of the speaker prefixes ("Melanie: …") of these notes and of the names these
+    evidence units were posted with (`speaker_said`), in one statement."""
+    parts, params = [], []
+    if note_ids:
+        parts.append(f"SELECT content, '' FROM {Note._meta.db_table} WHERE id IN ({placeholders(note_ids)})")
+        params += note_ids
+    if unit_ids:
+        parts.append(f"SELECT '', name FROM {Evidence._meta.db_table} WHERE id IN ({placeholders(unit_ids)})")
+        params += unit_ids
+    if not parts:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts), params)
+        rows = cursor.fetchall()
+    words = set()
+    for content, name in rows:
+        prefix = SPEAKER_PREFIX.match(content)
+        said = name or (prefix.group(1) if prefix else "")
+        words.update(said.split())
+    return words
 
 
 def _one_per_turn(ranked: list[Candidate], sources: dict[int, list[int | None]]) -> list[Candidate]:

@@ -143,3 +143,20 @@ def test_the_context_shows_a_named_turn_as_its_speaker_says_it(subject, conversa
 
     recalled = next(b for b in context.sections if b.name == "recalled").text
     assert f"[e:{unit.pk} · 2024-03-01 · user] Melanie: {PAINTED}" in recalled
+
+
+def test_a_named_turn_matching_only_its_speakers_name_is_no_full_text_candidate(
+    subject, conversation, actor, config
+):
+    said = turn(conversation, actor, config, PAINTED, name="Melanie")
+    elsewhere, _ = conversation_get_or_create(subject=subject, external_id="c2", actor=actor)
+    chatter = turn(elsewhere, actor, config, "Cool, so cool!", name="Melanie")
+    searched = config.with_overrides({"retrieve": {"nameTerms": "search"}})
+
+    by_name = [n.pk for n, _, _ in rank(subject, searched, QUESTION)]
+    ranked = {n.pk: why for n, _, why in rank(subject, config, QUESTION)}
+
+    assert config["retrieve.nameTerms"] == "signals"
+    assert chatter.pk in by_name  # its posted name alone matched "melanie"
+    assert chatter.pk not in ranked  # the name is left to the speaker signal, as a note's prefix is
+    assert "said by Melanie" in ranked[said.pk]
