@@ -475,7 +475,7 @@ def _speakers(note_ids: list[int], unit_ids: list[int]) -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)
         rows = cursor.fetchall()
-    words = set()
+    words: set[str] = set()
     for content, name in rows:
         prefix = SPEAKER_PREFIX.match(content)
         said = name or (prefix.group(1) if prefix else "")
