@@ -77,7 +77,7 @@ GENERALISES = [
     # contact details and "my X is Y"
     ("email me at sam.k@example.org", {"email": "sam.k@example.org"}),
     ("my number's 0161 496 0000 for the courier", {"phone": "0161 496 0000"}),
-    ("my bday's 14 feb", {"birthday": "14 February"}),
+    ("my bday's 14 feb", {"birthday": "February 14"}),  # one form however it is written (birthday_value)
     ("she/her, thanks", {"pronouns": "she/her"}),
     # tools
     ("vim user since college", {"editor": "Vim"}),
