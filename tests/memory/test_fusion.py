@@ -10,50 +10,15 @@ from django.test.utils import CaptureQueriesContext
 from memory.config import get_config
 from memory.context import context_build
 from memory.models import Evidence, EvidenceStatus, Note
-from memory.ranking import asks_when, message_dates, rank_notes, weighted_rrf
+from memory.ranking import asks_when, message_dates, weighted_rrf
 from memory.ranking.notes import named_entities
-from memory.search.lexical import NoteFilter
 from memory.services import note_store
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.evidence import evidence_record
-from memory.text import query_terms
 from memoryweb.errors import ConfigError
+from tests.memory.ranking_world import NOW, rank, session
 
 UTC = datetime.UTC
-NOW = datetime.datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def _rank(subject, config, query, mode=None):
-    return rank_notes(
-        subject_id=subject.pk,
-        query=query,
-        terms=query_terms(query),
-        filters=NoteFilter(),
-        config=config,
-        now=NOW,
-        mode=mode,
-    )
-
-
-def _session(subject, actor, config, name, turns, when):
-    """One conversation of turns, each a message and a note (as a chat app's turns would be)."""
-    conversation, _ = conversation_get_or_create(subject=subject, external_id=name, actor=actor)
-    notes = []
-    for text in turns:
-        message, _ = message_add(
-            conversation=conversation, role="user", text=text, occurred_at=when, actor=actor
-        )
-        note, _ = note_store(
-            subject=subject,
-            content=text,
-            conversation=conversation,
-            source_message=message,
-            occurred_at=when,
-            actor=actor,
-            config=config,
-        )
-        notes.append(note)
-    return notes
 
 
 # --- pure parts ------------------------------------------------------------------------------
@@ -117,8 +82,8 @@ def test_a_relative_month_is_the_one_month_it_resolves_to():
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_the_turn_after_a_matching_turn_is_recalled_in_full_mode_only(subject, actor, config):
-    _session(subject, actor, config, "s1", ["Lovely weather for the harbour walk today."], NOW)
-    question, answer, _ = _session(
+    session(subject, actor, config, "s1", ["Lovely weather for the harbour walk today."], NOW)
+    question, answer, _ = session(
         subject,
         actor,
         config,
@@ -131,8 +96,8 @@ def test_the_turn_after_a_matching_turn_is_recalled_in_full_mode_only(subject, a
         NOW,
     )
 
-    full = _rank(subject, config, "What was the poetry reading about?")
-    fts = _rank(subject, config, "What was the poetry reading about?", mode="fts")
+    full = rank(subject, config, "What was the poetry reading about?")
+    fts = rank(subject, config, "What was the poetry reading about?", mode="fts")
 
     full_ids = [note.pk for note, _, _ in full]
     assert full_ids[0] == question.pk
@@ -144,11 +109,11 @@ def test_the_turn_after_a_matching_turn_is_recalled_in_full_mode_only(subject, a
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_neighbours_never_cross_into_another_conversation(subject, actor, config):
-    (before,) = _session(subject, actor, config, "s1", ["A story about the old lighthouse keeper."], NOW)
-    (hit,) = _session(subject, actor, config, "s2", ["The marathon in Lisbon was hard."], NOW)
-    (after,) = _session(subject, actor, config, "s3", ["Grandma's garden is blooming."], NOW)
+    (before,) = session(subject, actor, config, "s1", ["A story about the old lighthouse keeper."], NOW)
+    (hit,) = session(subject, actor, config, "s2", ["The marathon in Lisbon was hard."], NOW)
+    (after,) = session(subject, actor, config, "s3", ["Grandma's garden is blooming."], NOW)
 
-    ranked = [note.pk for note, _, _ in _rank(subject, config, "How was the Lisbon marathon?")]
+    ranked = [note.pk for note, _, _ in rank(subject, config, "How was the Lisbon marathon?")]
 
     assert ranked == [hit.pk]
     assert before.pk not in ranked and after.pk not in ranked
@@ -156,12 +121,12 @@ def test_neighbours_never_cross_into_another_conversation(subject, actor, config
 
 @pytest.mark.django_db
 def test_neighbour_window_zero_turns_the_signal_off(subject, actor, config):
-    question, answer = _session(
+    question, answer = session(
         subject, actor, config, "s1", ["Did you see the comet last night?", "Yes, from the rooftop!"], NOW
     )
     config = config.with_overrides({"scoring": {"neighbourWindow": 0}})
 
-    ranked = [note.pk for note, _, _ in _rank(subject, config, "Who saw the comet?")]
+    ranked = [note.pk for note, _, _ in rank(subject, config, "Who saw the comet?")]
 
     assert ranked == [question.pk]
 
@@ -169,7 +134,7 @@ def test_neighbour_window_zero_turns_the_signal_off(subject, actor, config):
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_an_archived_turn_is_not_lifted_as_a_neighbour(subject, actor, config):
-    question, archived, kept = _session(
+    question, archived, kept = session(
         subject,
         actor,
         config,
@@ -179,7 +144,7 @@ def test_an_archived_turn_is_not_lifted_as_a_neighbour(subject, actor, config):
     )
     Note.objects.filter(pk=archived.pk).update(archived_at=NOW)
 
-    ranked = [note.pk for note, _, _ in _rank(subject, config, "Who saw the comet?")]
+    ranked = [note.pk for note, _, _ in rank(subject, config, "Who saw the comet?")]
 
     assert ranked == [question.pk, kept.pk]
 
@@ -230,8 +195,8 @@ def test_the_turn_after_a_matching_evidence_unit_is_lifted_as_a_note_would_be(su
     _turns(subject, actor, config, "s1", ["Lovely weather for the harbour walk today."], NOW)
     question, answer, _ = _turns(subject, actor, config, "s2", POETRY, NOW)
 
-    full = _rank(subject, config, "What was the poetry reading about?")
-    fts = _rank(subject, config, "What was the poetry reading about?", mode="fts")
+    full = rank(subject, config, "What was the poetry reading about?")
+    fts = rank(subject, config, "What was the poetry reading about?", mode="fts")
 
     keys = [_key(item) for item, _, _ in full]
     assert keys[0] == _key(question)
@@ -258,8 +223,8 @@ def test_notes_and_evidence_units_lift_each_other_across_kinds(subject, actor, c
         notes={1},
     )
 
-    by_note = {_key(i): r for i, _, r in _rank(subject, config, "What was the poetry reading about?")}
-    by_unit = {_key(i): r for i, _, r in _rank(subject, config, "What happened to the lighthouse tour?")}
+    by_note = {_key(i): r for i, _, r in rank(subject, config, "What was the poetry reading about?")}
+    by_unit = {_key(i): r for i, _, r in rank(subject, config, "What happened to the lighthouse tour?")}
 
     assert isinstance(question, Note) and isinstance(answer, Evidence)
     assert f"next to n:{question.pk}" in by_note[_key(answer)]
@@ -282,7 +247,7 @@ def test_a_unit_waiting_for_consent_or_in_another_conversation_is_never_lifted(s
     )
     Evidence.objects.filter(pk=pending.pk).update(status=EvidenceStatus.PENDING)
 
-    ranked = [_key(item) for item, _, _ in _rank(subject, config, "Who saw the comet?")]
+    ranked = [_key(item) for item, _, _ in rank(subject, config, "Who saw the comet?")]
 
     assert ranked == [_key(question), _key(kept)]
     assert _key(before) not in ranked
@@ -294,7 +259,7 @@ def test_with_evidence_off_no_unit_is_lifted(subject, actor, config):
     _turns(subject, actor, config, "s1", ["Yes, from the rooftop!"], NOW)
     config = config.with_overrides({"evidence": {"enabled": False}})
 
-    ranked = _rank(subject, config, "Who saw the comet?")
+    ranked = rank(subject, config, "Who saw the comet?")
 
     assert [type(item) for item, _, _ in ranked] == [Note]
 
@@ -312,10 +277,10 @@ def test_a_full_mode_context_build_makes_as_many_queries_for_many_candidates_as_
             context = context_build(subject=subject, message=question, config=config, record=False)
         return len(queries), context
 
-    _session(subject, actor, config, "s0", ["The garden fence is finally painted.", "Green, of course."], NOW)
+    session(subject, actor, config, "s0", ["The garden fence is finally painted.", "Green, of course."], NOW)
     few, _ = build()
     for i, word in enumerate(words):
-        _session(
+        session(
             subject,
             actor,
             config,
@@ -326,7 +291,7 @@ def test_a_full_mode_context_build_makes_as_many_queries_for_many_candidates_as_
     many, context = build()
 
     lifted = [i for i in context.items if "next to n:" in i.reason]
-    assert len(_rank(subject, config, question)) == 2 * len(words) + 2  # every turn is ranked
+    assert len(rank(subject, config, question)) == 2 * len(words) + 2  # every turn is ranked
     assert lifted  # the neighbouring turns were looked up
     assert many == few
 
@@ -334,7 +299,7 @@ def test_a_full_mode_context_build_makes_as_many_queries_for_many_candidates_as_
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_a_date_in_the_question_prefers_notes_of_that_date(subject, actor, config):
-    (may,) = _session(
+    (may,) = session(
         subject,
         actor,
         config,
@@ -342,7 +307,7 @@ def test_a_date_in_the_question_prefers_notes_of_that_date(subject, actor, confi
         ["Maria volunteered at the shelter."],
         datetime.datetime(2023, 5, 9, tzinfo=UTC),
     )
-    (july,) = _session(
+    (july,) = session(
         subject,
         actor,
         config,
@@ -351,8 +316,8 @@ def test_a_date_in_the_question_prefers_notes_of_that_date(subject, actor, confi
         datetime.datetime(2023, 7, 9, tzinfo=UTC),
     )
 
-    in_may = _rank(subject, config, "Where did Maria volunteer in May 2023?")
-    in_july = _rank(subject, config, "Where did Maria volunteer in July 2023?")
+    in_may = rank(subject, config, "Where did Maria volunteer in May 2023?")
+    in_july = rank(subject, config, "Where did Maria volunteer in July 2023?")
 
     assert in_may[0][0].pk == may.pk and "as asked" in in_may[0][2]
     assert in_july[0][0].pk == july.pk
@@ -360,11 +325,11 @@ def test_a_date_in_the_question_prefers_notes_of_that_date(subject, actor, confi
 
 @pytest.mark.django_db
 def test_a_when_question_prefers_the_note_that_mentions_a_date(subject, actor, config):
-    (plain,) = _session(subject, actor, config, "s1", ["Melanie loves to paint sunrise scenes."], NOW)
-    (dated,) = _session(subject, actor, config, "s2", ["Melanie painted that sunrise last year."], NOW)
+    (plain,) = session(subject, actor, config, "s1", ["Melanie loves to paint sunrise scenes."], NOW)
+    (dated,) = session(subject, actor, config, "s2", ["Melanie painted that sunrise last year."], NOW)
 
-    ranked = _rank(subject, config, "When did Melanie paint a sunrise?")
-    without = _rank(
+    ranked = rank(subject, config, "When did Melanie paint a sunrise?")
+    without = rank(
         subject, config.with_overrides({"scoring": {"whenDated": 0.0}}), "When did Melanie paint a sunrise?"
     )
 
@@ -381,7 +346,7 @@ def test_the_names_of_a_question_are_its_capitalised_words_but_question_words_an
 
 @pytest.mark.django_db
 def test_a_turn_said_by_the_person_the_question_names_is_preferred(subject, actor, config):
-    other, said = _session(
+    other, said = session(
         subject,
         actor,
         config,
@@ -394,8 +359,8 @@ def test_a_turn_said_by_the_person_the_question_names_is_preferred(subject, acto
     )
     off = config.with_overrides({"scoring": {"speakerMatch": 0.0, "entityMatch": 0.0}})
 
-    ranked = {n.pk: (s, why) for n, s, why in _rank(subject, config, "What has Melanie painted?")}
-    without = {n.pk: s for n, s, _ in _rank(subject, off, "What has Melanie painted?")}
+    ranked = {n.pk: (s, why) for n, s, why in rank(subject, config, "What has Melanie painted?")}
+    without = {n.pk: s for n, s, _ in rank(subject, off, "What has Melanie painted?")}
 
     assert "said by Melanie" in ranked[said.pk][1]
     assert ranked[said.pk][0] == pytest.approx(without[said.pk] + config["scoring.speakerMatch"])
@@ -404,11 +369,11 @@ def test_a_turn_said_by_the_person_the_question_names_is_preferred(subject, acto
 
 @pytest.mark.django_db
 def test_a_note_naming_the_person_elsewhere_gains_the_entity_weight(subject, actor, config):
-    (note,) = _session(subject, actor, config, "s1", ["Caroline: Melanie showed me her horse painting."], NOW)
+    (note,) = session(subject, actor, config, "s1", ["Caroline: Melanie showed me her horse painting."], NOW)
     off = config.with_overrides({"scoring": {"speakerMatch": 0.0, "entityMatch": 0.0}})
 
-    (ranked,) = _rank(subject, config, "What has Melanie painted?")
-    (without,) = _rank(subject, off, "What has Melanie painted?")
+    (ranked,) = rank(subject, config, "What has Melanie painted?")
+    (without,) = rank(subject, off, "What has Melanie painted?")
 
     assert "names Melanie" in ranked[2] and "said by" not in ranked[2]
     assert ranked[1] == pytest.approx(without[1] + config["scoring.entityMatch"])
@@ -430,8 +395,8 @@ def test_a_note_said_again_counts_as_confirmed(subject, actor, config):
         )
     assert Note.objects.filter(subject=subject).count() == 1  # merged by dedup
 
-    (ranked,) = _rank(subject, config, "pottery class", mode="fts")
-    (unconfirmed,) = _rank(
+    (ranked,) = rank(subject, config, "pottery class", mode="fts")
+    (unconfirmed,) = rank(
         subject, config.with_overrides({"scoring": {"confirmations": 0.0}}), "pottery class", mode="fts"
     )
 
@@ -441,18 +406,18 @@ def test_a_note_said_again_counts_as_confirmed(subject, actor, config):
 
 @pytest.mark.django_db
 def test_full_mode_without_embeddings_is_full_text_with_signals(subject, actor, config):
-    _session(subject, actor, config, "s1", ["The kayak is called Zephyrine."], NOW)
+    session(subject, actor, config, "s1", ["The kayak is called Zephyrine."], NOW)
 
     assert config["retrieve.mode"] == "full" and config["embeddings.provider"] == "none"
-    assert [n.content for n, _, _ in _rank(subject, config, "name of the kayak")] == [
+    assert [n.content for n, _, _ in rank(subject, config, "name of the kayak")] == [
         "The kayak is called Zephyrine."
     ]
-    assert _rank(subject, config, "name of the kayak", mode="vector") == []  # no vectors: nothing
+    assert rank(subject, config, "name of the kayak", mode="vector") == []  # no vectors: nothing
 
 
 @pytest.mark.django_db
 def test_the_context_keeps_its_contract_in_full_mode(subject, actor, config):
-    _session(
+    session(
         subject,
         actor,
         config,
@@ -485,7 +450,7 @@ def local_config(app):
 def test_hybrid_mode_finds_a_note_by_meaning_that_full_text_misses(subject, actor, local_config):
     from memory.services.embeddings import embed_notes
 
-    notes = _session(
+    notes = session(
         subject,
         actor,
         local_config,
@@ -500,9 +465,9 @@ def test_hybrid_mode_finds_a_note_by_meaning_that_full_text_misses(subject, acto
     assert embed_notes(notes, config=local_config) == 3
     question = "Does she have a young dog?"
 
-    fts = [n.pk for n, _, _ in _rank(subject, local_config, question, mode="fts")]
-    vector = [n.pk for n, _, _ in _rank(subject, local_config, question, mode="vector")]
-    hybrid = _rank(subject, local_config, question, mode="hybrid")
+    fts = [n.pk for n, _, _ in rank(subject, local_config, question, mode="fts")]
+    vector = [n.pk for n, _, _ in rank(subject, local_config, question, mode="vector")]
+    hybrid = rank(subject, local_config, question, mode="hybrid")
 
     assert notes[0].pk not in fts  # "puppy" shares no word with "young dog"
     assert vector[0] == notes[0].pk

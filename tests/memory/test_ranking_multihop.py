@@ -7,59 +7,25 @@ import datetime
 import pytest
 
 from memory.config import get_config
-from memory.ranking import rank_notes
 from memory.ranking.names import without_names
-from memory.search.lexical import NoteFilter
-from memory.services import note_store
-from memory.services.conversations import conversation_get_or_create, message_add
 from memory.text import query_terms
 from memoryweb.errors import ConfigError
+from tests.memory.ranking_world import rank, session
 
-NOW = datetime.datetime(2024, 3, 1, 12, 0, tzinfo=datetime.UTC)
+UTC = datetime.UTC
 STATUS = "What is Caroline's relationship status?"
-
-
-def _rank(subject, config, query):
-    return rank_notes(
-        subject_id=subject.pk,
-        query=query,
-        terms=query_terms(query),
-        filters=NoteFilter(),
-        config=config,
-        now=NOW,
-    )
-
-
-def _session(subject, actor, config, name, turns):
-    conversation, _ = conversation_get_or_create(subject=subject, external_id=name, actor=actor)
-    notes = []
-    for text in turns:
-        message, _ = message_add(
-            conversation=conversation, role="user", text=text, occurred_at=NOW, actor=actor
-        )
-        note, _ = note_store(
-            subject=subject,
-            content=text,
-            conversation=conversation,
-            source_message=message,
-            occurred_at=NOW,
-            actor=actor,
-            config=config,
-        )
-        notes.append(note)
-    return notes
 
 
 def _name_only_session(subject, actor, config):
     """A turn that answers, the turn before it, and one elsewhere that matches only the name."""
-    chatter, status = _session(
+    chatter, status = session(
         subject,
         actor,
         config,
         "s1",
         ["Caroline: Cool, Mel!", "Caroline: My relationship status? Single, and happy that way."],
     )
-    (far,) = _session(subject, actor, config, "s2", ["Caroline: Cool, so cool!"])
+    (far,) = session(subject, actor, config, "s2", ["Caroline: Cool, so cool!"])
     return chatter, status, far
 
 
@@ -72,8 +38,8 @@ def test_a_turn_matching_only_the_speakers_name_is_no_full_text_candidate(subjec
     chatter, status, far = _name_only_session(subject, actor, config)
     searched = config.with_overrides({"retrieve": {"nameTerms": "search"}})
 
-    by_name = [n.pk for n, _, _ in _rank(subject, searched, STATUS)]
-    ranked = {n.pk: why for n, _, why in _rank(subject, config, STATUS)}
+    by_name = [n.pk for n, _, _ in rank(subject, searched, STATUS)]
+    ranked = {n.pk: why for n, _, why in rank(subject, config, STATUS)}
 
     assert config["retrieve.nameTerms"] == "signals"
     assert far.pk in by_name  # "caroline" alone matched it
@@ -84,13 +50,13 @@ def test_a_turn_matching_only_the_speakers_name_is_no_full_text_candidate(subjec
 
 @pytest.mark.django_db
 def test_the_speaker_signal_still_prefers_the_person_named(subject, actor, config):
-    (theirs,) = _session(subject, actor, config, "s1", ["Melanie: Pottery class again, pottery is my thing."])
-    (mine,) = _session(subject, actor, config, "s2", ["Caroline: Pottery class again, pottery is my thing."])
+    (theirs,) = session(subject, actor, config, "s1", ["Melanie: Pottery class again, pottery is my thing."])
+    (mine,) = session(subject, actor, config, "s2", ["Caroline: Pottery class again, pottery is my thing."])
     off = config.with_overrides({"scoring": {"speakerMatch": 0.0, "entityMatch": 0.0}})
     question = "Does Melanie like pottery?"
 
-    ranked = {n.pk: s for n, s, _ in _rank(subject, config, question)}
-    unsigned = {n.pk: s for n, s, _ in _rank(subject, off, question)}
+    ranked = {n.pk: s for n, s, _ in rank(subject, config, question)}
+    unsigned = {n.pk: s for n, s, _ in rank(subject, off, question)}
 
     assert unsigned[theirs.pk] == pytest.approx(unsigned[mine.pk])  # the name is no term
     assert ranked[theirs.pk] == pytest.approx(ranked[mine.pk] + config["scoring.speakerMatch"])
@@ -98,27 +64,27 @@ def test_the_speaker_signal_still_prefers_the_person_named(subject, actor, confi
 
 @pytest.mark.django_db
 def test_a_question_holding_only_a_name_still_searches_the_name(subject, actor, config):
-    (note,) = _session(subject, actor, config, "s1", ["Melanie: Oliver is my cat."])
+    (note,) = session(subject, actor, config, "s1", ["Melanie: Oliver is my cat."])
 
-    assert [n.pk for n, _, _ in _rank(subject, config, "Who is Oliver?")] == [note.pk]
+    assert [n.pk for n, _, _ in rank(subject, config, "Who is Oliver?")] == [note.pk]
 
 
 @pytest.mark.django_db
 def test_the_name_of_a_thing_nobody_says_stays_a_search_term(subject, actor, config):
-    (max_turn,) = _session(subject, actor, config, "s1", ["John: Max turned ten, still a good boy."])
-    _session(subject, actor, config, "s2", ["John: Got a new leash for the dog today."])
+    (max_turn,) = session(subject, actor, config, "s1", ["John: Max turned ten, still a good boy."])
+    session(subject, actor, config, "s2", ["John: Got a new leash for the dog today."])
 
-    ranked = {n.pk for n, _, _ in _rank(subject, config, "When did John get his dog Max?")}
+    ranked = {n.pk for n, _, _ in rank(subject, config, "When did John get his dog Max?")}
 
     assert max_turn.pk in ranked  # Max speaks in no turn: searched as a word, like "dog"
 
 
 @pytest.mark.django_db
 def test_a_question_whose_other_words_only_date_searches_the_names(subject, actor, config):
-    (helped,) = _session(subject, actor, config, "s1", ["Nate: Helped Joanna move her desk."])
-    _session(subject, actor, config, "s2", ["Joanna: The 25 kittens in May were a handful."])
+    (helped,) = session(subject, actor, config, "s1", ["Nate: Helped Joanna move her desk."])
+    session(subject, actor, config, "s2", ["Joanna: The 25 kittens in May were a handful."])
 
-    ranked = {n.pk for n, _, _ in _rank(subject, config, "What did Nate do for Joanna on 25 May?")}
+    ranked = {n.pk for n, _, _ in rank(subject, config, "What did Nate do for Joanna on 25 May?")}
 
     assert helped.pk in ranked  # found by the names: the date is the date signal's
 

@@ -8,16 +8,16 @@ import pytest
 
 from memory.context import context_build
 from memory.models import Evidence, EvidenceStatus, Message
-from memory.ranking import rank_notes
-from memory.search.lexical import NoteFilter, evidence_search
+from memory.search.lexical import evidence_search
 from memory.services.conversations import conversation_get_or_create, message_add
 from memory.services.evidence import evidence_forget, evidence_record
 from memory.text import query_terms
 from memoryweb.errors import InvalidInput
 from memoryweb.models import Counter
+from tests.memory.ranking_world import NOW, rank
 from tests.memory.secret_corpus import SECRETS
 
-NOW = datetime.datetime(2024, 3, 1, 12, 0, tzinfo=datetime.UTC)
+UTC = datetime.UTC
 PAINTED = "I painted a horse last week."
 QUESTION = "What has Melanie painted?"
 
@@ -33,17 +33,6 @@ def turn(conversation, actor, config, text, *, name="", role="user") -> Evidence
         conversation=conversation, role=role, text=text, name=name, occurred_at=NOW, actor=actor
     )
     return evidence_record(message=message, category="", actor=actor, config=config)
-
-
-def rank(subject, config, query):
-    return rank_notes(
-        subject_id=subject.pk,
-        query=query,
-        terms=query_terms(query),
-        filters=NoteFilter(),
-        config=config,
-        now=NOW,
-    )
 
 
 def test_a_named_turn_keeps_its_speakers_name_trimmed(conversation, actor, config):
