@@ -569,13 +569,10 @@ def changes(
             continue
         restated = read_sentence(f"I use {m['rest']}. I am on {m['rest']}")
         new += [f for f in facts_of(restated) if isinstance(f, FactOp) and f.key in RETRACTABLE]
-    for pattern in _DEATH:
+    for pattern in (*_DEATH, _GIVEN_TO):
         for m in pattern.finditer(s.text):
             if value := _pet_value(m, message):
                 retracted.append(FactRetraction("pets", value))
-    for m in _GIVEN_TO.finditer(s.text):
-        if value := _pet_value(m, message):
-            retracted.append(FactRetraction("pets", value))
     for m in _REHOMED.finditer(s.text):
         species = m["species"].lower()
         species = "dog" if species in _DOG_BREEDS else "cat" if species in _CAT_BREEDS else species

@@ -171,16 +171,14 @@ def extract(
             continue
         ctx = Context(all_lower, greeted, 0.6 if s.unsure else 0.9)
         # "sure, I'm a proper gardener, killed another cactus": a claim made to scoff at gives no fact
-        found = (
-            []
-            if is_ironic(raw)
-            # a hedge covers what follows its cue, not the clause before it
-            else [f for f in _facts(read_sentence(plain), ctx) if isinstance(f, FactOp)]
-            if s.hedged and (plain := before_hedge(s))
-            else []
-            if s.hedged
-            else _facts(s, ctx)
-        )
+        if is_ironic(raw):
+            found = []
+        elif not s.hedged:
+            found = _facts(s, ctx)
+        elif plain := before_hedge(s):  # a hedge covers what follows its cue, not the clause before it
+            found = [f for f in _facts(read_sentence(plain), ctx) if isinstance(f, FactOp)]
+        else:
+            found = []
         retracted, replaced = ([], []) if s.hedged else changes(s, text, partial(_rules_with, ctx))
         retracted = _unique_retractions([*(f for f in found if isinstance(f, FactRetraction)), *retracted])
         result.facts += without_retracted([f for f in found if isinstance(f, FactOp)] + replaced, retracted)
