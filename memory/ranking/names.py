@@ -31,6 +31,15 @@ def named_entities(text: str) -> set[str]:
     return {w for w in _NAME.findall(text) if w not in _NOT_NAMES}
 
 
+def speaker_and_text(text: str, name: str = "") -> tuple[str, str]:
+    """Who said a turn and what they said: the `name` it was posted with, else the name the
+    text opens with ("Melanie: …", SPEAKER_PREFIX); ("", text) when neither names one."""
+    if name:
+        return name, text
+    prefix = SPEAKER_PREFIX.match(text)
+    return (prefix.group(1), text[prefix.end() :]) if prefix else ("", text)
+
+
 def without_names(terms: Iterable[str], names: set[str]) -> list[str]:
     """The search terms but the names (`query_terms` lower-cases them)."""
     lowered = {name.lower() for name in names}

@@ -61,7 +61,7 @@ from django.db import connection
 from memory.config import MemoryConfig
 from memory.embeddings import get_embedder
 from memory.models import Evidence, Note
-from memory.ranking.names import SPEAKER_PREFIX, named_entities, without_names
+from memory.ranking.names import named_entities, speaker_and_text, without_names
 from memory.search.lexical import (
     Hit,
     NoteFilter,
@@ -453,7 +453,7 @@ def _full_text(
     named = named_entities(query) if names == "signals" else set()
     speakers = _speakers([h.id for h in found], [h.id for h in said]) & named if named else set()
     words = without_names(terms, speakers)
-    if not speakers or len(words) == len(terms) or not [t for t in words if not DATE_WORD.fullmatch(t)]:
+    if not speakers or len(words) == len(terms) or all(DATE_WORD.fullmatch(t) for t in words):
         return _merged(found, said)
     found = note_search(subject_id, words, limit=limit, filters=filters)
     said = evidence_search(subject_id, words, limit=limit, scopes=filters.scopes) if units else []
@@ -475,12 +475,7 @@ def _speakers(note_ids: list[int], unit_ids: list[int]) -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)
         rows = cursor.fetchall()
-    words: set[str] = set()
-    for content, name in rows:
-        prefix = SPEAKER_PREFIX.match(content)
-        said = name or (prefix.group(1) if prefix else "")
-        words.update(said.split())
-    return words
+    return {word for content, name in rows for word in speaker_and_text(content, name)[0].split()}
 
 
 def _one_per_turn(ranked: list[Candidate], sources: dict[int, list[int | None]]) -> list[Candidate]:
@@ -598,11 +593,9 @@ def speaker_said(item: Note | Evidence) -> tuple[str, str]:
     """Who said a note or evidence unit, and what they said: a unit's speaker name (sent with
     its message, `Evidence.name`), else the name a stored turn opens with ("Melanie: …",
     SPEAKER_PREFIX); ("", the whole text) when neither names one."""
-    if isinstance(item, Evidence) and item.name:
-        return item.name, item.text
-    text = item.content
-    prefix = SPEAKER_PREFIX.match(text)
-    return (prefix.group(1), text[prefix.end() :]) if prefix else ("", text)
+    if isinstance(item, Evidence):
+        return speaker_and_text(item.text, item.name)
+    return speaker_and_text(item.content)
 
 
 def _entity_signal(candidates: dict, query: str, config: MemoryConfig) -> None:
